@@ -1,0 +1,39 @@
+# factdesk — set-up, run, test, bench. `make run` and `make test` create .venv when missing.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+
+.PHONY: run test test-fast lint bench screenshots clean-venv demo
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	# The CPU build of torch first: a plain install would pull a multi-GB CUDA build.
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e '.[semantic,dev]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/factdesk $(ARGS)
+
+test: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
+
+test-fast: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m "not slow and not gui" $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check app tests bench scripts
+	$(VENV)/bin/mypy
+
+bench: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(PY) bench/run_bench.py $(BENCH_ARGS)
+
+screenshots: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(PY) scripts/screenshots.py
+
+clean-venv:
+	rm -rf $(VENV)

@@ -1,0 +1,1 @@
+"""factdesk: audit and curate AI agents' long-term memory."""

@@ -1,0 +1,43 @@
+"""The command line (DESIGN.md §6): the same operations as the GUI, for scripts and CI.
+
+    factdesk [PATH]                      open the GUI (the demo corpus without PATH)
+    factdesk check  [--kb PATH] [--format text|json] [--install-hook] [--staged]
+    factdesk index  [--kb PATH] [--rebuild]
+    factdesk search QUERY [--kb PATH] [--limit N] [--format text|json]
+    factdesk show   FACT [--kb PATH] [--format text|json]
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from factdesk.cli.commands import cli
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or (args[0] not in cli.commands and not args[0].startswith("-")):
+        return _gui(args[0] if args else None)
+    try:
+        cli.main(args=args, prog_name="factdesk", standalone_mode=False)
+    except SystemExit as exc:  # pragma: no cover - click's own exits
+        return int(exc.code or 0)
+    except Exception as exc:  # noqa: BLE001 - map click's usage errors to exit 2
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            return exc.exit_code
+        if isinstance(exc, click.exceptions.Abort):
+            return 1
+        raise
+    return int(getattr(cli, "_exit_code", 0))
+
+
+def _gui(path: str | None) -> int:
+    from pathlib import Path
+
+    from factdesk.gui.app import run
+
+    return run(Path(path) if path else None)

@@ -1,0 +1,209 @@
+"""The click commands. Each opens the corpus, brings the index up to date, and prints."""
+
+from __future__ import annotations
+
+import json
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from factdesk.core import open_corpus
+from factdesk.corpus import gitrepo
+from factdesk.errors import FactdeskError
+from factdesk.index.indexer import Indexer
+from factdesk.index.search import get_fact_row, problems_for, search
+from factdesk.model.authority import attribution
+
+FORMAT = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+                      show_default=True, help="output format")
+KB = click.option("--kb", "kb", type=click.Path(path_type=Path), default=Path("."),
+                  show_default=True, help="the corpus (a git work tree with kb/)")
+HOOK_MARK = "# installed by factdesk check --install-hook"
+
+
+class _Group(click.Group):
+    _exit_code = 0
+
+
+@click.group(cls=_Group)
+def cli() -> None:
+    """factdesk: audit and curate AI agents' long-term memory (knomit corpora)."""
+
+
+def _exit(code: int) -> None:
+    cli._exit_code = code  # type: ignore[attr-defined]
+
+
+def _open(kb: Path) -> Indexer:
+    try:
+        return open_corpus(kb)
+    except FactdeskError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@cli.command()
+@KB
+@click.option("--rebuild", is_flag=True, help="rebuild from scratch instead of updating")
+def index(kb: Path, rebuild: bool) -> None:
+    """Build the index, or update it with what changed since it was built."""
+    indexer = _open(kb)
+    stats = indexer.update(rebuild=rebuild)
+    click.echo(f"{stats.mode}: {stats.facts} facts, {stats.broken} unreadable, "
+               f"{stats.retracted} retracted, {stats.problems} problems, "
+               f"{len(stats.changed)} changed ({stats.seconds:.2f}s)")
+    _exit(0)
+
+
+@cli.command()
+@KB
+@FORMAT
+@click.option("--install-hook", is_flag=True,
+              help="install `factdesk check --staged` as the repository's git pre-commit hook")
+@click.option("--staged", is_flag=True, help="fail only on errors in files staged for commit")
+def check(kb: Path, fmt: str, install_hook: bool, staged: bool) -> None:
+    """Type-check the corpus: every rule, with stable codes and path:line locations."""
+    indexer = _open(kb)
+    if install_hook:
+        click.echo(_install_hook(indexer.repo))
+        _exit(0)
+        return
+    indexer.update()
+    conn = indexer.connect(readonly=True)
+    rows = conn.execute(
+        "SELECT p.path, p.line, p.code, p.severity, p.message FROM problems p "
+        "ORDER BY p.path, p.line, p.code").fetchall()
+    facts = conn.execute("SELECT COUNT(*) FROM facts WHERE status != 'retracted'").fetchone()[0]
+    if staged:
+        names = gitrepo.run_git(indexer.repo, "diff", "--cached", "--name-only", "-z",
+                                "--diff-filter=ACMR").split(b"\0")
+        wanted = {n.decode("utf-8", "surrogateescape") for n in names if n}
+        rows = [r for r in rows if r["path"] in wanted]
+    problems = [dict(r) for r in rows]
+    errors = [p for p in problems if p["severity"] == "error"]
+    warnings = [p for p in problems if p["severity"] != "error"]
+    if fmt == "json":
+        click.echo(json.dumps({"facts": facts, "errors": errors, "warnings": warnings},
+                              indent=2, ensure_ascii=False))
+    else:
+        for p in errors + warnings:
+            click.echo(f"{p['path']}:{p['line']}: {p['severity']} [{p['code']}] {p['message']}")
+        click.echo(f"{facts} facts: {len(errors)} errors, {len(warnings)} warnings",
+                   err=bool(errors))
+    _exit(1 if errors else 0)
+
+
+@cli.command(name="search")
+@click.argument("query")
+@KB
+@click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 10_000))
+@FORMAT
+def search_cmd(query: str, kb: Path, limit: int, fmt: str) -> None:
+    """Search facts: field filters (type:hypothesis confidence:<0.5 …) and free text."""
+    indexer = _open(kb)
+    indexer.update()
+    conn = indexer.connect(readonly=True)
+    try:
+        hits = search(conn, query, limit=limit)
+    except FactdeskError as exc:
+        raise click.ClickException(str(exc)) from None
+    if fmt == "json":
+        click.echo(json.dumps({"results": [h.as_dict() for h in hits]}, ensure_ascii=False))
+    else:
+        for h in hits:
+            click.echo(f"{h.score:8.3f}  {h.type or '?':<12} {h.path}\n          {h.title}")
+        click.echo(f"{len(hits)} results")
+    _exit(0)
+
+
+@cli.command()
+@click.argument("fact")
+@KB
+@FORMAT
+def show(fact: str, kb: Path, fmt: str) -> None:
+    """Show one fact (by id, path or 8-hex name) with its envelope and evidence."""
+    indexer = _open(kb)
+    indexer.update()
+    conn = indexer.connect(readonly=True)
+    row = get_fact_row(conn, fact)
+    if row is None:
+        raise click.ClickException(f"no fact matches {fact!r}")
+    data = fact_payload(row, [dict(p) for p in problems_for(conn, row["path"])])
+    if fmt == "json":
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        click.echo(_show_text(data))
+    _exit(0)
+
+
+def fact_payload(row: Any, problems: list[dict[str, Any]]) -> dict[str, Any]:
+    """The JSON shape of `show` (DESIGN.md §6): fields + attribution + both weights."""
+    keys = ["id", "path", "status", "title", "kind", "type", "origin", "claim_type",
+            "claimant", "claimant_type", "subject_kind", "subject_ref", "settle_by",
+            "settlement", "confidence", "sources", "evidence_weight", "evidence_weight_computed",
+            "created_at", "creator", "updated_at", "author", "op", "retracted_at",
+            "retracted_by", "retracted_reason", "body"]
+    data = {k: row[k] for k in keys}
+    for k in ("domain", "entities", "refs", "extra"):
+        data[k] = json.loads(row[k])
+    data["derived"] = [k for k, col in (("claim_type", "claim_type_derived"),
+                                       ("claimant", "claimant_derived"),
+                                       ("claimant_type", "claimant_type_derived")) if row[col]]
+    data["attribution"] = attribution(
+        row["title"], claimant=row["claimant"], claimant_type=row["claimant_type"],
+        subject_kind=row["subject_kind"], claim_type=row["claim_type"] or "legacy")
+    data["problems"] = problems
+    return data
+
+
+def _show_text(d: dict[str, Any]) -> str:
+    derived = set(d["derived"])
+
+    def mark(key: str) -> str:
+        value = d[key]
+        return f"{value} (derived)" if key in derived else str(value)
+
+    recorded = d["evidence_weight"]
+    computed = d["evidence_weight_computed"]
+    stale = (recorded is not None and computed is not None and abs(recorded - computed) > 1e-9)
+    lines = [
+        d["title"], d["path"] + f"  [{d['status']}]", "",
+        f"kind {d['kind']} · type {d['type']} · origin {d['origin']}",
+        f"claim {mark('claim_type')} · claimant {mark('claimant')} ({mark('claimant_type')})"
+        f" · subject {d['subject_kind'] or '—'} {d['subject_ref'] or ''}".rstrip(),
+        f"confidence {d['confidence']} · sources {d['sources']} · evidence weight recorded "
+        f"{_num(recorded)}, computed now {_num(computed)}" + (" (STALE)" if stale else ""),
+        f"attribution: {d['attribution']}",
+        f"domain {', '.join(d['domain'])} · entities {', '.join(d['entities'])}",
+    ]
+    if d["settle_by"] or d["settlement"]:
+        lines.append(f"settle by {d['settle_by'] or '—'}: {d['settlement'] or ''}")
+    if d["refs"]:
+        lines.append("refs:")
+        lines.extend(f"  {r}" for r in d["refs"])
+    if d["problems"]:
+        lines.append("problems:")
+        lines.extend(f"  {p['severity']} [{p['code']}] line {p['line']}: {p['message']}"
+                     for p in d["problems"])
+    lines += ["", d["body"]]
+    return "\n".join(lines)
+
+
+def _num(value: float | None) -> str:
+    return "—" if value is None else f"{value:.6g}"
+
+
+def _install_hook(repo: Path) -> str:
+    hooks = gitrepo.git_dir(repo) / "hooks"
+    hooks.mkdir(parents=True, exist_ok=True)
+    hook = hooks / "pre-commit"
+    if hook.exists() and HOOK_MARK not in hook.read_text("utf-8", "replace"):
+        raise click.ClickException(f"{hook} exists and is not factdesk's; not overwritten")
+    script = (f"#!/bin/sh\n{HOOK_MARK}\n"
+              f'exec "{sys.executable}" -m factdesk.cli check --staged '
+              '--kb "$(git rev-parse --show-toplevel)"\n')
+    hook.write_text(script, "utf-8")
+    hook.chmod(hook.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return f"installed {hook}"

@@ -1,0 +1,215 @@
+"""Read a fact file into a `Fact` (FORMAT.md §2.2) and classify every way it can be broken.
+
+`parse_fact` never raises for bad content: it returns a `ParseOutcome` with the fact (or
+None) and its problems, each with the file's path and a 1-based line (RELIABILITY I8).
+Messages follow knomit's texts where knomit has one.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from factdesk.corpus import yamlv3
+from factdesk.model.enums import (
+    Kind,
+    Severity,
+    default_origin,
+    is_legal_kind_type,
+    is_legal_origin_for_type,
+)
+from factdesk.model.fact import ENVELOPE_KEYS, KNOMIT_KEYS, Envelope, Fact, Problem
+
+BOM = b"\xef\xbb\xbf"
+MAX_BYTES = 2 * 1024 * 1024
+_CONFLICT = re.compile(r"^(<{7}|={7}|>{7})(?: |$)", re.M)
+
+
+@dataclass(frozen=True, slots=True)
+class ParseOutcome:
+    path: str
+    fact: Fact | None
+    problems: tuple[Problem, ...] = ()
+    #: for broken files: a best-effort title and raw text so they stay listed and searchable
+    title: str = ""
+    text: str = ""
+    #: raw frontmatter mapping values for kind/type when known (shown for broken facts)
+    raw: dict[str, str] = field(default_factory=dict)
+
+
+def _fail(path: str, code: str, msg: str, line: int = 1, **kw: object) -> ParseOutcome:
+    prefix = f'ParseFact "{path}": '
+    problem = Problem(path, line, code, Severity.ERROR, prefix + msg)
+    return ParseOutcome(path, None, (problem,), **kw)  # type: ignore[arg-type]
+
+
+def decode_text(data: bytes) -> tuple[str | None, str | None, str]:
+    """(text, error code, message): strict UTF-8 with an optional BOM, CRLF kept."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return None, "encoding_unsupported", "UTF-16 files are not supported (knomit reads UTF-8)"
+    if data.startswith(BOM):
+        data = data[len(BOM):]
+    try:
+        return data.decode("utf-8"), None, ""
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        return None, "encoding", f"invalid UTF-8 at byte {exc.start} (line {line})"
+
+
+def parse_fact(path: str, data: bytes) -> ParseOutcome:
+    """Parse one file's bytes. `path` is repo-relative POSIX."""
+    if not data:
+        return _fail(path, "empty", "empty file")
+    if b"\x00" in data[:8192]:
+        return _fail(path, "binary", "binary file (NUL byte) named .md")
+    if len(data) > MAX_BYTES:
+        return _fail(path, "too_large", f"file is {len(data)} bytes (limit {MAX_BYTES})")
+    text, code, msg = decode_text(data)
+    if text is None:
+        assert code is not None
+        lossy = data.decode("utf-8", "replace")
+        return _fail(path, code, msg, text=lossy, title=_guess_title(lossy))
+    problems: list[Problem] = []
+    if "\r" in text.replace("\r\n", ""):
+        problems.append(Problem(path, 1, "line_endings", Severity.WARNING,
+                                "mixed or lone CR line endings; writes to this file are refused"))
+    text = text.replace("\r\n", "\n")
+    if _has_conflict_markers(text):
+        line = text[: _CONFLICT.search(text).start()].count("\n") + 1  # type: ignore[union-attr]
+        return _fail(path, "conflict_markers", "merge-conflict markers in file", line,
+                     text=text, title=_guess_title(text))
+    if not text.startswith("---\n"):
+        code = "no_frontmatter" if not text.startswith("---") else "unterminated_frontmatter"
+        return _fail(path, code, "missing opening frontmatter delimiter", 1,
+                     text=text, title=_guess_title(text))
+    end = text.find("\n---\n", 3)
+    if end == 3:  # `---\n---\n`: knomit searches after the opening line
+        end = text.find("\n---\n", 4)
+    if end < 0:
+        return _fail(path, "unterminated_frontmatter", "missing closing frontmatter delimiter", 1,
+                     text=text, title=_guess_title(text))
+    front = text[4 : end + 1]
+    region_start = end + 5
+    region = text[region_start:]
+    stripped = region.lstrip()
+    title_line = 2 + front.count("\n") + 1 + (len(region) - len(stripped) and
+                                              region[: len(region) - len(stripped)].count("\n"))
+    try:
+        entries = yamlv3.compose_mapping(front)
+    except yamlv3.YamlError as exc:
+        return _fail(path, exc.code, exc.message, exc.line + 1, text=text,
+                     title=_guess_title(stripped))
+    try:
+        fact = _build(path, entries, stripped.rstrip(), title_line)
+    except yamlv3.FieldError as exc:
+        line = 1
+        for key, entry in entries.items():
+            if key in exc.message or exc.code.startswith(key):
+                line = entry.line + 1
+                break
+        raw = {k: e.value.text for k, e in entries.items()
+               if k in ("kind", "type") and isinstance(e.value, yamlv3.Scalar)}
+        return _fail(path, exc.code, exc.message, line, text=text,
+                     title=_guess_title(stripped), raw=raw)
+    if not stripped.startswith("# "):
+        problems.append(Problem(path, title_line, "missing_h1", Severity.ERROR,
+                                "the title is not a level-1 heading ('# Title'); knomit reads it "
+                                "but drops the level, and its writer would rewrite the line"))
+    return ParseOutcome(path, fact, tuple(problems), title=fact.title)
+
+
+def _build(path: str, entries: dict[str, yamlv3.Entry], region: str, title_line: int) -> Fact:
+    def get(key: str) -> object | None:
+        entry = entries.get(key)
+        return entry.value if entry else None
+
+    def string(key: str) -> str | None:
+        value = get(key)
+        return None if value is None else yamlv3.as_string(value, key)
+
+    def strings(key: str) -> tuple[str, ...]:
+        value = get(key)
+        return () if value is None else yamlv3.as_string_list(value, key)
+
+    kind = string("kind") or Kind.EPISTEMIC
+    type_ = string("type") or ("observation" if kind == Kind.EPISTEMIC else "")
+    if kind not in (Kind.EPISTEMIC, Kind.PRAGMATIC):
+        raise yamlv3.FieldError("unknown_kind",
+                                f'invalid kind "{kind}": must be one of epistemic, pragmatic')
+    if not is_legal_kind_type(kind, type_):
+        raise yamlv3.FieldError("unknown_type", f'invalid type "{type_}" for kind "{kind}"')
+    confidence = yamlv3.as_float(get("confidence"), "confidence") if "confidence" in entries else 0.0
+    if not math.isfinite(confidence):
+        raise yamlv3.FieldError("confidence_nonfinite", f"confidence {confidence} is not finite")
+    if not 0.0 <= confidence <= 1.0:
+        raise yamlv3.FieldError("confidence_range", f"confidence {confidence:g} out of range [0,1]")
+    sources = yamlv3.as_int(get("sources"), "sources") if "sources" in entries else 0
+    if sources < 0:
+        raise yamlv3.FieldError("sources_range", f"sources {sources} must be >= 0")
+    weight = None
+    if "evidence_weight" in entries:
+        weight = yamlv3.as_float(get("evidence_weight"), "evidence_weight")
+        if not math.isfinite(weight):
+            raise yamlv3.FieldError("evidence_weight_type", "evidence_weight is not finite")
+    origin_raw = string("origin")
+    origin = (origin_raw if origin_raw and is_legal_origin_for_type(origin_raw, type_)
+              else default_origin(type_))
+    lines = region.split("\n", 1)
+    first = lines[0]
+    if not first.startswith("#"):
+        raise yamlv3.FieldError("missing_title", "no title heading found")
+    title = first.lstrip("#").strip()
+    if not title:
+        raise yamlv3.FieldError("missing_title", "empty title heading")
+    body = lines[1].strip() if len(lines) > 1 else ""
+    envelope = Envelope(**{key: string(key) for key in ENVELOPE_KEYS})
+    known = set(KNOMIT_KEYS) | set(ENVELOPE_KEYS)
+    extra = {k: yamlv3.plain_value(e.value) for k, e in entries.items() if k not in known}
+    return Fact(
+        path=path,
+        title=title,
+        body=body,
+        kind=kind,
+        type=type_,
+        origin=origin,
+        origin_raw=origin_raw,
+        domain=strings("domain"),
+        entities=strings("entities"),
+        refs=strings("refs"),
+        confidence=confidence,
+        sources=sources,
+        evidence_weight=weight,
+        envelope=envelope,
+        extra=extra,
+        key_lines={k: e.line + 1 for k, e in entries.items()},
+        title_line=title_line,
+    )
+
+
+def _has_conflict_markers(text: str) -> bool:
+    """All three markers, in order, outside code fences (RELIABILITY A18)."""
+    if "<<<<<<<" not in text:
+        return False
+    state = 0
+    fenced = False
+    for line in text.split("\n"):
+        if line.startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        if state == 0 and line.startswith("<<<<<<<"):
+            state = 1
+        elif state == 1 and line.startswith("======="):
+            state = 2
+        elif state == 2 and line.startswith(">>>>>>>"):
+            return True
+    return False
+
+
+def _guess_title(text: str) -> str:
+    for line in text.split("\n"):
+        if line.startswith("#"):
+            return line.lstrip("#").strip()[:300]
+    return ""

@@ -1,0 +1,207 @@
+"""Git access for reading: the repository, its first-parent history in one `git log` pass,
+and blobs through one `git cat-file --batch` process.
+
+Every git call is an argv list with the repository's own executors neutralised
+(hooks, fsmonitor, pager: RELIABILITY I6, E12, E13) and data only after `--`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from factdesk.errors import FactdeskError
+from factdesk.model.registry import op_token
+
+SAFE = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
+        "-c", "core.quotepath=false", "--no-pager")
+ZERO = "0" * 40
+
+
+class GitError(FactdeskError):
+    """A git command failed; the message is git's own."""
+
+
+def git_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"})
+    return env
+
+
+def run_git(repo: Path, *args: str, input: bytes | None = None, check: bool = True) -> bytes:
+    """Run one git command in `repo` and return stdout bytes."""
+    proc = subprocess.run(
+        ["git", *SAFE, "-C", str(repo), *args],
+        input=input, capture_output=True, env=git_env(), check=False,
+    )
+    if check and proc.returncode != 0:
+        raise GitError(f"git {args[0]} failed: {proc.stderr.decode('utf-8', 'replace').strip()}")
+    return proc.stdout
+
+
+def is_git_repo(path: Path) -> bool:
+    """True only when `path` itself is a work tree's top level (never a parent repo: E02)."""
+    if not (path / ".git").exists():
+        return False
+    try:
+        top = run_git(path, "rev-parse", "--show-toplevel").decode().strip()
+    except (GitError, OSError):
+        return False
+    return Path(top).resolve() == path.resolve()
+
+
+def head_sha(repo: Path) -> str | None:
+    out = run_git(repo, "rev-parse", "--verify", "-q", "HEAD^{commit}", check=False).strip()
+    return out.decode() if out else None
+
+
+def git_dir(repo: Path) -> Path:
+    out = run_git(repo, "rev-parse", "--absolute-git-dir").decode().strip()
+    return Path(out)
+
+
+def repo_id(repo: Path) -> str | None:
+    """knomit's repo id: the first 12 hex of the root commit on HEAD's first-parent chain."""
+    out = run_git(repo, "rev-list", "--first-parent", "--max-parents=0", "HEAD", check=False)
+    roots = out.decode().split()
+    return roots[-1][:12] if roots else None
+
+
+def repo_ids(repo: Path) -> frozenset[str]:
+    """Every id that names this repository in `kb://<id>/…` refs: the root-commit prefix
+    and the init commit's `knomit-repo-nonce` when it is 12 hex."""
+    rid = repo_id(repo)
+    if rid is None:
+        return frozenset()
+    ids = {rid}
+    root = run_git(repo, "rev-list", "--first-parent", "--max-parents=0", "HEAD").split()[-1]
+    message = run_git(repo, "log", "-1", "--format=%B", root.decode()).decode("utf-8", "replace")
+    m = re.search(r"knomit-repo-nonce:\s*([0-9a-f]{12})\b", message)
+    if m:
+        ids.add(m.group(1))
+    return frozenset(ids)
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    status: str  # A, M, D (renames are split: --no-renames)
+    path: str
+    old_blob: str
+    new_blob: str
+
+
+@dataclass(slots=True)
+class Commit:
+    sha: str
+    parents: tuple[str, ...]
+    author: str
+    email: str
+    time: int
+    subject: str
+    body: str
+    changes: list[Change] = field(default_factory=list)
+    first_parent: bool = False
+
+    @property
+    def op(self) -> str | None:
+        return op_token(self.email)
+
+
+def log(repo: Path, rev_range: str = "HEAD") -> list[Commit]:
+    """All commits in `rev_range`, newest first, with raw changes; merges diffed against
+    their first parent. `first_parent` marks the commits on HEAD's first-parent chain."""
+    if head_sha(repo) is None:
+        return []
+    fmt = "%x01%H%x00%P%x00%an%x00%ae%x00%at%x00%s%x00%b%x00"
+    out = run_git(repo, "log", f"--format={fmt}", "--raw", "-z", "--no-abbrev", "--no-renames",
+                  "--diff-merges=first-parent", "--end-of-options", rev_range, "--")
+    fp_range = rev_range if ".." in rev_range else rev_range
+    chain = set(run_git(repo, "rev-list", "--first-parent", "--end-of-options", fp_range, "--")
+                .decode().split())
+    commits = list(_parse_log(out))
+    for commit in commits:
+        commit.first_parent = commit.sha in chain
+    return commits
+
+
+def _parse_log(out: bytes) -> Iterator[Commit]:
+    for chunk in out.split(b"\x01")[1:]:
+        parts = chunk.split(b"\x00")
+        sha, parents, author, email, time, subject, body = (p.decode("utf-8", "replace")
+                                                            for p in parts[:7])
+        commit = Commit(sha, tuple(parents.split()), author, email, int(time or 0),
+                        subject, body.strip())
+        rest = [p for p in parts[7:]]
+        i = 0
+        while i < len(rest):
+            meta = rest[i].lstrip(b"\n")
+            if not meta.startswith(b":"):
+                i += 1
+                continue
+            fields = meta[1:].split()
+            path = rest[i + 1].decode("utf-8", "surrogateescape") if i + 1 < len(rest) else ""
+            if len(fields) >= 5:
+                status = fields[4].decode()[:1]
+                commit.changes.append(Change(status, path, fields[2].decode(), fields[3].decode()))
+            i += 2
+        yield commit
+
+
+def is_ancestor(repo: Path, old: str, new: str) -> bool:
+    proc = subprocess.run(["git", *SAFE, "-C", str(repo), "merge-base", "--is-ancestor",
+                           "--end-of-options", old, new], capture_output=True, env=git_env(),
+                          check=False)
+    return proc.returncode == 0
+
+
+class BlobReader:
+    """One long-lived `git cat-file --batch` for reading many blobs."""
+
+    def __init__(self, repo: Path) -> None:
+        self._proc = subprocess.Popen(
+            ["git", *SAFE, "-C", str(repo), "cat-file", "--batch"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=git_env(),
+        )
+
+    def read(self, spec: str) -> bytes | None:
+        """Bytes of a blob (by id, or `rev:path`), or None when missing."""
+        assert self._proc.stdin and self._proc.stdout
+        self._proc.stdin.write(spec.encode("utf-8", "surrogateescape") + b"\n")
+        self._proc.stdin.flush()
+        header = self._proc.stdout.readline().split()
+        if len(header) < 3 or header[1] == b"missing":
+            return None
+        size = int(header[2])
+        data = self._proc.stdout.read(size)
+        self._proc.stdout.read(1)
+        return data
+
+    def read_many(self, specs: Iterable[str]) -> dict[str, bytes | None]:
+        return {spec: self.read(spec) for spec in specs}
+
+    def close(self) -> None:
+        if self._proc.stdin:
+            self._proc.stdin.close()
+        self._proc.wait(timeout=10)
+
+    def __enter__(self) -> BlobReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def show_file_at(repo: Path, sha: str, path: str) -> bytes | None:
+    with BlobReader(repo) as reader:
+        return reader.read(f"{sha}:{path}")
+
+
+def blob_id(data: bytes) -> str:
+    """The git blob id of `data` (what `git hash-object` prints), without a subprocess."""
+    import hashlib
+
+    return hashlib.sha1(b"blob %d\x00" % len(data) + data, usedforsecurity=False).hexdigest()

@@ -1,0 +1,224 @@
+"""Frontmatter YAML with knomit's yaml.v3 semantics, on PyYAML's C composer.
+
+We never construct Python objects with PyYAML's YAML 1.1 rules (`yes` → True,
+`2026-07-28` → date, `0123` → 83). Instead libyaml composes a node tree (fast, safe: no
+object is ever built from a tag) and this module decodes the nodes into knomit's fixed
+struct: list items keep their literal scalar text, quoted numbers are errors, duplicate
+keys are errors, anchors/aliases and non-core tags are refused, depth is bounded.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import yaml
+
+try:
+    _Loader: type = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - libyaml missing
+    _Loader = yaml.SafeLoader
+
+_CORE = "tag:yaml.org,2002:"
+_ALLOWED_TAGS = {
+    _CORE + t for t in ("str", "int", "float", "bool", "null", "timestamp", "seq", "map")
+}
+_NULLS = {"", "~", "null", "Null", "NULL"}
+_INT_RE = re.compile(r"^[-+]?(0|[1-9][0-9_]*|0[0-7_]+|0o[0-7_]+|0x[0-9a-fA-F_]+|0b[01_]+)$")
+_FLOAT_RE = re.compile(r"^[-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9_]*)?)([eE][-+]?[0-9]+)?$")
+_INF_NAN = {".inf": math.inf, ".Inf": math.inf, ".INF": math.inf, "-.inf": -math.inf,
+            "-.Inf": -math.inf, "-.INF": -math.inf, "+.inf": math.inf,
+            ".nan": math.nan, ".NaN": math.nan, ".NAN": math.nan}
+MAX_DEPTH = 32
+
+
+class YamlError(Exception):
+    """A frontmatter decoding error with a problem code and a 1-based frontmatter line."""
+
+    def __init__(self, code: str, message: str, line: int = 1, column: int = 0) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.line = line
+        self.column = column
+
+
+@dataclass(frozen=True, slots=True)
+class Scalar:
+    text: str
+    style: str | None  # None = plain, "'" or '"' quoted, "|" / ">" block
+    line: int
+    start: int
+    end: int
+
+    @property
+    def is_null(self) -> bool:
+        return self.style is None and self.text in _NULLS
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One top-level key: its raw value (Scalar, list of Scalar, or nested) and its spans."""
+
+    key: str
+    value: object
+    line: int  # 1-based within the frontmatter text
+    key_start: int
+    value_start: int
+    value_end: int
+    flow: bool  # value is a scalar or a flow collection (single span)
+
+
+def compose_mapping(text: str) -> dict[str, Entry]:
+    """Compose `text` (the frontmatter, LF line endings) into top-level entries."""
+    try:
+        node = yaml.compose(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else 1
+        col = mark.column + 1 if mark else 0
+        msg = f"{exc.problem or exc}" + (f" {exc.context}" if exc.context else "")
+        code = "yaml_depth" if "depth" in msg or "nesting" in msg else "yaml_syntax"
+        raise YamlError(code, f"YAML: {msg.strip()}", line, col) from None
+    except yaml.YAMLError as exc:
+        raise YamlError("yaml_syntax", f"YAML: {exc}") from None
+    except (ValueError, RecursionError) as exc:
+        raise YamlError("yaml_value", f"YAML: {exc}") from None
+    if node is None:
+        return {}
+    if not isinstance(node, yaml.MappingNode):
+        raise YamlError("frontmatter_not_mapping", "frontmatter must be a mapping",
+                        node.start_mark.line + 1)
+    seen_nodes: set[int] = set()
+    out: dict[str, Entry] = {}
+    for key_node, value_node in node.value:
+        if not isinstance(key_node, yaml.ScalarNode):
+            raise YamlError("yaml_syntax", "mapping keys must be scalars",
+                            key_node.start_mark.line + 1)
+        key = key_node.value
+        if key in out:
+            raise YamlError(
+                "yaml_duplicate_key",
+                f'mapping key "{key}" already defined at line {out[key].line + 1}',
+                key_node.start_mark.line + 1,
+            )
+        value = _decode(value_node, seen_nodes, 1)
+        out[key] = Entry(
+            key=key,
+            value=value,
+            line=key_node.start_mark.line + 1,
+            key_start=key_node.start_mark.index,
+            value_start=value_node.start_mark.index,
+            value_end=value_node.end_mark.index,
+            flow=isinstance(value_node, yaml.ScalarNode) or bool(value_node.flow_style),
+        )
+    return out
+
+
+def _decode(node: yaml.Node, seen: set[int], depth: int) -> object:
+    if id(node) in seen:
+        raise YamlError("yaml_alias", "anchors and aliases are not allowed in facts",
+                        node.start_mark.line + 1)
+    seen.add(id(node))
+    if depth > MAX_DEPTH:
+        raise YamlError("yaml_depth", f"frontmatter nested deeper than {MAX_DEPTH}",
+                        node.start_mark.line + 1)
+    if node.tag not in _ALLOWED_TAGS:
+        raise YamlError("yaml_tag", f"tag {node.tag} is not allowed (core types only)",
+                        node.start_mark.line + 1)
+    if isinstance(node, yaml.ScalarNode):
+        return Scalar(node.value, node.style or None, node.start_mark.line + 1,
+                      node.start_mark.index, node.end_mark.index)
+    if isinstance(node, yaml.SequenceNode):
+        return [_decode(n, seen, depth + 1) for n in node.value]
+    pairs: dict[str, object] = {}
+    for k, v in node.value:
+        kd = _decode(k, seen, depth + 1)
+        pairs[kd.text if isinstance(kd, Scalar) else repr(kd)] = _decode(v, seen, depth + 1)
+    return pairs
+
+
+# --- decoding into knomit's struct fields --------------------------------------------------
+
+
+class FieldError(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def as_string(value: object, key: str) -> str | None:
+    """A string field (`kind`, `type`, …): any scalar's text; null → None."""
+    if isinstance(value, Scalar):
+        return None if value.is_null else value.text
+    raise FieldError("field_shape", f"{key} must be a string, got a {_shape(value)}")
+
+
+def as_string_list(value: object, key: str) -> tuple[str, ...]:
+    """A list field: items are literal scalar text; null items dropped; null → []."""
+    if isinstance(value, Scalar):
+        if value.is_null:
+            return ()
+        raise FieldError(
+            f"{key}_shape" if key == "refs" else "field_shape",
+            f"cannot unmarshal !!str `{value.text[:40]}` into []string ({key} must be a list)",
+        )
+    if isinstance(value, list):
+        out: list[str] = []
+        for item in value:
+            if not isinstance(item, Scalar):
+                raise FieldError(f"{key}_shape" if key == "refs" else "field_shape",
+                                 f"{key} items must be strings, got a {_shape(item)}")
+            if not item.is_null:
+                out.append(item.text)
+        return tuple(out)
+    raise FieldError(f"{key}_shape" if key == "refs" else "field_shape",
+                     f"{key} must be a list, got a {_shape(value)}")
+
+
+def as_float(value: object, key: str) -> float:
+    """A float64 field: plain numbers only; quoted text, booleans and words are errors."""
+    if not isinstance(value, Scalar):
+        raise FieldError(f"{key}_type", f"{key} must be a number, got a {_shape(value)}")
+    if value.is_null:
+        return 0.0
+    text = value.text
+    if value.style is None:
+        if text in _INF_NAN:
+            return _INF_NAN[text]
+        if _FLOAT_RE.match(text) or _INT_RE.match(text):
+            try:
+                return float(int(text.replace("_", ""), 0)) if _INT_RE.match(text) else float(
+                    text.replace("_", ""))
+            except ValueError:
+                pass
+    raise FieldError(f"{key}_type", f"cannot unmarshal !!str `{text[:40]}` into float64 ({key})")
+
+
+def as_int(value: object, key: str) -> int:
+    """An int field: integers, floats truncated (yaml.v3), null → 0; text is an error."""
+    number = as_float(value, key)
+    if not math.isfinite(number):
+        raise FieldError(f"{key}_type", f"{key} must be a finite integer")
+    return int(number)
+
+
+def _shape(value: object) -> str:
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, dict):
+        return "mapping"
+    return "scalar"
+
+
+def plain_value(value: object) -> object:
+    """A JSON-friendly view of an unknown key's value (strings, lists, dicts)."""
+    if isinstance(value, Scalar):
+        return None if value.is_null else value.text
+    if isinstance(value, list):
+        return [plain_value(v) for v in value]
+    if isinstance(value, dict):
+        return {k: plain_value(v) for k, v in value.items()}
+    return value

@@ -1,0 +1,17 @@
+"""The errors a user can act on (STYLE.md §13). Everything else is a bug."""
+
+
+class FactdeskError(Exception):
+    """An environment problem with a message a user can act on."""
+
+
+class CorpusNotFound(FactdeskError):
+    """The knowledge-base folder is missing or is not a knomit corpus."""
+
+
+class FactNotFound(FactdeskError):
+    """No fact matches the given id or path."""
+
+
+class QueryError(FactdeskError):
+    """A malformed search query; the message says what and where."""

@@ -1,0 +1,90 @@
+"""Derive each path's history fields from the `changes` and `commits` tables (pure SQL)."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class PathHistory:
+    created_at: int | None = None
+    created_sha: str | None = None
+    updated_at: int | None = None
+    updated_sha: str | None = None
+    author: str | None = None
+    author_email: str | None = None
+    op: str | None = None
+    creator: str | None = None
+    creator_email: str | None = None
+    deleted: bool = False
+    retracted_at: int | None = None
+    retracted_sha: str | None = None
+    retracted_by: str | None = None
+    retracted_reason: str | None = None
+    last_blob: str | None = None  # the last live version's blob (for retracted facts)
+
+
+_FP_SQL = """
+SELECT c.status, c.old_blob, c.new_blob, c.sha, m.time, m.author, m.email, m.op, m.subject
+FROM changes c JOIN commits m ON m.sha = c.sha
+WHERE c.path = ? AND c.first_parent >= ? ORDER BY c.seq
+"""
+_CREATOR_SQL = """
+SELECT m.author, m.email FROM changes c JOIN commits m ON m.sha = c.sha
+WHERE c.path = ? AND c.status = 'A' AND instr(m.parents, ' ') = 0
+ORDER BY m.time, c.seq LIMIT 1
+"""
+
+
+def path_history(conn: sqlite3.Connection, path: str) -> PathHistory:
+    rows = conn.execute(_FP_SQL, (path, 1)).fetchall()
+    if not rows:  # only ever on a merged side branch: use every commit, in order
+        rows = conn.execute(_FP_SQL, (path, 0)).fetchall()
+    if not rows:
+        return PathHistory()
+    last_delete = max((i for i, r in enumerate(rows) if r[0] == "D"), default=-1)
+    deleted = rows[-1][0] == "D"
+    if deleted:
+        live = rows[: last_delete]
+        prev_delete = max((i for i, r in enumerate(live) if r[0] == "D"), default=-1)
+        live = live[prev_delete + 1 :]
+    else:
+        live = rows[last_delete + 1 :]
+    first = live[0] if live else None
+    last = live[-1] if live else None
+    creator = conn.execute(_CREATOR_SQL, (path,)).fetchone()
+    if creator is None and first is not None:
+        creator = (first[5], first[6])
+    hist = PathHistory(
+        created_at=first[4] if first else None,
+        created_sha=first[3] if first else None,
+        updated_at=last[4] if last else None,
+        updated_sha=last[3] if last else None,
+        author=last[5] if last else None,
+        author_email=last[6] if last else None,
+        op=last[7] if last else None,
+        creator=creator[0] if creator else None,
+        creator_email=creator[1] if creator else None,
+        deleted=deleted,
+        last_blob=(rows[-1][1] if deleted else (last[2] if last else None)),
+    )
+    if deleted:
+        d = rows[-1]
+        hist = PathHistory(**{**_asdict(hist), "retracted_at": d[4], "retracted_sha": d[3],
+                              "retracted_by": d[5], "retracted_reason": d[8]})
+    return hist
+
+
+def _asdict(h: PathHistory) -> dict[str, object]:
+    return {name: getattr(h, name) for name in PathHistory.__slots__}
+
+
+def blob_at(conn: sqlite3.Connection, path: str, seq: int) -> str | None:
+    """The blob of `path` as of first-parent commit `seq`, stepping over deletions."""
+    row = conn.execute(
+        "SELECT status, old_blob, new_blob FROM changes WHERE path = ? AND first_parent = 1 "
+        "AND seq <= ? ORDER BY seq DESC LIMIT 1", (path, seq)).fetchone()
+    if row is None:
+        return None
+    return row[1] if row[0] == "D" else row[2]

@@ -1,0 +1,505 @@
+"""Build and incrementally update the index from the corpus (files + git history).
+
+A rebuild and an incremental update run the same per-fact code; the incremental path
+only limits *which* facts it re-reads and re-checks: files whose size, mtime or blob
+changed, paths touched by new commits, and every fact that cites one of those
+(transitively, since evidence weight walks lineage). I1: incremental == rebuild.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+
+from factdesk.corpus import gitrepo
+from factdesk.corpus.codec import ParseOutcome, parse_fact
+from factdesk.corpus.ontology import (
+    Ontology,
+    RuleEngine,
+    check_ontology,
+    load_ontology,
+    topic_problems,
+)
+from factdesk.corpus.registry_io import load_registry
+from factdesk.corpus.scan import FileEntry, read_fact_bytes, scan
+from factdesk.index import schema
+from factdesk.index.history import PathHistory, blob_at, path_history
+from factdesk.index.rows import fact_from_row, fact_row
+from factdesk.model.enums import FactType, Severity
+from factdesk.model.fact import Fact, Problem
+from factdesk.model.refs import local_targets
+from factdesk.model.registry import Registry, agent_id_from_email
+from factdesk.model.rules import CheckContext, check_fact
+from factdesk.model.weight import evidence_weight, is_weighted
+
+Progress = Callable[[str, int, int], None]
+PARALLEL_MIN = 4000
+
+
+@dataclass
+class IndexStats:
+    mode: str
+    facts: int = 0
+    broken: int = 0
+    retracted: int = 0
+    problems: int = 0
+    changed: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    head: str | None = None
+
+
+def _parse_entry(args: tuple[str, str]) -> tuple[ParseOutcome, str, int, int]:
+    repo, rel = args
+    try:
+        data = read_fact_bytes(Path(repo), rel)
+    except OSError as exc:
+        problem = Problem(rel, 1, "io_error", Severity.ERROR, f"cannot read: {exc.strerror}")
+        return ParseOutcome(rel, None, (problem,)), "", 0, 0
+    st = os.stat(Path(repo) / rel, follow_symlinks=False)
+    return parse_fact(rel, data), gitrepo.blob_id(data), st.st_size, st.st_mtime_ns
+
+
+def parse_files(repo: Path, paths: list[str]) -> Iterator[tuple[ParseOutcome, str, int, int]]:
+    """Parse files, in two processes when there are many (this machine has 2 cores)."""
+    jobs = [(str(repo), p) for p in paths]
+    if len(jobs) < PARALLEL_MIN or (os.cpu_count() or 1) < 2:
+        yield from map(_parse_entry, jobs)
+        return
+    with ProcessPoolExecutor(max_workers=min(4, os.cpu_count() or 2)) as pool:
+        yield from pool.map(_parse_entry, jobs, chunksize=500)
+
+
+class _FactsView(Mapping[str, Fact]):
+    """Live facts for the rules: changed ones in memory, the rest read from the index."""
+
+    def __init__(self, conn: sqlite3.Connection, overlay: dict[str, Fact | None],
+                 status: str = "live") -> None:
+        self._conn = conn
+        self._overlay = overlay
+        self._status = status
+        self._cache: dict[str, Fact | None] = {}
+
+    def __getitem__(self, path: str) -> Fact:
+        fact = self.get(path)
+        if fact is None:
+            raise KeyError(path)
+        return fact
+
+    def get(self, path: str, default: object = None) -> Fact | None:  # type: ignore[override]
+        if path in self._overlay:
+            return self._overlay[path]
+        if path not in self._cache:
+            row = self._conn.execute(
+                "SELECT * FROM facts WHERE path = ? AND status = ?", (path, self._status)
+            ).fetchone()
+            self._cache[path] = fact_from_row(row) if row else None
+        return self._cache[path]
+
+    def __contains__(self, path: object) -> bool:
+        return isinstance(path, str) and self.get(path) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        raise NotImplementedError("the view is for lookups only")
+
+    def __len__(self) -> int:
+        raise NotImplementedError("the view is for lookups only")
+
+
+class Indexer:
+    """Owns one corpus's index file; `update()` brings it up to date."""
+
+    def __init__(self, repo: Path, *, root: str = "kb", today: date | None = None) -> None:
+        self.repo = repo.resolve()
+        self.root = root
+        self.today = today or date.today()
+        self.git_dir = gitrepo.git_dir(self.repo)
+        self.path = schema.index_path(self.git_dir)
+
+    # -- public -------------------------------------------------------------------------
+
+    def connect(self, *, readonly: bool = False) -> sqlite3.Connection:
+        return schema.connect(self.path, readonly=readonly)
+
+    def update(self, *, rebuild: bool = False, progress: Progress | None = None) -> IndexStats:
+        started = time.perf_counter()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        usable = schema.is_usable(self.path)
+        if not usable and self.path.exists():
+            schema.move_aside(self.path)
+        conn = self.connect()
+        try:
+            if rebuild or not usable:
+                stats = _transaction(conn, lambda: self._rebuild(conn, progress))
+            else:
+                stats = _transaction(conn, lambda: self._incremental(conn, progress))
+        except sqlite3.DatabaseError:
+            conn.close()
+            schema.move_aside(self.path)
+            conn = self.connect()
+            stats = _transaction(conn, lambda: self._rebuild(conn, progress))
+        finally:
+            conn.close()
+        stats.seconds = time.perf_counter() - started
+        return stats
+
+    # -- rebuild ------------------------------------------------------------------------
+
+    def _rebuild(self, conn: sqlite3.Connection, progress: Progress | None) -> IndexStats:
+        if True:
+            for (name,) in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type IN ('table') AND name NOT LIKE "
+                "'sqlite_%' AND name NOT LIKE 'facts_fts_%'"
+            ).fetchall():
+                conn.execute(f'DROP TABLE IF EXISTS "{name}"')
+            schema.create(conn)
+            head = gitrepo.head_sha(self.repo) if self._has_git() else None
+            self._ingest_commits(conn, gitrepo.log(self.repo) if head else [], seq0=0)
+            entries, scan_problems = scan(self.repo, self.root)
+            live_paths = {e.path for e in entries}
+            self._report(progress, "parsing", 0, len(entries))
+            outcomes: dict[str, ParseOutcome] = {}
+            files: dict[str, tuple[str, int, int]] = {}
+            for i, (outcome, blob, size, mtime) in enumerate(
+                parse_files(self.repo, [e.path for e in entries])
+            ):
+                outcomes[outcome.path] = outcome
+                files[outcome.path] = (blob, size, mtime)
+                if i % 2000 == 0:
+                    self._report(progress, "parsing", i, len(entries))
+            retracted = self._retracted_paths(conn, live_paths)
+            self._report(progress, "checking", 0, len(outcomes))
+            self._write(conn, outcomes, files, retracted, scan_problems, full=True)
+            conn.execute("INSERT INTO facts_fts(facts_fts) VALUES ('rebuild')")
+            _create_triggers(conn)
+            self._set_meta(conn, head)
+        return self._stats(conn, "rebuild", head, sorted(outcomes))
+
+    # -- incremental --------------------------------------------------------------------
+
+    def _incremental(self, conn: sqlite3.Connection, progress: Progress | None) -> IndexStats:
+        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        head = gitrepo.head_sha(self.repo) if self._has_git() else None
+        old_head = meta.get("head") or None
+        if meta.get("root") != self.root or meta.get("registry") != self._registry_stamp() \
+                or meta.get("ontology") != self._ontology_stamp():
+            return self._rebuild(conn, progress)
+        touched: set[str] = set()
+        if True:
+            if head != old_head:
+                if old_head and head and gitrepo.is_ancestor(self.repo, old_head, head):
+                    seq0 = conn.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM commits"
+                                        ).fetchone()[0]
+                    new = gitrepo.log(self.repo, f"{old_head}..{head}")
+                    self._ingest_commits(conn, new, seq0=seq0)
+                    touched = {c.path for commit in new for c in commit.changes
+                               if c.path.startswith(self.root + "/")}
+                else:
+                    return self._rebuild(conn, progress)
+            entries, scan_problems = scan(self.repo, self.root)
+            on_disk = {e.path: e for e in entries}
+            known = {r[0]: (r[1], r[2], r[3]) for r in conn.execute(
+                "SELECT path, size, mtime_ns, blob FROM facts WHERE status != 'retracted'")}
+            candidates = [p for p, e in on_disk.items()
+                          if p not in known or (known[p][0], known[p][1]) != (e.size, e.mtime_ns)]
+            outcomes: dict[str, ParseOutcome] = {}
+            files: dict[str, tuple[str, int, int]] = {}
+            for outcome, blob, size, mtime in parse_files(self.repo, candidates):
+                if outcome.path in known and known[outcome.path][2] == blob:
+                    conn.execute("UPDATE facts SET size = ?, mtime_ns = ? WHERE path = ?",
+                                 (size, mtime, outcome.path))
+                    continue
+                outcomes[outcome.path] = outcome
+                files[outcome.path] = (blob, size, mtime)
+            removed = {p for p in known if p not in on_disk}
+            history_only = (touched - set(outcomes) - removed) & set(on_disk)
+            for path in history_only:  # history changed, bytes did not: re-read them
+                for outcome, blob, size, mtime in parse_files(self.repo, [path]):
+                    outcomes[path] = outcome
+                    files[path] = (blob, size, mtime)
+            changed = set(outcomes) | removed | touched
+            meta_changed = meta.get("today") != self.today.isoformat()
+            if not changed and not meta_changed and head == old_head:
+                return self._stats(conn, "unchanged", head, [])
+            retracted = self._retracted_paths(conn, set(on_disk), only=changed | removed)
+            dependents = self._dependents(conn, changed)
+            if meta_changed:
+                dependents |= {r[0] for r in conn.execute(
+                    "SELECT path FROM facts WHERE type = 'hypothesis' AND status = 'live'")}
+            for path in dependents - set(outcomes) - removed:
+                if path in on_disk:
+                    for outcome, blob, size, mtime in parse_files(self.repo, [path]):
+                        outcomes[path] = outcome
+                        files[path] = (blob, size, mtime)
+            for path in removed:
+                self._delete_path(conn, path)
+            self._write(conn, outcomes, files, retracted, scan_problems, full=False)
+            self._set_meta(conn, head)
+        return self._stats(conn, "incremental", head, sorted(changed))
+
+    def _dependents(self, conn: sqlite3.Connection, changed: set[str]) -> set[str]:
+        """Every fact that cites a changed path, transitively (lineage for R1/R2/R3)."""
+        seen: set[str] = set()
+        frontier = set(changed)
+        while frontier:
+            batch = list(frontier)
+            frontier = set()
+            for i in range(0, len(batch), 500):
+                part = batch[i : i + 500]
+                marks = ",".join("?" * len(part))
+                for (src,) in conn.execute(
+                    f"SELECT DISTINCT src FROM refs WHERE target IN ({marks})", part  # noqa: S608
+                ):
+                    if src not in seen:
+                        seen.add(src)
+                        frontier.add(src)
+        return seen
+
+    # -- shared -------------------------------------------------------------------------
+
+    def _has_git(self) -> bool:
+        return (self.repo / ".git").exists()
+
+    def _registry_stamp(self) -> str:
+        p = self.repo / ".factdesk/agents.yaml"
+        return gitrepo.blob_id(p.read_bytes()) if p.is_file() else ""
+
+    def _ontology_stamp(self) -> str:
+        from factdesk.corpus.ontology import find_ontology
+
+        p = find_ontology(self.repo)
+        return f"{p.name}:{gitrepo.blob_id(p.read_bytes())}" if p else ""
+
+    def _ingest_commits(self, conn: sqlite3.Connection, commits: list[gitrepo.Commit],
+                        seq0: int) -> None:
+        rows, changes = [], []
+        for offset, commit in enumerate(reversed(commits)):
+            seq = seq0 + offset
+            rows.append((commit.sha, seq, int(commit.first_parent), " ".join(commit.parents),
+                         commit.author, commit.email, commit.op, commit.time, commit.subject,
+                         commit.body))
+            for ch in commit.changes:
+                if ch.path.startswith(self.root + "/"):
+                    changes.append((commit.sha, ch.path, ch.status, ch.old_blob, ch.new_blob,
+                                    seq, int(commit.first_parent)))
+        conn.executemany("INSERT OR REPLACE INTO commits VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
+        conn.executemany("INSERT INTO changes VALUES (?,?,?,?,?,?,?)", changes)
+
+    def _retracted_paths(self, conn: sqlite3.Connection, live: set[str],
+                         only: set[str] | None = None) -> dict[str, PathHistory]:
+        """Paths deleted on the first-parent chain and absent now: retracted facts."""
+        if only is None:
+            paths = [r[0] for r in conn.execute("SELECT DISTINCT path FROM changes")]
+        else:
+            paths = list(only)
+        out = {}
+        for path in paths:
+            if path in live:
+                continue
+            hist = path_history(conn, path)
+            if hist.deleted and hist.last_blob:
+                out[path] = hist
+        return out
+
+    def _delete_path(self, conn: sqlite3.Connection, path: str) -> None:
+        conn.execute("DELETE FROM facts WHERE path = ?", (path,))
+        conn.execute("DELETE FROM problems WHERE path = ?", (path,))
+        conn.execute("DELETE FROM refs WHERE src = ?", (path,))
+
+    def _write(self, conn: sqlite3.Connection, outcomes: dict[str, ParseOutcome],
+               files: dict[str, tuple[str, int, int]], retracted: dict[str, PathHistory],
+               scan_problems: list[Problem], *, full: bool) -> None:
+        repo_id = gitrepo.repo_ids(self.repo) if self._has_git() else None
+        registry = load_registry(self.repo)
+        ontology = load_ontology(self.repo)
+        # Retracted facts: their last version, read from git.
+        retracted_facts: dict[str, Fact] = {}
+        retracted_outcomes: dict[str, ParseOutcome] = {}
+        if retracted:
+            with gitrepo.BlobReader(self.repo) as reader:
+                for path, hist in retracted.items():
+                    data = reader.read(hist.last_blob or "")
+                    outcome = parse_fact(path, data) if data else ParseOutcome(path, None)
+                    retracted_outcomes[path] = outcome
+                    if outcome.fact:
+                        retracted_facts[path] = outcome.fact
+        overlay: dict[str, Fact | None] = {p: o.fact for p, o in outcomes.items()}
+        facts_view: Mapping[str, Fact]
+        retracted_view: Mapping[str, Fact]
+        if full:
+            facts_view = {p: f for p, f in overlay.items() if f is not None}
+            retracted_view = retracted_facts
+        else:
+            facts_view = _FactsView(conn, overlay)
+            retracted_view = _FactsView(conn, dict(retracted_facts), status="retracted")
+        histories = {p: path_history(conn, p) for p in outcomes}
+        creators = {p: h.creator_email for p, h in histories.items() if h.creator_email}
+        ctx = CheckContext(
+            facts=facts_view, repo_id=repo_id, registry=registry, today=self.today,
+            retracted=retracted_view, creators=creators,
+            cited_types_then=self._cited_types_then(conn, outcomes, histories, repo_id),
+        )
+        engine = _engine_if_needed(ontology)
+        if not full:
+            for path in list(outcomes) + list(retracted):
+                conn.execute("DELETE FROM problems WHERE path = ?", (path,))
+                conn.execute("DELETE FROM refs WHERE src = ?", (path,))
+            conn.execute("DELETE FROM problems WHERE code IN ('symlink', 'nested_repo', "
+                         "'unicode_name', 'io_error', 'ontology') AND path NOT IN "
+                         "(SELECT path FROM facts)")
+        problems: list[Problem] = list(scan_problems)
+        if ontology is not None:
+            problems.extend(ontology.problems)
+        fact_rows = []
+        ref_rows = []
+        for path in sorted(outcomes):
+            outcome = outcomes[path]
+            found = list(outcome.problems)
+            if outcome.fact is not None:
+                fact = outcome.fact
+                found.extend(check_fact(fact, ctx))
+                if ontology is not None and engine is not None:
+                    found.extend(check_ontology(fact, ontology, engine))
+                    found.extend(topic_problems(fact, ontology))
+                ref_rows.extend((path, t) for t in local_targets(fact.refs, repo_id))
+            computed = (evidence_weight(outcome.fact, ctx.lookup, repo_id)
+                        if outcome.fact is not None and (
+                            is_weighted(outcome.fact) or outcome.fact.evidence_weight is not None)
+                        else None)
+            problems.extend(found)
+            fact_rows.append(fact_row(
+                outcome, status="live" if outcome.fact else "broken",
+                history=histories[path], registry=registry, file=files.get(path),
+                computed_weight=computed, problems=found,
+            ))
+        for path, hist in retracted.items():
+            outcome = retracted_outcomes[path]
+            fact_rows.append(fact_row(outcome, status="retracted", history=hist,
+                                      registry=registry, file=None, computed_weight=None,
+                                      problems=[]))
+        cols = list(fact_rows[0]) if fact_rows else []
+        if fact_rows:
+            marks = ",".join("?" * len(cols))
+            names = ",".join(cols)
+            update = ",".join(f"{c}=excluded.{c}" for c in cols if c != "path")
+            conn.executemany(
+                f"INSERT INTO facts ({names}) VALUES ({marks}) "  # noqa: S608
+                f"ON CONFLICT(path) DO UPDATE SET {update}",
+                [tuple(r[c] for c in cols) for r in fact_rows],
+            )
+        conn.executemany("INSERT OR IGNORE INTO refs VALUES (?, ?)", ref_rows)
+        conn.executemany(
+            "INSERT INTO problems (path, line, code, severity, message) VALUES (?,?,?,?,?)",
+            [(p.path, p.line, p.code, str(p.severity), p.message) for p in problems],
+        )
+
+    def _cited_types_then(self, conn: sqlite3.Connection, outcomes: dict[str, ParseOutcome],
+                          histories: dict[str, PathHistory], repo_id: frozenset[str] | None
+                          ) -> dict[str, dict[str, str]]:
+        """For each synthesis: the type of each cited fact when the synthesis was written."""
+        wanted: dict[str, dict[str, str]] = {}
+        blobs_needed: dict[str, list[tuple[str, str]]] = {}
+        for path, outcome in outcomes.items():
+            fact = outcome.fact
+            if fact is None or fact.type != FactType.SYNTHESIS:
+                continue
+            sha = histories[path].created_sha
+            if not sha:
+                continue
+            row = conn.execute("SELECT seq FROM commits WHERE sha = ?", (sha,)).fetchone()
+            if row is None:
+                continue
+            for target in local_targets(fact.refs, repo_id):
+                blob = blob_at(conn, target, row[0])
+                if blob:
+                    blobs_needed.setdefault(blob, []).append((path, target))
+        if not blobs_needed:
+            return wanted
+        current = {r[0]: r[1] for r in conn.execute(
+            "SELECT blob, type FROM facts WHERE blob IS NOT NULL")} if blobs_needed else {}
+        with gitrepo.BlobReader(self.repo) as reader:
+            for blob, users in blobs_needed.items():
+                type_ = current.get(blob)
+                if type_ is None:
+                    data = reader.read(blob)
+                    outcome = parse_fact(users[0][1], data) if data else None
+                    type_ = outcome.fact.type if outcome and outcome.fact else None
+                if type_:
+                    for path, target in users:
+                        wanted.setdefault(path, {})[target] = type_
+        return wanted
+
+    def _set_meta(self, conn: sqlite3.Connection, head: str | None) -> None:
+        meta = {"head": head or "", "root": self.root, "complete": "1",
+                "registry": self._registry_stamp(), "ontology": self._ontology_stamp(),
+                "today": self.today.isoformat(), "indexed_at": str(int(time.time())),
+                "repo_id": " ".join(sorted(gitrepo.repo_ids(self.repo))) if self._has_git() else ""}
+        conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", meta.items())
+
+    def _stats(self, conn: sqlite3.Connection, mode: str, head: str | None,
+               changed: list[str]) -> IndexStats:
+        counts = dict(conn.execute("SELECT status, COUNT(*) FROM facts GROUP BY status"))
+        problems = conn.execute("SELECT COUNT(*) FROM problems").fetchone()[0]
+        return IndexStats(mode, facts=counts.get("live", 0), broken=counts.get("broken", 0),
+                          retracted=counts.get("retracted", 0), problems=problems,
+                          changed=changed, head=head)
+
+    @staticmethod
+    def _report(progress: Progress | None, stage: str, done: int, total: int) -> None:
+        if progress is not None:
+            progress(stage, done, total)
+
+
+def _transaction(conn: sqlite3.Connection, work: Callable[[], IndexStats]) -> IndexStats:
+    """Run `work` in one write transaction: a crash or error leaves the old index intact."""
+    conn.isolation_level = None
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        result = work()
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    return result
+
+
+def _engine_if_needed(ontology: Ontology | None) -> RuleEngine | None:
+    if ontology is None:
+        return None
+    return RuleEngine()
+
+
+def _create_triggers(conn: sqlite3.Connection) -> None:
+    for statement in _TRIGGERS.split("END;")[:-1]:
+        conn.execute(statement + "END;")
+
+
+_TRIGGERS = """
+CREATE TRIGGER facts_ai AFTER INSERT ON facts BEGIN
+  INSERT INTO facts_fts(rowid, title, body, domain, entities)
+  VALUES (new.id, new.title, new.body, new.domain, new.entities);
+END;
+CREATE TRIGGER facts_ad AFTER DELETE ON facts BEGIN
+  INSERT INTO facts_fts(facts_fts, rowid, title, body, domain, entities)
+  VALUES ('delete', old.id, old.title, old.body, old.domain, old.entities);
+END;
+CREATE TRIGGER facts_au AFTER UPDATE ON facts BEGIN
+  INSERT INTO facts_fts(facts_fts, rowid, title, body, domain, entities)
+  VALUES ('delete', old.id, old.title, old.body, old.domain, old.entities);
+  INSERT INTO facts_fts(rowid, title, body, domain, entities)
+  VALUES (new.id, new.title, new.body, new.domain, new.entities);
+END;
+"""
+
+
+def dumps_list(values: Iterable[str]) -> str:
+    return json.dumps(list(values), ensure_ascii=False)
+
+
+__all__ = ["IndexStats", "Indexer", "agent_id_from_email", "Registry"]

@@ -1,0 +1,186 @@
+"""The search language: field filters plus free text (DESIGN.md §5).
+
+    type:hypothesis origin:distilled confidence:<0.5 "retry limit" -kind:pragmatic
+
+Filters become parameterised SQL over `facts f`; free text becomes an FTS5 expression in
+which every user token is a quoted string (a trailing `*` makes a prefix query), so FTS5
+syntax typed by a user is never interpreted (RELIABILITY F10).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
+
+from factdesk.errors import QueryError
+
+FIELDS: dict[str, str] = {
+    "type": "type of fact (observation, hypothesis, synthesis, policy, …)",
+    "kind": "epistemic or pragmatic",
+    "origin": "authored, distilled or discovered",
+    "claim": "claim type (assertion, observation, report, inference, …)",
+    "claimant": "claimant agent id or claimant type (tool, persona, view, peer, user)",
+    "subject": "subject kind (self, user, other_agent, codebase, world, meta) or ref",
+    "domain": "a domain tag",
+    "entity": "an entity (case-insensitive)",
+    "path": "path prefix (kb/gotchas/…)",
+    "topic": "top-level ontology topic",
+    "confidence": "confidence comparison, e.g. confidence:<0.5",
+    "weight": "evidence weight comparison, e.g. weight:>0.7",
+    "status": "live, broken, retracted or problems",
+    "has": "problems, errors, envelope, weight, refs",
+    "problem": "a checker rule code, e.g. problem:R1",
+    "since": "changed since a date, a commit, or last-visit",
+    "author": "the agent or person of the last change",
+    "op": "operation token of the last change (learn, update, relabel, …)",
+}
+_TOKEN = re.compile(r'\s*(-?)(?:(\w+):("(?:[^"]|"")*"?|\S*)|("(?:[^"]|"")*"?)|(\S+))')
+_CMP = re.compile(r"^(<=|>=|<|>|=)?\s*(-?\d+(?:\.\d+)?|-?\.\d+)$")
+_EQ_COLUMNS = {"type": "type", "kind": "kind", "origin": "origin", "claim": "claim_type",
+               "topic": "topic", "op": "op"}
+
+
+@dataclass
+class CompiledQuery:
+    where: list[str] = field(default_factory=list)
+    params: list[object] = field(default_factory=list)
+    fts: str | None = None
+    terms: list[str] = field(default_factory=list)
+    include_retracted: bool = False
+
+    def where_sql(self) -> str:
+        clauses = list(self.where)
+        if not self.include_retracted:
+            clauses.append("f.status != 'retracted'")
+        return " AND ".join(clauses) if clauses else "1"
+
+
+def _unquote(value: str) -> str:
+    if value.startswith('"'):
+        value = value[1:-1] if value.endswith('"') and len(value) > 1 else value[1:]
+        value = value.replace('""', '"')
+    return value
+
+
+def fts_string(term: str) -> str:
+    """One FTS5 string literal: the term, with `"` doubled."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+def compile_query(text: str, *, since_last_visit: int | None = None,
+                  commit_time: dict[str, int] | None = None) -> CompiledQuery:
+    """Compile `text`; raises QueryError naming the offending token."""
+    q = CompiledQuery()
+    fts_parts: list[str] = []
+    pos = 0
+    text = text.strip()
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if not m or m.end() == pos:
+            break
+        pos = m.end()
+        neg, name, value, phrase, word = m.groups()
+        if name is not None and name.lower() in FIELDS:
+            _filter(q, name.lower(), _unquote(value or ""), bool(neg),
+                    since_last_visit=since_last_visit, commit_time=commit_time or {})
+            continue
+        if name is not None:  # `foo:bar` with an unknown field name is plain text
+            word = f"{name}:{value}"
+        raw = _unquote(phrase) if phrase is not None else word
+        if not raw:
+            continue
+        prefix = phrase is None and raw.endswith("*") and len(raw.rstrip("*")) >= 2
+        term = raw.rstrip("*") if prefix else raw
+        tokens = re.findall(r"\w+", term)
+        if not tokens:
+            continue
+        q.terms.extend(tokens)
+        expr = fts_string(" ".join(tokens)) + ("*" if prefix else "")
+        fts_parts.append(("NOT " if neg and fts_parts else "") + expr)
+    if fts_parts:
+        q.fts = " ".join(fts_parts)
+    return q
+
+
+def _filter(q: CompiledQuery, name: str, value: str, neg: bool, *,
+            since_last_visit: int | None, commit_time: dict[str, int]) -> None:
+    if not value:
+        raise QueryError(f"{name}: needs a value (e.g. {name}:{_example(name)})")
+    clause: str
+    params: list[object]
+    if name in _EQ_COLUMNS:
+        clause, params = f"f.{_EQ_COLUMNS[name]} = ?", [value]
+    elif name == "claimant":
+        clause, params = "(f.claimant = ? OR f.claimant_type = ?)", [value, value]
+    elif name == "subject":
+        clause, params = "(f.subject_kind = ? OR f.subject_ref = ?)", [value, value]
+    elif name == "author":
+        clause, params = "(f.author = ? OR f.author_email LIKE ?)", [value, value + "%"]
+    elif name == "path":
+        clause, params = "f.path LIKE ? ESCAPE '\\'", [_like_prefix(value)]
+    elif name == "domain":
+        clause = "EXISTS (SELECT 1 FROM json_each(f.domain) d WHERE d.value = ?)"
+        params = [value]
+    elif name == "entity":
+        clause = ("EXISTS (SELECT 1 FROM json_each(f.entities) e "
+                  "WHERE e.value = ? COLLATE NOCASE)")
+        params = [value]
+    elif name in ("confidence", "weight"):
+        m = _CMP.match(value)
+        if not m:
+            raise QueryError(f"{name}: expects a comparison like {name}:<0.5, got {value!r}")
+        column = "f.confidence" if name == "confidence" else "f.evidence_weight"
+        clause, params = f"{column} {m.group(1) or '='} ?", [float(m.group(2))]
+    elif name == "status":
+        if value == "problems":
+            clause, params = "(f.errors + f.warnings) > 0", []
+        elif value in ("live", "broken", "retracted"):
+            clause, params = "f.status = ?", [value]
+            if value == "retracted":
+                q.include_retracted = True
+        else:
+            raise QueryError("status: must be live, broken, retracted or problems")
+    elif name == "has":
+        clause = {
+            "problems": "(f.errors + f.warnings) > 0",
+            "errors": "f.errors > 0",
+            "envelope": "f.claim_type_derived = 0",
+            "weight": "f.evidence_weight IS NOT NULL",
+            "refs": "f.refs != '[]'",
+        }.get(value, "")
+        params = []
+        if not clause:
+            raise QueryError("has: must be problems, errors, envelope, weight or refs")
+    elif name == "problem":
+        clause = "EXISTS (SELECT 1 FROM problems p WHERE p.path = f.path AND p.code = ?)"
+        params = [value]
+    else:  # since
+        stamp = _since(value, since_last_visit, commit_time)
+        clause, params = "f.updated_at >= ?", [stamp]
+    q.where.append(f"NOT ({clause})" if neg else clause)
+    q.params.extend(params)
+
+
+def _since(value: str, last_visit: int | None, commit_time: dict[str, int]) -> int:
+    if value == "last-visit":
+        return last_visit or 0
+    try:
+        day = date.fromisoformat(value)
+        return int(datetime(day.year, day.month, day.day, tzinfo=timezone.utc).timestamp())
+    except ValueError:
+        pass
+    for sha, when in commit_time.items():
+        if len(value) >= 4 and sha.startswith(value.lower()):
+            return when
+    raise QueryError(f"since: {value!r} is not a date (YYYY-MM-DD), a known commit, "
+                     "or last-visit")
+
+
+def _like_prefix(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def _example(name: str) -> str:
+    return {"confidence": "<0.5", "weight": ">0.7", "status": "retracted",
+            "has": "problems", "since": "2026-11-01"}.get(name, "hypothesis")

@@ -1,0 +1,111 @@
+"""Map facts to index rows and back (the only place that knows both shapes)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from factdesk.corpus.codec import ParseOutcome
+from factdesk.index.history import PathHistory
+from factdesk.model.enums import Severity
+from factdesk.model.fact import Envelope, Fact, Problem
+from factdesk.model.registry import Registry, agent_id_from_email
+
+
+def _dump(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def fact_row(
+    outcome: ParseOutcome,
+    *,
+    status: str,
+    history: PathHistory,
+    registry: Registry,
+    file: tuple[str, int, int] | None,
+    computed_weight: float | None,
+    problems: list[Problem],
+) -> dict[str, Any]:
+    fact = outcome.fact
+    parts = outcome.path.split("/")
+    row: dict[str, Any] = {
+        "path": outcome.path,
+        "status": status,
+        "title": fact.title if fact else (outcome.title or outcome.path.rsplit("/", 1)[-1]),
+        "body": fact.body if fact else outcome.text[:200_000],
+        "topic": parts[1] if len(parts) > 2 else "",
+        "folder": "/".join(parts[:-1]),
+        "errors": sum(1 for p in problems if p.severity == Severity.ERROR),
+        "warnings": sum(1 for p in problems if p.severity == Severity.WARNING),
+        "created_at": history.created_at, "created_sha": history.created_sha,
+        "creator": history.creator, "creator_email": history.creator_email,
+        "updated_at": history.updated_at, "updated_sha": history.updated_sha,
+        "author": history.author, "author_email": history.author_email, "op": history.op,
+        "retracted_at": history.retracted_at, "retracted_sha": history.retracted_sha,
+        "retracted_by": history.retracted_by, "retracted_reason": history.retracted_reason,
+        "blob": file[0] if file else history.last_blob,
+        "size": file[1] if file else None,
+        "mtime_ns": file[2] if file else None,
+        "evidence_weight_computed": computed_weight,
+    }
+    if fact is None:
+        row.update({
+            "kind": outcome.raw.get("kind"), "type": outcome.raw.get("type"), "origin": None,
+            "origin_raw": None, "claim_type": None, "claim_type_derived": 0, "claimant": None,
+            "claimant_derived": 0, "claimant_type": None, "claimant_type_derived": 0,
+            "subject_kind": None, "subject_ref": None, "settle_by": None, "settlement": None,
+            "confidence": None, "sources": None, "evidence_weight": None,
+            "domain": "[]", "entities": "[]", "refs": "[]", "extra": "{}",
+            "key_lines": "{}", "title_line": 1,
+        })
+        return row
+    env = fact.envelope
+    creator_id = None
+    if history.creator_email:
+        agent = registry.agent_for_email(history.creator_email)
+        creator_id = agent.id if agent else (agent_id_from_email(history.creator_email)
+                                             or history.creator)
+    claimant = env.claimant_agent_id or creator_id
+    claimant_type = env.claimant_type or (registry.type_of(claimant) if claimant else None)
+    row.update({
+        "kind": fact.kind, "type": fact.type, "origin": fact.origin,
+        "origin_raw": fact.origin_raw,
+        "claim_type": fact.claim_type, "claim_type_derived": int(fact.claim_type_is_derived),
+        "claimant": claimant, "claimant_derived": int(env.claimant_agent_id is None),
+        "claimant_type": claimant_type,
+        "claimant_type_derived": int(env.claimant_type is None),
+        "subject_kind": env.subject_kind, "subject_ref": env.subject_ref,
+        "settle_by": env.settle_by, "settlement": env.settlement,
+        "confidence": fact.confidence, "sources": fact.sources,
+        "evidence_weight": fact.evidence_weight,
+        "domain": _dump(list(fact.domain)), "entities": _dump(list(fact.entities)),
+        "refs": _dump(list(fact.refs)), "extra": _dump(fact.extra),
+        "key_lines": _dump(dict(fact.key_lines)), "title_line": fact.title_line,
+    })
+    return row
+
+
+def fact_from_row(row: sqlite3.Row) -> Fact | None:
+    """Rebuild the frozen Fact a row was made from (None for broken files)."""
+    if row["type"] is None or row["confidence"] is None:
+        return None
+    def raw(col: str, derived: str | None = None) -> str | None:
+        return None if derived and row[derived] else row[col]
+
+    return Fact(
+        path=row["path"], title=row["title"], body=row["body"], kind=row["kind"],
+        type=row["type"], origin=row["origin"], origin_raw=row["origin_raw"],
+        domain=tuple(json.loads(row["domain"])), entities=tuple(json.loads(row["entities"])),
+        refs=tuple(json.loads(row["refs"])), confidence=row["confidence"],
+        sources=row["sources"], evidence_weight=row["evidence_weight"],
+        envelope=Envelope(
+            claim_type=raw("claim_type", "claim_type_derived"),
+            claimant_agent_id=raw("claimant", "claimant_derived"),
+            claimant_type=raw("claimant_type", "claimant_type_derived"),
+            subject_kind=row["subject_kind"], subject_ref=row["subject_ref"],
+            settle_by=row["settle_by"], settlement=row["settlement"],
+        ),
+        extra=json.loads(row["extra"]), key_lines=json.loads(row["key_lines"]),
+        title_line=row["title_line"],
+    )

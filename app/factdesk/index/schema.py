@@ -1,0 +1,140 @@
+"""The SQLite cache: schema, location, opening with damage detection (RELIABILITY F).
+
+The index lives under the repository's git directory (`.git/factdesk/index.v<N>.db`),
+never in the working tree. It is derived: a missing, corrupt, foreign or old-schema file
+is moved aside or ignored and rebuilt, never trusted.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from pathlib import Path
+
+SCHEMA_VERSION = 3
+APPLICATION_ID = 0x46444B31  # "FDK1"
+
+SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE facts (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    status TEXT NOT NULL,            -- live | broken | retracted
+    title TEXT NOT NULL DEFAULT '',
+    body TEXT NOT NULL DEFAULT '',
+    kind TEXT, type TEXT, origin TEXT, origin_raw TEXT,
+    claim_type TEXT, claim_type_derived INTEGER NOT NULL DEFAULT 0,
+    claimant TEXT, claimant_derived INTEGER NOT NULL DEFAULT 0,
+    claimant_type TEXT, claimant_type_derived INTEGER NOT NULL DEFAULT 0,
+    subject_kind TEXT, subject_ref TEXT,
+    settle_by TEXT, settlement TEXT,
+    confidence REAL, sources INTEGER,
+    evidence_weight REAL, evidence_weight_computed REAL,
+    domain TEXT NOT NULL DEFAULT '[]', entities TEXT NOT NULL DEFAULT '[]',
+    refs TEXT NOT NULL DEFAULT '[]', extra TEXT NOT NULL DEFAULT '{}',
+    key_lines TEXT NOT NULL DEFAULT '{}', title_line INTEGER NOT NULL DEFAULT 1,
+    topic TEXT, folder TEXT,
+    errors INTEGER NOT NULL DEFAULT 0, warnings INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER, created_sha TEXT, creator TEXT, creator_email TEXT,
+    updated_at INTEGER, updated_sha TEXT, author TEXT, author_email TEXT, op TEXT,
+    retracted_at INTEGER, retracted_sha TEXT, retracted_by TEXT, retracted_reason TEXT,
+    blob TEXT, size INTEGER, mtime_ns INTEGER
+);
+CREATE INDEX facts_type ON facts(type);
+CREATE INDEX facts_kind ON facts(kind);
+CREATE INDEX facts_origin ON facts(origin);
+CREATE INDEX facts_claim ON facts(claim_type);
+CREATE INDEX facts_claimant ON facts(claimant);
+CREATE INDEX facts_claimant_type ON facts(claimant_type);
+CREATE INDEX facts_subject ON facts(subject_kind);
+CREATE INDEX facts_status ON facts(status);
+CREATE INDEX facts_updated ON facts(updated_at);
+CREATE INDEX facts_confidence ON facts(confidence);
+CREATE INDEX facts_title ON facts(title COLLATE NOCASE);
+CREATE INDEX facts_folder ON facts(folder);
+CREATE TABLE refs (src TEXT NOT NULL, target TEXT NOT NULL, PRIMARY KEY (src, target))
+    WITHOUT ROWID;
+CREATE INDEX refs_target ON refs(target);
+CREATE TABLE problems (
+    id INTEGER PRIMARY KEY, path TEXT NOT NULL, line INTEGER NOT NULL,
+    code TEXT NOT NULL, severity TEXT NOT NULL, message TEXT NOT NULL
+);
+CREATE INDEX problems_path ON problems(path);
+CREATE INDEX problems_code ON problems(code);
+CREATE TABLE commits (
+    sha TEXT PRIMARY KEY, seq INTEGER NOT NULL, first_parent INTEGER NOT NULL,
+    parents TEXT NOT NULL, author TEXT, email TEXT, op TEXT, time INTEGER,
+    subject TEXT, body TEXT
+);
+CREATE TABLE changes (
+    sha TEXT NOT NULL, path TEXT NOT NULL, status TEXT NOT NULL,
+    old_blob TEXT, new_blob TEXT, seq INTEGER NOT NULL, first_parent INTEGER NOT NULL
+);
+CREATE INDEX changes_path ON changes(path, seq);
+CREATE INDEX changes_sha ON changes(sha);
+CREATE VIRTUAL TABLE facts_fts USING fts5(
+    title, body, domain, entities,
+    content='facts', content_rowid='id', tokenize='unicode61 remove_diacritics 2',
+    prefix='2 3'
+);
+CREATE VIRTUAL TABLE facts_vocab USING fts5vocab(facts_fts, 'row');
+"""
+
+
+def index_path(git_dir: Path) -> Path:
+    return git_dir / "factdesk" / f"index.v{SCHEMA_VERSION}.db"
+
+
+def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
+    uri = f"file:{path}?mode=ro" if readonly else f"file:{path}"
+    conn = sqlite3.connect(uri, uri=True, timeout=10, check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA busy_timeout = 10000")
+    if not readonly:
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA cache_size = -65536")
+    conn.execute("PRAGMA temp_store = MEMORY")
+    conn.execute("PRAGMA mmap_size = 268435456")
+    return conn
+
+
+def create(conn: sqlite3.Connection) -> None:
+    for statement in SCHEMA.split(";\n"):
+        if statement.strip():
+            conn.execute(statement)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+
+
+def is_usable(path: Path) -> bool:
+    """True when `path` is our index, current schema, and passes `quick_check`."""
+    if not path.exists():
+        return False
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if app_id != APPLICATION_ID or version != SCHEMA_VERSION:
+                return False
+            ok = conn.execute("PRAGMA quick_check").fetchone()[0]
+            done = conn.execute("SELECT value FROM meta WHERE key='complete'").fetchone()
+            return bool(ok == "ok" and done and done[0] == "1")
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError:
+        return False
+
+
+def move_aside(path: Path) -> Path | None:
+    """Keep a damaged index for diagnosis: `index.vN.db.corrupt-<ts>` (never deleted)."""
+    if not path.exists():
+        return None
+    target = path.with_name(f"{path.name}.corrupt-{int(time.time())}")
+    path.replace(target)
+    for suffix in ("-wal", "-shm"):
+        side = path.with_name(path.name + suffix)
+        if side.exists():
+            side.replace(target.with_name(target.name + suffix))
+    return target

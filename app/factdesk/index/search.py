@@ -1,0 +1,126 @@
+"""Queries over the index: ranked search, the table's id list, facet counts, one fact.
+
+Ranking: FTS5 bm25 (title weighted 10, domain/entities 3, body 1). To keep p95 low for
+very common terms, bm25 is computed over at most RANK_WINDOW matches, newest first
+(rowid descending); a query matching fewer facts is ranked exactly.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+from factdesk.index.query import CompiledQuery, compile_query
+
+RANK_WINDOW = 4000
+SORTABLE = {
+    "title": "f.title COLLATE NOCASE", "kind": "f.kind", "type": "f.type", "origin": "f.origin",
+    "claim_type": "f.claim_type", "claimant": "f.claimant", "subject": "f.subject_kind",
+    "confidence": "f.confidence", "evidence_weight": "f.evidence_weight",
+    "status": "f.status", "updated": "f.updated_at", "author": "f.author", "path": "f.path",
+    "problems": "(f.errors * 1000 + f.warnings)", "created": "f.created_at",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    id: int
+    path: str
+    title: str
+    type: str | None
+    score: float
+
+    def as_dict(self) -> dict[str, object]:
+        return {"id": self.id, "path": self.path, "title": self.title, "type": self.type,
+                "score": round(self.score, 6)}
+
+
+def _compiled(conn: sqlite3.Connection, query: str | CompiledQuery) -> CompiledQuery:
+    if isinstance(query, CompiledQuery):
+        return query
+    last_visit = conn.execute("SELECT value FROM meta WHERE key = 'last_visit'").fetchone()
+    commit_time = None
+    if "since:" in query:
+        commit_time = {r[0]: r[1] for r in conn.execute("SELECT sha, time FROM commits")}
+    return compile_query(query, since_last_visit=int(last_visit[0]) if last_visit else None,
+                         commit_time=commit_time)
+
+
+def search(conn: sqlite3.Connection, query: str | CompiledQuery, *, limit: int = 20
+           ) -> list[SearchHit]:
+    """The best `limit` facts for a query: bm25 order with text, newest first without."""
+    q = _compiled(conn, query)
+    where = q.where_sql()
+    if q.fts is None:
+        sql = (f"SELECT f.id, f.path, f.title, f.type, 0.0 FROM facts f WHERE {where} "  # noqa: S608
+               "ORDER BY f.updated_at DESC, f.id DESC LIMIT ?")
+        rows = conn.execute(sql, [*q.params, limit]).fetchall()
+    else:
+        sql = (
+            "SELECT f.id, f.path, f.title, f.type, "  # noqa: S608
+            "bm25(facts_fts, 10.0, 1.0, 3.0, 3.0) AS score "
+            "FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid "
+            f"WHERE facts_fts MATCH ? AND {where} ORDER BY facts_fts.rowid DESC LIMIT ?"
+        )
+        rows = conn.execute(sql, [q.fts, *q.params, RANK_WINDOW]).fetchall()
+        rows = sorted(rows, key=lambda r: (r[4], -r[0]))[:limit]
+    return [SearchHit(r[0], r[1], r[2], r[3], -float(r[4])) for r in rows]
+
+
+def fact_ids(conn: sqlite3.Connection, query: str | CompiledQuery, *, sort: str = "updated",
+             descending: bool = True) -> list[int]:
+    """Every matching fact id in table order (the big table's model holds only these)."""
+    q = _compiled(conn, query)
+    if sort == "relevance" and q.fts:
+        hits = search(conn, q, limit=RANK_WINDOW)
+        return [h.id for h in hits]
+    order = SORTABLE.get(sort, "f.updated_at")
+    direction = "DESC" if descending else "ASC"
+    where = q.where_sql()
+    params: list[object] = list(q.params)
+    if q.fts:
+        where = f"f.id IN (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?) AND {where}"
+        params.insert(0, q.fts)
+    sql = (f"SELECT f.id FROM facts f WHERE {where} "  # noqa: S608
+           f"ORDER BY {order} {direction}, f.id {direction}")
+    return [r[0] for r in conn.execute(sql, params)]
+
+
+def facet_counts(conn: sqlite3.Connection, column: str, query: str | CompiledQuery = ""
+                 ) -> list[tuple[str | None, int]]:
+    """(value, count) for a facet column over the facts a query selects."""
+    allowed = {"type", "kind", "origin", "claim_type", "claimant_type", "subject_kind",
+               "status", "topic", "claimant", "op"}
+    if column not in allowed:
+        raise ValueError(column)
+    q = _compiled(conn, query)
+    where = q.where_sql()
+    params: list[object] = list(q.params)
+    if q.fts:
+        where = f"f.id IN (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?) AND {where}"
+        params.insert(0, q.fts)
+    sql = (f"SELECT f.{column}, COUNT(*) FROM facts f WHERE {where} "  # noqa: S608
+           f"GROUP BY f.{column} ORDER BY COUNT(*) DESC")
+    return [(r[0], r[1]) for r in conn.execute(sql, params)]
+
+
+def get_fact_row(conn: sqlite3.Connection, ref: str) -> sqlite3.Row | None:
+    """A fact by id, by path (`kb/…md`, case-insensitive), or by its 8-hex file name."""
+    ref = ref.strip()
+    if ref.isdigit():
+        row = conn.execute("SELECT * FROM facts WHERE id = ?", (int(ref),)).fetchone()
+        if row:
+            return row
+    path = ref if ref.endswith(".md") else ref + ".md"
+    row = conn.execute("SELECT * FROM facts WHERE path = ? OR path = ?",
+                       (path, path.lower())).fetchone()
+    if row or "/" in ref:
+        return row
+    rows = conn.execute("SELECT * FROM facts WHERE path LIKE ? ORDER BY status = 'retracted'",
+                        ("%/" + ref.lower().removesuffix(".md") + ".md",)).fetchall()
+    return rows[0] if len(rows) == 1 else None
+
+
+def problems_for(conn: sqlite3.Connection, path: str) -> list[sqlite3.Row]:
+    return conn.execute("SELECT * FROM problems WHERE path = ? ORDER BY severity, line, code",
+                        (path,)).fetchall()

@@ -1,0 +1,98 @@
+"""Reference classification, knomit's `ClassifyRef` (FORMAT.md §4.1), plus containment."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+_KB_RE = re.compile(r"^kb://([0-9a-fA-F]{12})/(.+)$")
+_SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_HEX40 = re.compile(r"^[0-9a-f]{40}$")
+_HEX12 = re.compile(r"^[0-9a-f]{12}$")
+_LINES = re.compile(r"#L\d+(-L\d+)?$")
+
+
+class RefKind(StrEnum):
+    LOCAL_FACT = "local_fact"
+    FOREIGN_FACT = "foreign_fact"
+    SOURCE_CODE = "source_code"
+    EXTERNAL_URL = "external_url"
+    MALFORMED = "malformed"
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    raw: str
+    kind: RefKind
+    #: For local facts: the repo-relative path, lower-cased for lookup.
+    target: str | None = None
+    warning: str | None = None
+
+
+RepoIds = str | frozenset[str] | None
+
+
+def _ids(repo_id: RepoIds) -> frozenset[str]:
+    if repo_id is None:
+        return frozenset()
+    return frozenset({repo_id}) if isinstance(repo_id, str) else repo_id
+
+
+def classify_ref(raw: str, repo_id: RepoIds) -> Ref:
+    """Classify one ref string exactly in knomit's order.
+
+    `repo_id` is this repository's id: knomit's root-commit prefix, and also the
+    `knomit-repo-nonce` of the init commit where one is recorded (both name this repo).
+    """
+    if raw == "":
+        return Ref(raw, RefKind.MALFORMED, warning="empty ref")
+    if raw.startswith("kb://"):
+        m = _KB_RE.match(raw)
+        if not m:
+            return Ref(raw, RefKind.MALFORMED, warning=f"malformed kb:// ref {raw!r}")
+        rid, path = m.group(1).lower(), m.group(2)
+        if rid in _ids(repo_id):
+            return Ref(raw, RefKind.LOCAL_FACT, target=path.lower())
+        return Ref(raw, RefKind.FOREIGN_FACT, target=path)
+    if raw.startswith("src://"):
+        return _classify_src(raw)
+    if _SCHEME_RE.match(raw):
+        return Ref(raw, RefKind.EXTERNAL_URL)
+    return Ref(raw, RefKind.LOCAL_FACT, target=raw.lower())
+
+
+def _classify_src(raw: str) -> Ref:
+    rest = raw[len("src://") :]
+    rest = _LINES.sub("", rest)
+    version = None
+    if "@" in rest:
+        rest, version = rest.rsplit("@", 1)
+    repo, _, path = rest.partition("/")
+    if not repo or not path:
+        return Ref(raw, RefKind.MALFORMED, warning=f"malformed src:// ref {raw!r}")
+    if version is not None and ":" in version and _HEX12.match(repo):
+        commit, blob = version.split(":", 1)
+        if not (_HEX40.match(commit) and _HEX40.match(blob)):
+            return Ref(raw, RefKind.SOURCE_CODE, warning=f"src:// commit/blob must be 40 hex: {raw!r}")
+    return Ref(raw, RefKind.SOURCE_CODE)
+
+
+def local_targets(refs: tuple[str, ...], repo_id: RepoIds) -> list[str]:
+    """The local fact paths a fact cites, de-duplicated, in order."""
+    seen: dict[str, None] = {}
+    for raw in refs:
+        ref = classify_ref(raw, repo_id)
+        if ref.kind is RefKind.LOCAL_FACT and ref.target is not None:
+            seen.setdefault(ref.target, None)
+    return list(seen)
+
+
+def is_contained_repo_path(path: str) -> bool:
+    """True when a local ref names a path safely inside the repository (RELIABILITY C01–C04)."""
+    if not path or "\x00" in path or "\\" in path or path.startswith("/"):
+        return False
+    if re.match(r"^[A-Za-z]:", path):
+        return False
+    parts = path.split("/")
+    return all(part not in ("", ".", "..") for part in parts)
