@@ -61,6 +61,8 @@ def parse_fact(path: str, data: bytes) -> ParseOutcome:
     """Parse one file's bytes. `path` is repo-relative POSIX."""
     if not data:
         return _fail(path, "empty", "empty file")
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return _fail(path, "encoding_unsupported", "UTF-16 files are not supported")
     if b"\x00" in data[:8192]:
         return _fail(path, "binary", "binary file (NUL byte) named .md")
     if len(data) > MAX_BYTES:
@@ -158,10 +160,10 @@ def _build(path: str, entries: dict[str, yamlv3.Entry], region: str, title_line:
     lines = region.split("\n", 1)
     first = lines[0]
     if not first.startswith("#"):
-        raise yamlv3.FieldError("missing_title", "no title heading found")
+        raise yamlv3.FieldError("missing_h1", "no title heading found")
     title = first.lstrip("#").strip()
     if not title:
-        raise yamlv3.FieldError("missing_title", "empty title heading")
+        raise yamlv3.FieldError("missing_h1", "empty title heading")
     body = lines[1].strip() if len(lines) > 1 else ""
     envelope = Envelope(**{key: string(key) for key in ENVELOPE_KEYS})
     known = set(KNOMIT_KEYS) | set(ENVELOPE_KEYS)

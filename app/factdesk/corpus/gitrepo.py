@@ -187,6 +187,8 @@ class BlobReader:
         if self._proc.stdin:
             self._proc.stdin.close()
         self._proc.wait(timeout=10)
+        if self._proc.stdout:
+            self._proc.stdout.close()
 
     def __enter__(self) -> BlobReader:
         return self

@@ -1,0 +1,334 @@
+"""InspectorPanel: the selected fact's envelope, trust, attribution, body, refs, problems
+and history (DESIGN.md §5). Every label showing corpus text is plain text (RELIABILITY H01).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import datetime
+
+from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtGui import QBrush, QColor, QDesktopServices
+from PySide6.QtWidgets import (
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QTabWidget,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from factdesk.gui import theme
+from factdesk.gui.history_panel import HistoryPanel
+from factdesk.gui.safe_browser import SafeTextBrowser, confirm_open_url
+from factdesk.gui.session import IndexSession
+from factdesk.index.search import get_fact_row, problems_for
+from factdesk.model.authority import attribution
+from factdesk.model.refs import RefKind, classify_ref
+
+REF_ROLE = Qt.ItemDataRole.UserRole + 1
+STALE_EPSILON = 0.005
+REF_GROUPS = ("Facts", "Retracted facts", "Missing facts", "Cited by", "Foreign facts",
+              "Source code", "URLs", "Malformed")
+
+
+def plain_label(text: str = "", parent: QWidget | None = None, *, name: str = "") -> QLabel:
+    """A QLabel that never interprets its text as markup."""
+    label = QLabel(parent)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setText(text)
+    if name:
+        label.setObjectName(name)
+    return label
+
+
+def badge(parent: QWidget, name: str) -> QLabel:
+    label = plain_label("", parent, name=name)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return label
+
+
+def _style_badge(label: QLabel, caption: str, value: str | None, color: str,
+                 *, derived: bool = False) -> None:
+    text = f"{caption}: {value or '—'}" + ("  (derived)" if derived else "")
+    label.setText(text)
+    border = "dashed" if derived else "solid"
+    label.setStyleSheet(f"QLabel {{ color: {color}; border: 1px {border} {color}; "
+                        "border-radius: 8px; padding: 2px 8px; }")
+    label.setToolTip(theme.tooltip(text))
+
+
+def _when(stamp: int | None) -> str:
+    return datetime.fromtimestamp(stamp).strftime("%Y-%m-%d %H:%M") if stamp else "—"
+
+
+def _num(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+class InspectorPanel(QWidget):
+    """Shows one fact; emits `fact_link_did_activate(id)` when a fact ref or link is followed."""
+
+    fact_link_did_activate = Signal(int)
+    status_did_change = Signal(str)
+
+    def __init__(self, session: IndexSession, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("inspector")
+        self._session = session
+        self.fact_id: int | None = None
+        self.path: str | None = None
+        self.title = plain_label("No fact selected", self, name="inspectorTitle")
+        self.title.setWordWrap(True)
+        font = self.title.font()
+        font.setPointSizeF(font.pointSizeF() * 1.25)
+        font.setBold(True)
+        self.title.setFont(font)
+        self.path_label = plain_label("", self, name="inspectorPath")
+        self.path_label.setStyleSheet(f"color: {theme.DERIVED_COLOR};")
+        self.path_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.path_label.setWordWrap(True)
+        self.retracted = plain_label("", self, name="inspectorRetracted")
+        self.retracted.setWordWrap(True)
+        self.retracted.setStyleSheet("QLabel { background: #eeeeee; color: #424242; "
+                                     "padding: 4px; border-left: 3px solid #757575; }")
+        self.retracted.hide()
+        self.badges = {name: badge(self, f"badge_{name}") for name in (
+            "kind", "type", "origin", "writer", "subject", "claim")}
+        axes = QGridLayout()
+        axes.setHorizontalSpacing(6)
+        for i, name in enumerate(("kind", "type", "origin")):
+            axes.addWidget(self.badges[name], 0, i)
+        axes.addWidget(self.badges["writer"], 1, 0, 1, 3)
+        axes.addWidget(self.badges["subject"], 2, 0, 1, 2)
+        axes.addWidget(self.badges["claim"], 2, 2)
+        self.trust = {name: plain_label("", self, name=f"trust_{name}") for name in (
+            "confidence", "weight", "sources")}
+        trust_row = QHBoxLayout()
+        for name in ("confidence", "weight", "sources"):
+            box = QFrame(self)
+            box.setFrameShape(QFrame.Shape.StyledPanel)
+            inner = QVBoxLayout(box)
+            inner.setContentsMargins(6, 3, 6, 3)
+            self.trust[name].setWordWrap(True)
+            inner.addWidget(self.trust[name])
+            trust_row.addWidget(box, 1)
+        self.attribution = plain_label("", self, name="inspectorAttribution")
+        self.attribution.setWordWrap(True)
+        self.attribution.setStyleSheet("QLabel { font-style: italic; padding: 4px; "
+                                       "background: #f3f6fb; border-radius: 4px; }")
+        self.attribution.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.body = SafeTextBrowser(self)
+        self.body.setObjectName("inspectorBody")
+        self.body.link_did_activate.connect(self.follow_link)
+        self.body.link_did_hover.connect(self.status_did_change)
+        self.refs = QTreeWidget(self)
+        self.refs.setObjectName("inspectorRefs")
+        self.refs.setHeaderLabels(["Reference", "Title"])
+        self.refs.itemActivated.connect(self._ref_activated)
+        self.refs.itemClicked.connect(self._ref_activated)
+        self.problems = QTreeWidget(self)
+        self.problems.setObjectName("inspectorProblems")
+        self.problems.setHeaderLabels(["Code", "Severity", "Line", "Message"])
+        self.problems.setRootIsDecorated(False)
+        self.history = HistoryPanel(session.repo, self)
+        self.tabs = QTabWidget(self)
+        self.tabs.setObjectName("inspectorTabs")
+        self.tabs.addTab(self.body, "Body")
+        self.tabs.addTab(self.refs, "Refs")
+        self.tabs.addTab(self.problems, "Problems")
+        self.tabs.addTab(self.history, "History")
+        self.tabs.currentChanged.connect(self._tab_changed)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 6, 8, 6)
+        layout.addWidget(self.title)
+        layout.addWidget(self.path_label)
+        layout.addWidget(self.retracted)
+        layout.addLayout(axes)
+        layout.addLayout(trust_row)
+        layout.addWidget(self.attribution)
+        layout.addWidget(self.tabs, 1)
+        self._history_loaded = False
+        self.show_fact(None)
+
+    # -- showing a fact -----------------------------------------------------------------------
+
+    def show_fact(self, fact_id: int | None) -> None:
+        """Show the fact with this id (any status), or an empty inspector for None."""
+        conn = self._session.conn
+        row = get_fact_row(conn, str(fact_id)) if conn is not None and fact_id is not None else None
+        self.fact_id = row["id"] if row else None
+        self.path = row["path"] if row else None
+        for widget in (self.badges.values(), self.trust.values()):
+            for w in widget:
+                w.setVisible(row is not None)
+        self.attribution.setVisible(row is not None)
+        self.tabs.setEnabled(row is not None)
+        if row is None:
+            self.title.setText("No fact selected")
+            self.path_label.setText("Select a fact in the table (j/k to move).")
+            self.retracted.hide()
+            self.body.clear()
+            self.refs.clear()
+            self.problems.clear()
+            self.history.show_path(None, "")
+            return
+        self.title.setText(row["title"] or "(untitled)")
+        self.path_label.setText(row["path"])
+        self._show_envelope(row)
+        self._show_retraction(row)
+        self.body.show_markdown(row["body"])
+        assert conn is not None
+        self._show_refs(conn, row)
+        self._show_problems(conn, row["path"])
+        self._history_loaded = False
+        if self.tabs.currentWidget() is self.history:
+            self._load_history()
+
+    def _show_envelope(self, row: sqlite3.Row) -> None:
+        b = self.badges
+        for name in ("kind", "type", "origin"):
+            mark = theme.mark_for(name, row[name]) or theme.UNKNOWN
+            _style_badge(b[name], name, theme.labelled(name, row[name]), mark.color)
+        writer = f"{row['claimant'] or 'unknown'} ({row['claimant_type'] or 'unverified'})"
+        derived = bool(row["claimant_derived"] or row["claimant_type_derived"])
+        _style_badge(b["writer"], "writer", writer, "#37474f", derived=derived)
+        subject = " ".join(x for x in (row["subject_kind"], row["subject_ref"]) if x) or None
+        _style_badge(b["subject"], "subject", subject, "#37474f")
+        _style_badge(b["claim"], "claim", row["claim_type"], "#37474f",
+                     derived=bool(row["claim_type_derived"]))
+        self.trust["confidence"].setText(f"Confidence\n{_num(row['confidence'])}")
+        recorded, computed = row["evidence_weight"], row["evidence_weight_computed"]
+        weight = f"Evidence weight\nrecorded {_num(recorded)} · computed {_num(computed)}"
+        stale = (recorded is not None and computed is not None
+                 and abs(recorded - computed) > STALE_EPSILON)
+        self.trust["weight"].setText(weight + ("\n⚠ stale" if stale else ""))
+        self.trust["weight"].setStyleSheet(f"color: {theme.ERROR_COLOR};" if stale else "")
+        self.trust["sources"].setText(f"Sources\n{row['sources'] if row['sources'] is not None else '—'}")
+        if row["claim_type"]:
+            self.attribution.setText(attribution(
+                row["title"], claimant=row["claimant"], claimant_type=row["claimant_type"],
+                subject_kind=row["subject_kind"], claim_type=row["claim_type"]))
+        else:
+            self.attribution.setText("(not parsed: see Problems)")
+
+    def _show_retraction(self, row: sqlite3.Row) -> None:
+        if row["status"] != "retracted":
+            self.retracted.hide()
+            return
+        self.retracted.setText(
+            f"Retracted {_when(row['retracted_at'])} by {row['retracted_by'] or 'unknown'}"
+            f" — {row['retracted_reason'] or 'no reason recorded'}\n"
+            "Showing its last version.")
+        self.retracted.show()
+
+    def _show_refs(self, conn: sqlite3.Connection, row: sqlite3.Row) -> None:
+        self.refs.clear()
+        groups: dict[str, QTreeWidgetItem] = {}
+
+        def add(group: str, raw: str, title: str, data: object) -> None:
+            if group not in groups:
+                groups[group] = QTreeWidgetItem([group, ""])
+            item = QTreeWidgetItem(groups[group], [raw, title])
+            item.setData(0, REF_ROLE, data)
+            item.setToolTip(0, theme.tooltip(raw))
+            item.setToolTip(1, theme.tooltip(title))
+
+        for raw in json.loads(row["refs"] or "[]"):
+            ref = classify_ref(str(raw), self._session.repo_ids)
+            if ref.kind is RefKind.LOCAL_FACT:
+                hit = self._resolve_local(conn, str(raw), ref.target or "")
+                if hit is None:
+                    add("Missing facts", str(raw), "not in the index", None)
+                else:
+                    group = "Retracted facts" if hit["status"] == "retracted" else "Facts"
+                    add(group, str(raw), hit["title"], ("fact", hit["id"]))
+            elif ref.kind is RefKind.FOREIGN_FACT:
+                add("Foreign facts", str(raw), "", None)
+            elif ref.kind is RefKind.SOURCE_CODE:
+                add("Source code", str(raw), "", None)
+            elif ref.kind is RefKind.EXTERNAL_URL:
+                add("URLs", str(raw), "", ("url", str(raw)))
+            else:
+                add("Malformed", str(raw), ref.warning or "", None)
+        for cited in conn.execute(
+                "SELECT f.id, f.path, f.title FROM refs r JOIN facts f ON f.path = r.src "
+                "WHERE r.target = ? OR r.target = ? ORDER BY f.path",
+                (row["path"], row["path"].lower())):
+            add("Cited by", cited["path"], cited["title"], ("fact", cited["id"]))
+        for name in REF_GROUPS:
+            if name in groups:
+                groups[name].setText(0, f"{name} ({groups[name].childCount()})")
+                self.refs.addTopLevelItem(groups[name])
+                groups[name].setExpanded(True)
+        self.refs.resizeColumnToContents(0)
+        total = sum(g.childCount() for g in groups.values())
+        self.tabs.setTabText(1, f"Refs ({total})")
+
+    @staticmethod
+    def _resolve_local(conn: sqlite3.Connection, raw: str, target: str) -> sqlite3.Row | None:
+        exact = raw.split("/", 3)[3] if raw.startswith("kb://") and raw.count("/") >= 3 else raw
+        for candidate in (exact, target):
+            hit = conn.execute("SELECT id, status, title FROM facts WHERE path = ?",
+                               (candidate,)).fetchone()
+            if hit:
+                return hit
+        return conn.execute("SELECT id, status, title FROM facts WHERE lower(path) = ?",
+                            (target,)).fetchone()
+
+    def _show_problems(self, conn: sqlite3.Connection, path: str) -> None:
+        self.problems.clear()
+        rows = problems_for(conn, path)
+        for p in rows:
+            item = QTreeWidgetItem([p["code"], p["severity"], str(p["line"]), p["message"]])
+            item.setForeground(1, _brush(theme.SEVERITY_COLORS.get(p["severity"], "#000000")))
+            item.setToolTip(3, theme.tooltip(p["message"]))
+            self.problems.addTopLevelItem(item)
+        for col in range(3):
+            self.problems.resizeColumnToContents(col)
+        self.tabs.setTabText(2, f"Problems ({len(rows)})")
+
+    def _tab_changed(self, _index: int) -> None:
+        if self.tabs.currentWidget() is self.history and not self._history_loaded:
+            self._load_history()
+
+    def _load_history(self) -> None:
+        self._history_loaded = True
+        self.history.show_path(self._session.conn, self.path or "")
+
+    # -- links --------------------------------------------------------------------------------
+
+    def _ref_activated(self, item: QTreeWidgetItem, _column: int = 0) -> None:
+        data = item.data(0, REF_ROLE)
+        if not data:
+            return
+        kind, value = data
+        if kind == "fact":
+            self.fact_link_did_activate.emit(int(value))
+        elif kind == "url":
+            self.follow_link(QUrl(value))
+
+    def follow_link(self, url: QUrl) -> None:
+        """A link in the body: fact links navigate, http(s) asks first, the rest is refused."""
+        text = url.toString()
+        scheme = url.scheme().lower()
+        if scheme in ("http", "https"):
+            if confirm_open_url(self, url):
+                QDesktopServices.openUrl(url)
+            return
+        ref = classify_ref(text, self._session.repo_ids)
+        conn = self._session.conn
+        if ref.kind is RefKind.LOCAL_FACT and conn is not None and scheme in ("", "kb"):
+            hit = self._resolve_local(conn, text, ref.target or "")
+            if hit is not None:
+                self.fact_link_did_activate.emit(hit["id"])
+                return
+        self.status_did_change.emit(f"Not opened: {text}")
+
+
+def _brush(color: str) -> QBrush:
+    return QBrush(QColor(color))

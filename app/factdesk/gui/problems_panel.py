@@ -1,0 +1,84 @@
+"""ProblemsPanel: every checker finding in the corpus, grouped by rule code.
+
+Double-clicking a finding emits `fact_did_request(id)` so the window can show that fact.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+
+from factdesk.gui import theme
+
+FACT_ROLE = Qt.ItemDataRole.UserRole + 1
+MAX_PER_CODE = 2000
+PROBLEMS_SQL = """
+SELECT p.code, p.severity, p.path, p.line, p.message, f.id, f.title
+FROM problems p LEFT JOIN facts f ON f.path = p.path
+ORDER BY CASE p.severity WHEN 'error' THEN 0 WHEN 'warning' THEN 1 ELSE 2 END, p.code, p.path
+"""
+
+
+class ProblemsPanel(QWidget):
+    """A tree: rule code (count) → `path:line message` rows."""
+
+    fact_did_request = Signal(int)
+
+    def __init__(self, connection: Callable[[], sqlite3.Connection | None],
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._connection = connection
+        self.tree = QTreeWidget(self)
+        self.tree.setObjectName("problemsTree")
+        self.tree.setHeaderLabels(["Problem", "Fact", "Line", "Message"])
+        self.tree.setUniformRowHeights(True)
+        self.tree.itemDoubleClicked.connect(self._activated)
+        self.tree.itemActivated.connect(self._activated)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.tree)
+        self.total = 0
+
+    def refresh(self) -> None:
+        """Reload all findings from the index."""
+        self.tree.clear()
+        conn = self._connection()
+        self.total = 0
+        if conn is None:
+            return
+        groups: dict[str, QTreeWidgetItem] = {}
+        counts: dict[str, int] = {}
+        for r in conn.execute(PROBLEMS_SQL):
+            code = r["code"]
+            counts[code] = counts.get(code, 0) + 1
+            self.total += 1
+            group = groups.get(code)
+            if group is None:
+                group = QTreeWidgetItem([code, "", "", ""])
+                group.setForeground(0, QBrush(QColor(theme.SEVERITY_COLORS.get(
+                    r["severity"], "#000000"))))
+                groups[code] = group
+                self.tree.addTopLevelItem(group)
+            if counts[code] > MAX_PER_CODE:
+                continue
+            item = QTreeWidgetItem(group, [r["severity"], r["title"] or r["path"],
+                                           str(r["line"]), r["message"]])
+            item.setData(0, FACT_ROLE, r["id"])
+            item.setToolTip(1, theme.tooltip(r["path"]))
+            item.setToolTip(3, theme.tooltip(r["message"]))
+        for code, group in groups.items():
+            extra = counts[code] - MAX_PER_CODE
+            group.setText(0, f"{code} ({counts[code]})")
+            if extra > 0:
+                QTreeWidgetItem(group, [f"… {extra} more: search problem:{code}", "", "", ""])
+        self.tree.resizeColumnToContents(0)
+        self.tree.setColumnWidth(1, 360)
+
+    def _activated(self, item: QTreeWidgetItem, _column: int = 0) -> None:
+        fact_id = item.data(0, FACT_ROLE)
+        if fact_id is not None:
+            self.fact_did_request.emit(int(fact_id))

@@ -1,0 +1,212 @@
+"""SearchBar: the query line with field/value completion, an error line and filter chips.
+
+The query language is the core's (`factdesk.index.query`); this widget only edits text.
+Chips are removable buttons, one per `field:value` token of the current query.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Callable
+
+from PySide6.QtCore import QStringListModel, Qt, Signal
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import (
+    QCompleter,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from factdesk.gui import theme
+from factdesk.index.query import FIELDS
+from factdesk.index.search import facet_counts
+
+TOKEN_RE = re.compile(r'-?\w+:"(?:[^"]|"")*"?|-?\w+:\S+|"(?:[^"]|"")*"?|\S+')
+FIELD_TOKEN_RE = re.compile(r"^-?(\w+):(.+)$")
+#: query field → facet column whose distinct values complete it
+VALUE_COLUMNS = {"type": "type", "kind": "kind", "origin": "origin", "claim": "claim_type",
+                 "claimant": "claimant", "subject": "subject_kind", "topic": "topic",
+                 "op": "op"}
+FIXED_VALUES = {
+    "status": ["live", "broken", "retracted", "problems"],
+    "has": ["problems", "errors", "envelope", "weight", "refs"],
+    "since": ["last-visit"],
+}
+
+
+def query_tokens(text: str) -> list[str]:
+    """Split a query into tokens, keeping quoted phrases and `field:"a b"` whole."""
+    return TOKEN_RE.findall(text)
+
+
+def quote_value(value: str) -> str:
+    return value if value and re.fullmatch(r"[^\s\"]+", value) else '"' + value.replace('"', '""') + '"'
+
+
+def add_term(text: str, field: str, value: str) -> str:
+    """`text` with `field:value` appended unless already present."""
+    term = f"{field}:{quote_value(value)}"
+    tokens = query_tokens(text)
+    if term in tokens:
+        return text
+    return " ".join([*tokens, term])
+
+
+def remove_token(text: str, token: str) -> str:
+    tokens = query_tokens(text)
+    if token in tokens:
+        tokens.remove(token)
+    return " ".join(tokens)
+
+
+class QueryLineEdit(QLineEdit):
+    """A line edit that completes the word under the cursor (field names, then values)."""
+
+    escape_did_press = Signal()
+
+    def __init__(self, values_for: Callable[[str], list[str]], parent: QWidget | None = None):
+        super().__init__(parent)
+        self._values_for = values_for
+        self._model = QStringListModel(self)
+        self.completer_popup = QCompleter(self._model, self)
+        self.completer_popup.setWidget(self)
+        self.completer_popup.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.completer_popup.setCompletionMode(QCompleter.CompletionMode.PopupCompletion)
+        self.completer_popup.activated.connect(self.insert_completion)
+        self.textEdited.connect(self._update_completions)
+
+    def _word(self) -> tuple[int, str]:
+        before = self.text()[: self.cursorPosition()]
+        start = max(before.rfind(" "), -1) + 1
+        return start, before[start:]
+
+    def completions_for(self, word: str) -> list[str]:
+        """Candidates for the word being typed: `field:` names, or `field:value` values."""
+        neg = "-" if word.startswith("-") else ""
+        word = word.removeprefix("-")
+        if ":" in word:
+            field = word.split(":", 1)[0].lower()
+            return [f"{neg}{field}:{quote_value(v)}" for v in self._values_for(field)]
+        return [f"{neg}{name}:" for name in FIELDS]
+
+    def _update_completions(self, _text: str) -> None:
+        _start, word = self._word()
+        if not word:
+            self.completer_popup.popup().hide()
+            return
+        self._model.setStringList(self.completions_for(word))
+        self.completer_popup.setCompletionPrefix(word)
+        if self.completer_popup.completionCount():
+            self.completer_popup.complete()
+        else:
+            self.completer_popup.popup().hide()
+
+    def insert_completion(self, completion: str) -> None:
+        start, word = self._word()
+        text = self.text()
+        end = start + len(word)
+        sep = "" if completion.endswith(":") else " "
+        self.setText(text[:start] + completion + sep + text[end:].lstrip())
+        self.setCursorPosition(start + len(completion) + len(sep))
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
+        popup = self.completer_popup.popup()
+        if popup.isVisible() and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter,
+                                                 Qt.Key.Key_Escape, Qt.Key.Key_Tab):
+            event.ignore()  # the completer's popup handles these
+            return
+        if event.key() == Qt.Key.Key_Escape:
+            self.escape_did_press.emit()
+            return
+        super().keyPressEvent(event)
+
+
+class SearchBar(QWidget):
+    """Query line + error text + chips; emits `query_did_submit(text)` on Enter."""
+
+    query_did_submit = Signal(str)
+
+    def __init__(self, connection: Callable[[], sqlite3.Connection | None],
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._connection = connection
+        self.line = QueryLineEdit(self.values_for, self)
+        self.line.setObjectName("searchLine")
+        self.line.setPlaceholderText('Search  (/)   e.g. type:hypothesis confidence:<0.5 "retry"')
+        self.line.setClearButtonEnabled(True)
+        self.line.returnPressed.connect(self.submit)
+        self.line.escape_did_press.connect(self.clear)
+        self.error = QLabel(self)
+        self.error.setObjectName("searchError")
+        self.error.setTextFormat(Qt.TextFormat.PlainText)
+        self.error.setStyleSheet(f"color: {theme.ERROR_COLOR};")
+        self.error.setWordWrap(True)
+        self.error.hide()
+        self.chips = QWidget(self)
+        self.chips.setObjectName("searchChips")
+        self._chips_layout = QHBoxLayout(self.chips)
+        self._chips_layout.setContentsMargins(0, 0, 0, 0)
+        self._chips_layout.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addWidget(self.line)
+        layout.addWidget(self.error)
+        layout.addWidget(self.chips)
+
+    def values_for(self, field: str) -> list[str]:
+        if field in FIXED_VALUES:
+            return FIXED_VALUES[field]
+        conn = self._connection()
+        column = VALUE_COLUMNS.get(field)
+        if conn is None or column is None:
+            return []
+        return [str(v) for v, _n in facet_counts(conn, column, "") if v]
+
+    def text(self) -> str:
+        return self.line.text()
+
+    def set_query(self, text: str, *, submit: bool = True) -> None:
+        self.line.setText(text)
+        if submit:
+            self.submit()
+
+    def submit(self) -> None:
+        self.query_did_submit.emit(self.line.text().strip())
+
+    def clear(self) -> None:
+        """Esc: clear the query and show everything."""
+        self.set_query("")
+
+    def show_error(self, message: str | None) -> None:
+        self.error.setText(message or "")
+        self.error.setVisible(bool(message))
+
+    def show_chips(self, text: str) -> None:
+        """One removable chip per field filter of the applied query."""
+        while self._chips_layout.count() > 1:
+            item = self._chips_layout.takeAt(0)
+            widget = item.widget()
+            if widget is not None:
+                widget.hide()
+                widget.setParent(None)
+                widget.deleteLater()
+        for token in query_tokens(text):
+            if not FIELD_TOKEN_RE.match(token):
+                continue
+            chip = QPushButton(f"{token}  ×", self.chips)
+            chip.setObjectName("chip")
+            chip.setFlat(True)
+            chip.setCursor(Qt.CursorShape.PointingHandCursor)
+            chip.setToolTip(theme.tooltip(f"Remove {token}"))
+            chip.setStyleSheet("QPushButton { border: 1px solid #90a4ae; border-radius: 9px; "
+                               "padding: 1px 8px; background: #eceff1; }")
+            chip.clicked.connect(lambda _=False, t=token: self.set_query(
+                remove_token(self.line.text(), t)))
+            self._chips_layout.insertWidget(self._chips_layout.count() - 1, chip)
+        self.chips.setVisible(self._chips_layout.count() > 1)

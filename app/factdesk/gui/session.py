@@ -1,0 +1,115 @@
+"""The open corpus as the GUI sees it: repository, index, the GUI thread's read connection,
+and the background worker that brings the index up to date.
+
+Index updates run on a QThread with their own connection (the indexer opens it); the GUI
+thread only reads, through one read-only connection opened once the index is usable.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QThread, Signal
+
+from factdesk.index import schema
+from factdesk.index.indexer import Indexer, IndexStats
+
+
+class IndexWorker(QThread):
+    """Runs `Indexer.update()` off the GUI thread and reports progress through signals."""
+
+    progress_did_change = Signal(str, int, int)
+    update_did_finish = Signal(object)  # IndexStats
+    update_did_fail = Signal(str)
+
+    def __init__(self, indexer: Indexer, *, rebuild: bool = False,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._indexer = indexer
+        self._rebuild = rebuild
+
+    def run(self) -> None:  # noqa: D102 - QThread override
+        try:
+            stats = self._indexer.update(rebuild=self._rebuild, progress=self._progress)
+        except Exception as exc:  # a failed update must reach the user, not kill the thread
+            self.update_did_fail.emit(f"{type(exc).__name__}: {exc}")
+            return
+        self.update_did_finish.emit(stats)
+
+    def _progress(self, stage: str, done: int, total: int) -> None:
+        self.progress_did_change.emit(stage, done, total)
+
+
+class IndexSession(QObject):
+    """One corpus: owns the indexer, the read connection and at most one running update."""
+
+    index_did_update = Signal(object)  # IndexStats
+    index_did_fail = Signal(str)
+    progress_did_change = Signal(str, int, int)
+
+    def __init__(self, repo: Path, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.repo = repo.resolve()
+        self.indexer = Indexer(self.repo)
+        self.conn: sqlite3.Connection | None = None
+        self._worker: IndexWorker | None = None
+        self._pending = False
+        self.repo_ids: frozenset[str] = frozenset()
+        if schema.is_usable(self.indexer.path):
+            self._open_reader()
+
+    @property
+    def is_updating(self) -> bool:
+        return self._worker is not None
+
+    def _open_reader(self) -> None:
+        if self.conn is None:
+            self.conn = self.indexer.connect(readonly=True)
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'repo_id'").fetchone()
+        self.repo_ids = frozenset((row[0] if row else "").split())
+
+    def update(self, *, rebuild: bool = False) -> None:
+        """Start a background update; a request during a running one is queued once."""
+        if self._worker is not None:
+            self._pending = True
+            return
+        worker = IndexWorker(self.indexer, rebuild=rebuild, parent=self)
+        worker.progress_did_change.connect(self.progress_did_change)
+        worker.update_did_finish.connect(self._on_finished)
+        worker.update_did_fail.connect(self._on_failed)
+        self._worker = worker
+        worker.start()
+
+    def _reap(self) -> None:
+        if self._worker is not None:
+            self._worker.wait()
+            self._worker.deleteLater()
+            self._worker = None
+
+    def _on_finished(self, stats: IndexStats) -> None:
+        self._reap()
+        self._open_reader()
+        self.index_did_update.emit(stats)
+        self._run_pending()
+
+    def _on_failed(self, message: str) -> None:
+        self._reap()
+        self.index_did_fail.emit(message)
+        self._run_pending()
+
+    def _run_pending(self) -> None:
+        if self._pending:
+            self._pending = False
+            self.update()
+
+    def close(self) -> None:
+        """Wait for a running update (it is one transaction) and close the connection."""
+        self._pending = False
+        if self._worker is not None:
+            self._worker.wait()
+            self._worker.deleteLater()
+            self._worker = None
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None

@@ -1,0 +1,189 @@
+"""FactTableController: owns the fact table's view, header, selection and menus.
+
+Sorting happens in SQL (`search.fact_ids(sort=…)`), never in a proxy model; the selection
+is kept as a fact id and restored after every re-query (Anki's `table/table.py`).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QByteArray, QItemSelectionModel, QObject, QPoint, QSettings, Qt, Signal
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTableView, QWidget
+
+from factdesk.gui.session import IndexSession
+from factdesk.gui.table_model import FactTableModel
+from factdesk.gui.table_state import DEFAULT_HIDDEN, FactTableState
+from factdesk.index.search import fact_ids
+
+
+class FactTableView(QTableView):
+    """The table widget; j/k are handled by window actions, everything else is Qt's."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("factTable")
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.setAlternatingRowColors(True)
+        self.setWordWrap(False)
+        self.setShowGrid(False)
+        self.setSortingEnabled(False)  # we sort in SQL ourselves on header clicks
+        self.verticalHeader().hide()
+        self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
+        self.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+
+
+class FactTableController(QObject):
+    """Connects state, model and view; emits `fact_did_select` with the current fact id."""
+
+    fact_did_select = Signal(object)  # int | None
+    rows_did_change = Signal(int)
+
+    def __init__(self, session: IndexSession, settings: QSettings,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._session = session
+        self._settings = settings
+        self.state = FactTableState(settings)
+        self.model = FactTableModel(self.state, lambda: self._session.conn, self)
+        self.view = FactTableView(parent)
+        self.view.setModel(self.model)
+        header = self.view.horizontalHeader()
+        header.setSectionsMovable(True)
+        header.setSectionsClickable(True)
+        header.setSortIndicatorShown(True)
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        header.customContextMenuRequested.connect(self._show_header_menu)
+        self._restore_header()
+        header.sortIndicatorChanged.connect(self._on_sort_changed)
+        header.sectionMoved.connect(lambda *_: self.save_header())
+        header.sectionResized.connect(lambda *_: self.save_header())
+        self.view.selectionModel().currentRowChanged.connect(self._on_current_changed)
+        self._current: int | None = None
+        self._resetting = False
+
+    # -- header -----------------------------------------------------------------------------
+
+    def _restore_header(self) -> None:
+        header = self.view.horizontalHeader()
+        saved = self._settings.value("table/header")
+        restored = isinstance(saved, QByteArray) and header.restoreState(saved)
+        if not restored:
+            for i, column in enumerate(self.state.columns):
+                header.resizeSection(i, column.width)
+                header.setSectionHidden(i, column.key in DEFAULT_HIDDEN)
+        order = (Qt.SortOrder.DescendingOrder if self.state.descending
+                 else Qt.SortOrder.AscendingOrder)
+        header.setSortIndicator(self.state.column_index(self.state.sort_key), order)
+
+    def save_header(self) -> None:
+        self._settings.setValue("table/header", self.view.horizontalHeader().saveState())
+
+    def _show_header_menu(self, pos: QPoint) -> None:
+        self.column_menu().exec(self.view.horizontalHeader().mapToGlobal(pos))
+
+    def column_menu(self) -> QMenu:
+        """A checkable entry per column (drag headers to reorder)."""
+        header = self.view.horizontalHeader()
+        menu = QMenu(self.view)
+        menu.setObjectName("columnMenu")
+        for i, column in enumerate(self.state.columns):
+            action = QAction(column.label, menu)
+            action.setCheckable(True)
+            action.setChecked(not header.isSectionHidden(i))
+            action.toggled.connect(lambda on, i=i: self.set_column_visible(i, on))
+            menu.addAction(action)
+        menu.addSeparator()
+        menu.addAction("Reset columns", self.reset_columns)
+        return menu
+
+    def set_column_visible(self, section: int, visible: bool) -> None:
+        header = self.view.horizontalHeader()
+        if not visible and header.count() - header.hiddenSectionCount() <= 1:
+            return  # keep at least one column
+        header.setSectionHidden(section, not visible)
+        self.save_header()
+
+    def reset_columns(self) -> None:
+        header = self.view.horizontalHeader()
+        for i, column in enumerate(self.state.columns):
+            header.moveSection(header.visualIndex(i), i)
+            header.resizeSection(i, column.width)
+            header.setSectionHidden(i, column.key in DEFAULT_HIDDEN)
+        self.save_header()
+
+    def _on_sort_changed(self, section: int, order: Qt.SortOrder) -> None:
+        key = self.state.columns[section].key
+        self.state.set_sort(key, order == Qt.SortOrder.DescendingOrder)
+        self.save_header()
+        self.requery()
+
+    # -- rows and selection -----------------------------------------------------------------
+
+    def requery(self, query: str | None = None) -> int:
+        """Re-run the query in SQL; raises QueryError for a bad query (state unchanged)."""
+        conn = self._session.conn
+        text = self.state.query if query is None else query
+        if conn is None:
+            ids: list[int] = []
+        else:
+            ids = fact_ids(conn, text, sort=self.state.sort_key,
+                           descending=self.state.descending)
+        self.state.query = text
+        keep = self._current
+        self._resetting = True
+        try:
+            self.model.set_ids(ids)
+        finally:
+            self._resetting = False
+        if keep is not None and self.model.row_of(keep) is not None:
+            self.select_id(keep)
+        elif keep is not None:
+            self._current = None
+            self.fact_did_select.emit(None)
+        self.rows_did_change.emit(len(ids))
+        return len(ids)
+
+    def refresh(self) -> None:
+        """The index changed: drop the page cache and re-run the same query."""
+        self.model.invalidate()
+        self.requery()
+
+    def select_id(self, fact_id: int) -> bool:
+        """Make `fact_id` current and visible; False when it is not in the table."""
+        row = self.model.row_of(fact_id)
+        if row is None:
+            return False
+        index = self.model.index(row, self._first_visible_column())
+        flags = (QItemSelectionModel.SelectionFlag.ClearAndSelect
+                 | QItemSelectionModel.SelectionFlag.Rows)
+        self.view.selectionModel().setCurrentIndex(index, flags)
+        self.view.scrollTo(index)
+        return True
+
+    def _first_visible_column(self) -> int:
+        return self.view.horizontalHeader().logicalIndex(0) if self.model.columnCount() else 0
+
+    def move(self, delta: int) -> None:
+        """Move the current row by `delta` (j/k)."""
+        count = self.model.rowCount()
+        if not count:
+            return
+        current = self.view.currentIndex()
+        row = current.row() + delta if current.isValid() else 0
+        fact_id = self.model.fact_id(max(0, min(count - 1, row)))
+        if fact_id is not None:
+            self.select_id(fact_id)
+
+    def current_id(self) -> int | None:
+        return self._current
+
+    def _on_current_changed(self, current, _previous) -> None:  # noqa: ANN001
+        if self._resetting:
+            return
+        fact_id = self.model.fact_id(current.row()) if current.isValid() else None
+        if fact_id != self._current:
+            self._current = fact_id
+            self.fact_did_select.emit(fact_id)

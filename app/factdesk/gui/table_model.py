@@ -1,0 +1,203 @@
+"""FactTableModel: a thin QAbstractTableModel over a list of fact ids.
+
+`rowCount()` is the length of the id list one SQL query produced (sorted and filtered in
+SQL). Rows are read lazily a page at a time into a cache that is dropped in O(1).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QColor, QFont
+
+from factdesk.gui import theme
+from factdesk.gui.table_state import ROW_SQL, FactTableState
+
+FACT_ID_ROLE = Qt.ItemDataRole.UserRole + 1
+FACT_PATH_ROLE = Qt.ItemDataRole.UserRole + 2
+PAGE_SIZE = 256
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+def _format_time(stamp: int | None) -> str:
+    if not stamp:
+        return ""
+    return datetime.fromtimestamp(stamp).strftime("%Y-%m-%d %H:%M")
+
+
+def _format_float(value: float | None) -> str:
+    return "" if value is None else f"{value:.2f}"
+
+
+class FactTableModel(QAbstractTableModel):
+    """Rows are fact ids; cells come from a lazily filled page cache."""
+
+    def __init__(self, state: FactTableState, connection: Callable[[], sqlite3.Connection | None],
+                 parent: Any = None) -> None:
+        super().__init__(parent)
+        self._state = state
+        self._connection = connection
+        self._ids: list[int] = []
+        self._row_of: dict[int, int] | None = None
+        self._pages: dict[int, dict[int, sqlite3.Row]] = {}
+
+    # -- data loading ---------------------------------------------------------------------
+
+    @property
+    def ids(self) -> list[int]:
+        return self._ids
+
+    def set_ids(self, ids: list[int]) -> None:
+        """Replace the row list (after a search, a sort or a reindex)."""
+        self.beginResetModel()
+        self._ids = ids
+        self._row_of = None
+        self._pages = {}
+        self.endResetModel()
+
+    def invalidate(self) -> None:
+        """Drop cached rows (the index changed) and repaint."""
+        self._pages = {}
+        if self._ids:
+            self.dataChanged.emit(self.index(0, 0),
+                                  self.index(len(self._ids) - 1, self.columnCount() - 1))
+
+    def row_of(self, fact_id: int) -> int | None:
+        if self._row_of is None:
+            self._row_of = {fid: row for row, fid in enumerate(self._ids)}
+        return self._row_of.get(fact_id)
+
+    def fact_id(self, row: int) -> int | None:
+        return self._ids[row] if 0 <= row < len(self._ids) else None
+
+    def _row(self, row: int) -> sqlite3.Row | None:
+        page = row // PAGE_SIZE
+        cached = self._pages.get(page)
+        if cached is None:
+            cached = self._load_page(page)
+            self._pages[page] = cached
+        return cached.get(self._ids[row])
+
+    def _load_page(self, page: int) -> dict[int, sqlite3.Row]:
+        conn = self._connection()
+        ids = self._ids[page * PAGE_SIZE:(page + 1) * PAGE_SIZE]
+        if conn is None or not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        sql = f"SELECT {ROW_SQL} FROM facts WHERE id IN ({marks})"  # noqa: S608
+        return {r["id"]: r for r in conn.execute(sql, ids)}
+
+    # -- Qt model interface ---------------------------------------------------------------
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(self._ids)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(self._state.columns)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if (orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole
+                and 0 <= section < len(self._state.columns)):
+            return self._state.columns[section].label
+        return None
+
+    def flags(self, index: Index) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self._ids):
+            return None
+        if role == FACT_ID_ROLE:
+            return self._ids[index.row()]
+        if role not in _ROLES:
+            return None
+        row = self._row(index.row())
+        if row is None:
+            return None
+        key = self._state.columns[index.column()].key
+        if role == FACT_PATH_ROLE:
+            return row["path"]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return _display(key, row)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return theme.tooltip(_tooltip(key, row))
+        if role == Qt.ItemDataRole.ForegroundRole:
+            return _foreground(key, row)
+        if role == Qt.ItemDataRole.FontRole:
+            return _font(key, row)
+        if role == Qt.ItemDataRole.TextAlignmentRole and key in ("confidence", "evidence_weight"):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+
+_ROLES = {Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole,
+          Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.FontRole,
+          Qt.ItemDataRole.TextAlignmentRole, FACT_PATH_ROLE}
+
+
+def _display(key: str, row: sqlite3.Row) -> str:
+    if key in ("type", "kind", "origin", "status"):
+        return theme.labelled(key, row[key])
+    if key == "subject":
+        return row["subject_kind"] or ""
+    if key in ("confidence", "evidence_weight"):
+        return _format_float(row[key])
+    if key == "updated":
+        return _format_time(row["updated_at"])
+    if key == "title":
+        problems = row["errors"] + row["warnings"]
+        return row["title"] + (f"  ⚠{problems}" if problems else "")
+    value = row[key]
+    return "" if value is None else str(value)
+
+
+def _tooltip(key: str, row: sqlite3.Row) -> str:
+    if key == "claim_type" and row["claim_type_derived"]:
+        return f"{row['claim_type']} (derived from the type)"
+    if key == "claimant":
+        derived = " (derived from git)" if row["claimant_derived"] else ""
+        return f"{row['claimant'] or 'unknown'} · {row['claimant_type'] or 'unverified'}{derived}"
+    if key == "subject":
+        return f"{row['subject_kind'] or ''} {row['subject_ref'] or ''}".strip()
+    if key == "evidence_weight":
+        return (f"recorded {_format_float(row['evidence_weight']) or '—'}, "
+                f"computed {_format_float(row['evidence_weight_computed']) or '—'}")
+    if key == "title":
+        return f"{row['title']}\n{row['path']}"
+    return _display(key, row)
+
+
+def _foreground(key: str, row: sqlite3.Row) -> QColor | None:
+    if row["status"] == "retracted":
+        return QColor(theme.DERIVED_COLOR)
+    mark = theme.mark_for(key, row[key] if key in ("type", "kind", "origin", "status") else None)
+    if mark is not None:
+        return QColor(mark.color)
+    if (key == "claim_type" and row["claim_type_derived"]) or (
+            key == "claimant" and row["claimant_derived"]):
+        return QColor(theme.DERIVED_COLOR)
+    if key == "title" and row["errors"]:
+        return QColor(theme.ERROR_COLOR)
+    return None
+
+
+def _font(key: str, row: sqlite3.Row) -> QFont | None:
+    derived = (key == "claim_type" and row["claim_type_derived"]) or (
+        key == "claimant" and row["claimant_derived"])
+    retracted = row["status"] == "retracted"
+    bold = key == "type"
+    if not (derived or retracted or bold):
+        return None
+    font = QFont()
+    font.setItalic(bool(derived))
+    font.setStrikeOut(retracted and key == "title")
+    font.setBold(bold)
+    return font

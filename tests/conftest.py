@@ -1,0 +1,157 @@
+"""Shared fixtures: real git corpora built in tmp_path, and the shared corpora when present."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+BUNDLE = SHARED / "corpora" / "agentic-engineering-kb.bundle"
+MAKE_CORPUS = SHARED / "bench" / "make_corpus.py"
+GIT_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_DATE": "2026-11-01T10:00:00Z",
+    "GIT_COMMITTER_DATE": "2026-11-01T10:00:00Z",
+}
+
+GOOD_FACT = """---
+type: {type}
+domain: [ledger-api, reliability]
+confidence: 0.8
+sources: 1
+entities: [Postgres]
+refs: [{refs}]
+---
+# {title}
+
+{body}
+"""
+
+
+def git(repo: Path, *args: str, author: str = "claude-code",
+        email: str = "claude-code+learn@agents.knomit.io", env: dict[str, str] | None = None
+        ) -> str:
+    full_env = {**os.environ, **GIT_ENV, "GIT_AUTHOR_NAME": author, "GIT_AUTHOR_EMAIL": email,
+                "GIT_COMMITTER_NAME": author, "GIT_COMMITTER_EMAIL": email, **(env or {})}
+    out = subprocess.run(["git", "-c", "core.hooksPath=/dev/null", "-C", str(repo), *args],
+                         capture_output=True, env=full_env, check=True)
+    return out.stdout.decode()
+
+
+class Corpus:
+    """A small real knomit corpus in a git repository, for tests."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def write(self, rel: str, text: str | bytes) -> Path:
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text.encode() if isinstance(text, str) else text)
+        return path
+
+    def fact(self, rel: str, *, title: str = "A fact", type: str = "observation",
+             refs: str = "", body: str = "Body text with 3 numbers.") -> Path:
+        return self.write(rel, GOOD_FACT.format(type=type, title=title, refs=refs, body=body))
+
+    def commit(self, message: str, *, author: str = "claude-code", op: str = "learn") -> str:
+        git(self.root, "add", "-A")
+        git(self.root, "commit", "-qm", message, author=author,
+            email=f"{author}+{op}@agents.knomit.io")
+        return git(self.root, "rev-parse", "HEAD").strip()
+
+    def snapshot(self) -> dict[str, bytes]:
+        out = {}
+        for p in sorted(self.root.rglob("*")):
+            if p.is_file() and ".git" not in p.relative_to(self.root).parts:
+                out[p.relative_to(self.root).as_posix()] = p.read_bytes()
+        out["HEAD"] = git(self.root, "rev-parse", "HEAD").encode()
+        return out
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Corpus:
+    root = tmp_path / "kbrepo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    c = Corpus(root)
+    c.write(".knomit/ontology.yaml", ONTOLOGY)
+    c.write("README.md", "# test corpus\n")
+    c.commit("init: create knowledge base\n\nknomit-repo-nonce: 0123456789ab", author="knomit",
+             op="init")
+    c.fact("kb/gotchas/db/a1a1a1a1.md", title="Connection pool exhausts at 200 clients")
+    c.fact("kb/gotchas/db/b2b2b2b2.md", title="Migrations lock the ledger table for 40 s")
+    c.fact("kb/decisions/api/c3c3c3c3.md", title="Rate limit is 100 requests per minute",
+           type="reference")
+    c.commit("learn: first facts")
+    return c
+
+
+ONTOLOGY = """id: test-kb
+name: Test KB
+topics:
+  gotchas:
+    description: sharp edges
+  decisions:
+    description: decisions
+  principles:
+    description: designer intent
+    validations:
+      - name: must-be-pragmatic-policy
+        message: principles must declare kind=pragmatic and type=policy
+        rule: fact.kind === 'pragmatic' && fact.type === 'policy'
+"""
+
+
+@pytest.fixture(scope="session")
+def real_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not BUNDLE.exists():
+        pytest.skip(f"the real corpus bundle is absent ({BUNDLE}); it ships in ../shared")
+    dest = tmp_path_factory.mktemp("real") / "agentic-engineering-kb"
+    subprocess.run(["git", "clone", "-q", str(BUNDLE), str(dest)], check=True)
+    subprocess.run(["git", "-C", str(dest), "branch", "-q", "--track",
+                    "agent/mindev.local-8ef0cd32", "origin/agent/mindev.local-8ef0cd32"],
+                   check=True)
+    return dest
+
+
+GeneratedCorpus = tuple[Path, dict]
+
+
+@pytest.fixture(scope="session")
+def generated_corpus(tmp_path_factory: pytest.TempPathFactory) -> GeneratedCorpus:
+    return _generate(tmp_path_factory, facts=1200, commits=300, seed=11)
+
+
+def _generate(factory: pytest.TempPathFactory, *, facts: int, commits: int, seed: int
+              ) -> GeneratedCorpus:
+    if not MAKE_CORPUS.exists():
+        pytest.skip(f"the corpus generator is absent ({MAKE_CORPUS}); it ships in ../shared")
+    out = factory.mktemp(f"gen{seed}") / "kb"
+    subprocess.run([sys.executable, str(MAKE_CORPUS), "--facts", str(facts), "--commits",
+                    str(commits), "--seed", str(seed), "--out", str(out), "--quiet",
+                    "--plant-frac", "0.004", "--now", "2026-11-30"], check=True)
+    manifest = json.loads(out.with_name("kb.manifest.json").read_text())
+    return out, manifest
+
+
+@pytest.fixture
+def copy_tree() -> Callable[[Path, Path], Path]:
+    def _copy(src: Path, dest: Path) -> Path:
+        shutil.copytree(src, dest, symlinks=True)
+        return dest
+
+    return _copy
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that use qtbot are GUI tests: `pytest -m "not gui"` runs the core suite."""
+    for item in items:
+        if "qtbot" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.gui)

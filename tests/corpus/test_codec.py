@@ -1,0 +1,112 @@
+"""The reader: knomit's parse algorithm, yaml.v3 semantics, and every hostile input row."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from factdesk.corpus.codec import parse_fact
+
+GOOD = b"---\ntype: observation\ndomain: [a]\nconfidence: 0.8\nsources: 1\n---\n# Title\n\nBody\n"
+
+
+def codes(data: bytes) -> list[str]:
+    return [p.code for p in parse_fact("kb/t/x/f.md", data).problems]
+
+
+def test_good_fact_parses_all_fields() -> None:
+    out = parse_fact("kb/t/x/f.md", GOOD)
+    assert out.fact is not None and not out.problems
+    f = out.fact
+    assert (f.title, f.body, f.kind, f.type, f.origin) == ("Title", "Body", "epistemic",
+                                                          "observation", "authored")
+    assert f.confidence == 0.8 and f.sources == 1 and f.domain == ("a",)
+    assert f.title_line == 7 and f.line_of("confidence") == 4
+
+
+@pytest.mark.parametrize(("data", "code"), [
+    (b"", "empty"),
+    (b"\x89PNG\r\n\x1a\n\x00\x00", "binary"),
+    (b"\xff\xfe-\x00-\x00", "encoding_unsupported"),
+    (b"---\ntitle: caf\xe9\n---\n# T\n", "encoding"),
+    (b"# Just markdown\n", "no_frontmatter"),
+    (b"---\ntype: observation\n# T\n", "unterminated_frontmatter"),
+    (b"---\n---\n# T\n", "unterminated_frontmatter"),
+    (b"---\ntitle: [unclosed\n---\n# T\n", "yaml_syntax"),
+    (b"---\nx: !!python/object/apply:os.system [\"touch /tmp/pwned\"]\n---\n# T\n", "yaml_tag"),
+    (b"---\nx: !!binary aGVsbG8=\n---\n# T\n", "yaml_tag"),
+    (b"---\nx: !include foo\n---\n# T\n", "yaml_tag"),
+    (b"---\na: &a [1]\nb: *a\n---\n# T\n", "yaml_alias"),
+    (b"---\nx: " + b"[" * 10000 + b"\n---\n# T\n", "yaml_depth"),
+    (b"---\ntype: observation\ntype: hypothesis\n---\n# T\n", "yaml_duplicate_key"),
+    (b"---\n- a\n- b\n---\n# T\n", "frontmatter_not_mapping"),
+    (b"---\ntype: factoid\n---\n# T\n", "unknown_type"),
+    (b"---\nkind: pragmatic\ntype: observation\n---\n# T\n", "unknown_type"),
+    (b"---\nkind: Pragmatic\ntype: policy\n---\n# T\n", "unknown_kind"),
+    (b"---\nconfidence: high\n---\n# T\n", "confidence_type"),
+    (b'---\nconfidence: "0.8"\n---\n# T\n', "confidence_type"),
+    (b"---\nconfidence: yes\n---\n# T\n", "confidence_type"),
+    (b"---\nconfidence: 1.7\n---\n# T\n", "confidence_range"),
+    (b"---\nconfidence: 80\n---\n# T\n", "confidence_range"),
+    (b"---\nconfidence: .nan\n---\n# T\n", "confidence_nonfinite"),
+    (b"---\nsources: -1\n---\n# T\n", "sources_range"),
+    (b"---\nrefs: kb/x.md\n---\n# T\n", "refs_shape"),
+    (b"---\nrefs: [{a: 1}]\n---\n# T\n", "refs_shape"),
+    (b"---\ntype: observation\n---\nno heading\n", "missing_h1"),
+    (b"---\ntype: observation\n---\n#   \n", "missing_h1"),
+    (b"---\ntype: observation\n---\n## Second level\n", "missing_h1"),
+    (b"---\ntype: observation\n---\n# T\n<<<<<<< HEAD\na\n=======\nb\n>>>>>>> x\n",
+     "conflict_markers"),
+    (b"---\ntitle: \"a\x00b\"\n---\n# T\n", "binary"),
+])
+def test_bad_input_is_one_problem_with_a_code(data: bytes, code: str) -> None:
+    out = parse_fact("kb/t/x/f.md", data)
+    assert code in [p.code for p in out.problems]
+    assert all(p.path == "kb/t/x/f.md" and p.line >= 1 for p in out.problems)
+
+
+def test_yaml_v3_semantics_for_lists_and_numbers() -> None:
+    data = (b"---\nentities: [yes, 1.5, true, 2026-07-28, null, '0123']\n"
+            b"confidence: .5\nsources: 1.7\n---\n# T\n")
+    fact = parse_fact("kb/t/x/f.md", data).fact
+    assert fact is not None
+    assert fact.entities == ("yes", "1.5", "true", "2026-07-28", "0123")
+    assert fact.confidence == 0.5 and fact.sources == 1
+
+
+def test_bom_crlf_and_unknown_keys() -> None:
+    data = b"\xef\xbb\xbf---\r\ntype: hypothesis\r\nx-agent: {a: [1, 2]}\r\n---\r\n# T\r\n\r\nB\r\n"
+    out = parse_fact("kb/t/x/f.md", data)
+    assert out.fact is not None and out.fact.type == "hypothesis"
+    assert out.fact.extra == {"x-agent": {"a": ["1", "2"]}}
+    assert out.fact.body == "B"
+
+
+def test_conflict_marker_inside_code_fence_is_not_a_conflict() -> None:
+    data = GOOD + b"```\n<<<<<<< a\n=======\n>>>>>>> b\n```\n"
+    assert "conflict_markers" not in codes(data)
+
+
+def test_horizontal_rule_in_body_is_body() -> None:
+    fact = parse_fact("kb/t/x/f.md", GOOD + b"\n---\n\nmore\n").fact
+    assert fact is not None and "---" in fact.body
+
+
+def test_illegal_origin_degrades_like_knomit() -> None:
+    fact = parse_fact("kb/t/x/f.md", b"---\ntype: pattern\norigin: distilled\n---\n# T\n").fact
+    assert fact is not None and fact.origin == "authored" and fact.origin_raw == "distilled"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=4000))
+def test_parser_is_total(data: bytes) -> None:
+    out = parse_fact("kb/t/x/f.md", data)
+    assert (out.fact is not None) or out.problems
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=400))
+def test_parser_is_total_on_frontmatter_text(text: str) -> None:
+    out = parse_fact("kb/t/x/f.md", ("---\n" + text + "\n---\n# T\n").encode())
+    assert (out.fact is not None) or out.problems

@@ -1,0 +1,126 @@
+"""The rules as a type checker: each rule fires on its case and stays quiet on the decoy."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from factdesk.model.authority import AUTHORITY_TABLE, Authority, attribution, authority
+from factdesk.model.enums import ClaimantType, ClaimType, SubjectKind
+from factdesk.model.fact import Envelope, Fact
+from factdesk.model.registry import Agent, Registry
+from factdesk.model.rules import CheckContext, check_fact, has_settlement_criterion
+from factdesk.model.weight import evidence_weight
+
+REG = Registry(agents={"claude-code": Agent("claude-code", "tool", "claude-code@agents.knomit.io"),
+                       "ana": Agent("ana", "user", "ana@example.org"),
+                       "librarian": Agent("librarian", "persona", "librarian@agents.knomit.io")})
+
+
+def fact(path: str, **kw: object) -> Fact:
+    return Fact(path=path, title=kw.pop("title", "T"), body=kw.pop("body", "b"), **kw)  # type: ignore[arg-type]
+
+
+def codes(f: Fact, facts: dict[str, Fact] | None = None, **ctx: object) -> list[str]:
+    context = CheckContext(facts=facts or {f.path: f}, registry=REG, today=date(2026, 11, 30),
+                           repo_id="0123456789ab", **ctx)  # type: ignore[arg-type]
+    return [p.code for p in check_fact(f, context)]
+
+
+def test_r1_synthesis_citing_hypothesis_or_policy() -> None:
+    hyp = fact("kb/a/h.md", type="hypothesis", sources=1, confidence=0.6)
+    pol = fact("kb/a/p.md", kind="pragmatic", type="policy", sources=1, confidence=0.9)
+    obs = fact("kb/a/o.md", sources=1, confidence=0.9)
+    syn = fact("kb/a/s.md", type="synthesis", origin="distilled", sources=1, confidence=0.8,
+               refs=("kb/a/h.md", "kb://0123456789ab/kb/a/p.md", "kb/a/o.md"))
+    facts = {f.path: f for f in (hyp, pol, obs, syn)}
+    assert codes(syn, facts).count("R1") == 2
+    ok = fact("kb/a/s2.md", type="synthesis", origin="distilled", sources=1, refs=("kb/a/o.md",))
+    assert "R1" not in codes(ok, {**facts, ok.path: ok})
+
+
+def test_r1_uses_the_type_when_the_synthesis_was_written() -> None:
+    obs = fact("kb/a/o.md", sources=1)
+    syn = fact("kb/a/s.md", type="synthesis", origin="distilled", refs=("kb/a/o.md",))
+    facts = {obs.path: obs, syn.path: syn}
+    assert "R1" in codes(syn, facts, cited_types_then={"kb/a/s.md": {"kb/a/o.md": "hypothesis"}})
+
+
+def test_r2_evidence_weight_walks_lineage_and_ignores_guesses() -> None:
+    a = fact("kb/a/a.md", confidence=0.9, sources=2)
+    b = fact("kb/a/b.md", confidence=0.5, sources=1)
+    guesses = [fact(f"kb/a/g{i}.md", type="hypothesis", confidence=0.9, sources=5)
+               for i in range(10)]
+    mid = fact("kb/a/m.md", type="synthesis", origin="distilled", confidence=0.7, sources=1,
+               refs=("kb/a/b.md", "kb/a/m.md"))
+    top = fact("kb/a/t.md", type="synthesis", origin="distilled", confidence=0.8, sources=1,
+               refs=("kb/a/a.md", "kb/a/m.md", *(g.path for g in guesses)))
+    facts = {f.path: f for f in (a, b, mid, top, *guesses)}
+    s = 0.9 * 2 + 0.5 * 1  # a is terminal, m is traversed into b; guesses add zero
+    assert evidence_weight(top, facts.get, None) == pytest.approx(s / (s + 1))
+    dead = fact("kb/a/d.md", type="synthesis", origin="distilled", confidence=0.5, sources=2,
+                refs=("kb/a/missing.md",))
+    facts[dead.path] = dead
+    only_dead = fact("kb/a/x.md", type="synthesis", refs=("kb/a/d.md",))
+    assert evidence_weight(only_dead, facts.get, None) == pytest.approx(1.0 / 2.0)
+    stale = fact("kb/a/st.md", type="synthesis", origin="distilled", refs=("kb/a/a.md",),
+                 evidence_weight=0.5)
+    assert "R2" in codes(stale, {**facts, stale.path: stale})
+
+
+def test_r3_discovered_citing_discovered() -> None:
+    d1 = fact("kb/a/d1.md", type="synthesis", origin="discovered", sources=1)
+    d2 = fact("kb/a/d2.md", type="synthesis", origin="discovered", sources=1, refs=("kb/a/d1.md",))
+    assert "R3" in codes(d2, {d1.path: d1, d2.path: d2})
+    assert "R3" not in codes(d1, {d1.path: d1, d2.path: d2})
+
+
+def test_h1_criterion_and_overdue() -> None:
+    none = fact("kb/a/h.md", type="hypothesis", title="Caching helps", body="It just will.")
+    assert not has_settlement_criterion(none) and "H1" in codes(none)
+    due = fact("kb/a/h2.md", type="hypothesis", envelope=Envelope(settle_by="2026-10-01"))
+    assert "H1" in codes(due)
+    later = fact("kb/a/h3.md", type="hypothesis", envelope=Envelope(settle_by="2027-01-01",
+                                                                   settlement="p95 < 120 ms"))
+    assert "H1" not in codes(later)
+    body = fact("kb/a/h4.md", type="hypothesis", body="Settles by 2026-01-02: the error rate")
+    assert "H1" in codes(body)  # overdue by its body line
+
+
+def test_a1_authority_cases() -> None:
+    tool_user = fact("kb/a/1.md", sources=1, refs=("https://x",), envelope=Envelope(
+        claim_type="assertion", claimant_agent_id="claude-code", claimant_type="tool",
+        subject_kind="user"))
+    assert "A1" in codes(tool_user, creators={"kb/a/1.md": "claude-code+learn@agents.knomit.io"})
+    persona = fact("kb/a/2.md", sources=1, envelope=Envelope(
+        claim_type="observation", claimant_agent_id="librarian", claimant_type="persona",
+        subject_kind="world"))
+    assert "A1" in codes(persona, creators={"kb/a/2.md": "librarian+learn@agents.knomit.io"})
+    mismatch = fact("kb/a/3.md", sources=1, refs=("https://x",), envelope=Envelope(
+        claim_type="observation", claimant_agent_id="ana", claimant_type="user",
+        subject_kind="codebase"))
+    assert "A1" in codes(mismatch, creators={"kb/a/3.md": "claude-code+learn@agents.knomit.io"})
+    own = fact("kb/a/4.md", sources=1, refs=("https://x",), envelope=Envelope(
+        claim_type="assertion", claimant_agent_id="ana", claimant_type="user",
+        subject_kind="self"))
+    assert "A1" not in codes(own, creators={"kb/a/4.md": "ana+learn@example.org"})
+
+
+def test_authority_table_is_complete_and_reviewed() -> None:
+    assert len(AUTHORITY_TABLE) == len(ClaimantType) * len(SubjectKind) * len(ClaimType)
+    ground = [k for k, v in AUTHORITY_TABLE.items() if v is Authority.GROUND_TRUTH]
+    assert ground == [("user", "self", "assertion")]
+    assert all(v is Authority.FORBIDDEN for k, v in AUTHORITY_TABLE.items() if k[0] == "view")
+    for c in ("tool", "persona", "peer"):
+        assert authority(c, "user", "assertion") is Authority.FORBIDDEN
+        assert authority(c, "user", "report") is Authority.ATTRIBUTED
+        assert authority(c, "codebase", "assertion") is Authority.ATTRIBUTED
+
+
+def test_attribution_sentence() -> None:
+    assert attribution("Deploys run at 9", claimant="claude-code", claimant_type="tool",
+                       subject_kind="codebase", claim_type="report") == \
+        "claude-code (tool) reports: Deploys run at 9"
+    assert attribution("I am on call", claimant="ana", claimant_type="user",
+                       subject_kind="self", claim_type="assertion") == "I am on call"

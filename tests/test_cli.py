@@ -1,0 +1,59 @@
+"""The command line contract (DESIGN.md §6): shapes, exit codes, the pre-commit hook."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from factdesk.cli import main
+from tests.conftest import Corpus, git
+
+
+def test_check_json_shape_and_exit_code(corpus: Corpus, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--kb", str(corpus.root), "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["facts"] == 3 and out["errors"] == []
+    corpus.write("kb/principles/x/d4d4d4d4.md", "---\ntype: principle\n---\n# Rule\n")
+    assert main(["check", "--kb", str(corpus.root), "--format", "json"]) == 1
+    err = json.loads(capsys.readouterr().out)["errors"][0]
+    assert set(err) == {"path", "line", "code", "severity", "message"}
+    assert err["code"] == "ontology-rule" and err["path"] == "kb/principles/x/d4d4d4d4.md"
+
+
+def test_show_and_search(corpus: Corpus, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["show", "c3c3c3c3", "--kb", str(corpus.root), "--format", "json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["type"] == "reference" and shown["claimant"] == "claude-code"
+    assert "claimant" in shown["derived"] and shown["evidence_weight"] is None
+    assert "attribution" in shown and "evidence_weight_computed" in shown
+    assert main(["search", "pool", "--kb", str(corpus.root), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["results"][0]["path"].endswith("a1a1a1a1.md")
+
+
+def test_bad_input_gives_clear_errors(tmp_path: Path, corpus: Corpus,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--kb", str(tmp_path / "missing")]) == 1
+    assert "not found" in capsys.readouterr().err
+    assert main(["show", "nope", "--kb", str(corpus.root)]) == 1
+    assert "no fact matches" in capsys.readouterr().err
+    assert main(["search", "confidence:<high", "--kb", str(corpus.root)]) == 1
+    assert "confidence" in capsys.readouterr().err
+
+
+def test_pre_commit_hook_stops_a_broken_fact(corpus: Corpus) -> None:
+    assert main(["check", "--install-hook", "--kb", str(corpus.root)]) == 0
+    corpus.write("kb/gotchas/db/e5e5e5e5.md", "---\nconfidence: 1.7\n---\n# Too sure\n")
+    subprocess.run(["git", "-C", str(corpus.root), "add", "-A"], check=True)
+    env_python = Path(sys.executable).parent
+    proc = subprocess.run(["git", "-C", str(corpus.root), "commit", "-qm", "learn: bad"],
+                          capture_output=True, env={"PATH": f"{env_python}:/usr/bin:/bin",
+                                                    "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b",
+                                                    "GIT_COMMITTER_NAME": "a",
+                                                    "GIT_COMMITTER_EMAIL": "a@b", "HOME": "/tmp"})
+    assert proc.returncode != 0
+    assert b"confidence_range" in proc.stdout + proc.stderr
+    assert "learn: bad" not in git(corpus.root, "log", "--format=%s")
