@@ -4,12 +4,11 @@ on any fact the generator's manifest calls clean (precision and recall both 1.0)
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from tests.conftest import GeneratedCorpus
 
 from factdesk.cli import main
-from tests.conftest import GeneratedCorpus
 
 EXPECTED_CODE = {
     "authority_tool_asserts_user": "A1",

@@ -23,7 +23,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cli.main(args=args, prog_name="factdesk", standalone_mode=False)
     except SystemExit as exc:  # pragma: no cover - click's own exits
         return int(exc.code or 0)
-    except Exception as exc:  # noqa: BLE001 - map click's usage errors to exit 2
+    except Exception as exc:
         import click
 
         if isinstance(exc, click.ClickException):

@@ -119,8 +119,7 @@ def log(repo: Path, rev_range: str = "HEAD") -> list[Commit]:
     fmt = "%x01%H%x00%P%x00%an%x00%ae%x00%at%x00%s%x00%b%x00"
     out = run_git(repo, "log", f"--format={fmt}", "--raw", "-z", "--no-abbrev", "--no-renames",
                   "--diff-merges=first-parent", "--end-of-options", rev_range, "--")
-    fp_range = rev_range if ".." in rev_range else rev_range
-    chain = set(run_git(repo, "rev-list", "--first-parent", "--end-of-options", fp_range, "--")
+    chain = set(run_git(repo, "rev-list", "--first-parent", "--end-of-options", rev_range, "--")
                 .decode().split())
     commits = list(_parse_log(out))
     for commit in commits:

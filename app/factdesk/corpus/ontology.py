@@ -190,7 +190,7 @@ class RuleEngine:
             try:
                 self._ctx.eval(src)
                 name = fname
-            except Exception as exc:  # noqa: BLE001 - a rule that does not compile rejects
+            except Exception as exc:
                 name = exc
             self._compiled[rule] = name
         return name
@@ -201,7 +201,7 @@ class RuleEngine:
             return False, f"rule does not compile: {fname}"
         try:
             result = self._ctx.call(fname, fact_js, timeout=RULE_TIMEOUT_MS)
-        except Exception as exc:  # noqa: BLE001 - knomit: a throw or timeout rejects
+        except Exception as exc:
             return False, f"rule failed: {type(exc).__name__}: {exc}"
         return bool(result), None
 

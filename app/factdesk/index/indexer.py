@@ -28,7 +28,7 @@ from factdesk.corpus.ontology import (
     topic_problems,
 )
 from factdesk.corpus.registry_io import load_registry
-from factdesk.corpus.scan import FileEntry, read_fact_bytes, scan
+from factdesk.corpus.scan import read_fact_bytes, scan
 from factdesk.index import schema
 from factdesk.index.history import PathHistory, blob_at, path_history
 from factdesk.index.rows import fact_from_row, fact_row
@@ -254,7 +254,7 @@ class Indexer:
                 part = batch[i : i + 500]
                 marks = ",".join("?" * len(part))
                 for (src,) in conn.execute(
-                    f"SELECT DISTINCT src FROM refs WHERE target IN ({marks})", part  # noqa: S608
+                    f"SELECT DISTINCT src FROM refs WHERE target IN ({marks})", part
                 ):
                     if src not in seen:
                         seen.add(src)
@@ -389,7 +389,7 @@ class Indexer:
             names = ",".join(cols)
             update = ",".join(f"{c}=excluded.{c}" for c in cols if c != "path")
             conn.executemany(
-                f"INSERT INTO facts ({names}) VALUES ({marks}) "  # noqa: S608
+                f"INSERT INTO facts ({names}) VALUES ({marks}) "
                 f"ON CONFLICT(path) DO UPDATE SET {update}",
                 [tuple(r[c] for c in cols) for r in fact_rows],
             )
@@ -502,4 +502,4 @@ def dumps_list(values: Iterable[str]) -> str:
     return json.dumps(list(values), ensure_ascii=False)
 
 
-__all__ = ["IndexStats", "Indexer", "agent_id_from_email", "Registry"]
+__all__ = ["IndexStats", "Indexer", "Registry", "agent_id_from_email"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 
 from factdesk.errors import QueryError
 
@@ -167,7 +167,7 @@ def _since(value: str, last_visit: int | None, commit_time: dict[str, int]) -> i
         return last_visit or 0
     try:
         day = date.fromisoformat(value)
-        return int(datetime(day.year, day.month, day.day, tzinfo=timezone.utc).timestamp())
+        return int(datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp())
     except ValueError:
         pass
     for sha, when in commit_time.items():

@@ -52,12 +52,12 @@ def search(conn: sqlite3.Connection, query: str | CompiledQuery, *, limit: int =
     q = _compiled(conn, query)
     where = q.where_sql()
     if q.fts is None:
-        sql = (f"SELECT f.id, f.path, f.title, f.type, 0.0 FROM facts f WHERE {where} "  # noqa: S608
+        sql = (f"SELECT f.id, f.path, f.title, f.type, 0.0 FROM facts f WHERE {where} "
                "ORDER BY f.updated_at DESC, f.id DESC LIMIT ?")
         rows = conn.execute(sql, [*q.params, limit]).fetchall()
     else:
         sql = (
-            "SELECT f.id, f.path, f.title, f.type, "  # noqa: S608
+            "SELECT f.id, f.path, f.title, f.type, "
             "bm25(facts_fts, 10.0, 1.0, 3.0, 3.0) AS score "
             "FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid "
             f"WHERE facts_fts MATCH ? AND {where} ORDER BY facts_fts.rowid DESC LIMIT ?"
@@ -81,7 +81,7 @@ def fact_ids(conn: sqlite3.Connection, query: str | CompiledQuery, *, sort: str 
     if q.fts:
         where = f"f.id IN (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?) AND {where}"
         params.insert(0, q.fts)
-    sql = (f"SELECT f.id FROM facts f WHERE {where} "  # noqa: S608
+    sql = (f"SELECT f.id FROM facts f WHERE {where} "
            f"ORDER BY {order} {direction}, f.id {direction}")
     return [r[0] for r in conn.execute(sql, params)]
 
@@ -99,7 +99,7 @@ def facet_counts(conn: sqlite3.Connection, column: str, query: str | CompiledQue
     if q.fts:
         where = f"f.id IN (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?) AND {where}"
         params.insert(0, q.fts)
-    sql = (f"SELECT f.{column}, COUNT(*) FROM facts f WHERE {where} "  # noqa: S608
+    sql = (f"SELECT f.{column}, COUNT(*) FROM facts f WHERE {where} "
            f"GROUP BY f.{column} ORDER BY COUNT(*) DESC")
     return [(r[0], r[1]) for r in conn.execute(sql, params)]
 

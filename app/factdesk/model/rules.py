@@ -32,7 +32,13 @@ from factdesk.model.enums import (
     legal_claim_types_for_type,
 )
 from factdesk.model.fact import Fact, Problem
-from factdesk.model.refs import RefKind, RepoIds, classify_ref, is_contained_repo_path, local_targets
+from factdesk.model.refs import (
+    RefKind,
+    RepoIds,
+    classify_ref,
+    is_contained_repo_path,
+    local_targets,
+)
 from factdesk.model.registry import Registry, agent_id_from_email
 from factdesk.model.weight import evidence_weight
 
