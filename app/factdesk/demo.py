@@ -280,7 +280,8 @@ def _git(
         check=False,
     )
     if proc.returncode != 0:
-        raise RuntimeError(f"git {' '.join(args)} failed ({proc.returncode}): {proc.stderr.strip()}")
+        detail = proc.stderr.strip()
+        raise RuntimeError(f"git {' '.join(args)} failed ({proc.returncode}): {detail}")
     return proc.stdout
 
 
