@@ -64,7 +64,7 @@ QUERIES = [
     # two-word phrases / pairs
     '"the agent"', "agent tool", "retry limit",
     # rarer terms
-    "idempotency", "deadlock", "tokenizer",
+    "idempotency", "corvira", "dexmarston",  # generator pseudo-words, ~120 facts each
     # field filters combined with text
     "type:hypothesis agent", "confidence:<0.7 tool", "kind:pragmatic retry",
     "origin:distilled mod*",
