@@ -104,8 +104,8 @@ class InspectorPanel(QWidget):
         for i, name in enumerate(("kind", "type", "origin")):
             axes.addWidget(self.badges[name], 0, i)
         axes.addWidget(self.badges["writer"], 1, 0, 1, 3)
-        axes.addWidget(self.badges["subject"], 2, 0, 1, 2)
-        axes.addWidget(self.badges["claim"], 2, 2)
+        axes.addWidget(self.badges["claim"], 2, 0, 1, 3)
+        axes.addWidget(self.badges["subject"], 3, 0, 1, 3)
         self.trust = {name: plain_label("", self, name=f"trust_{name}") for name in (
             "confidence", "weight", "sources")}
         trust_row = QHBoxLayout()
@@ -208,7 +208,8 @@ class InspectorPanel(QWidget):
                  and abs(recorded - computed) > STALE_EPSILON)
         self.trust["weight"].setText(weight + ("\n⚠ stale" if stale else ""))
         self.trust["weight"].setStyleSheet(f"color: {theme.ERROR_COLOR};" if stale else "")
-        self.trust["sources"].setText(f"Sources\n{row['sources'] if row['sources'] is not None else '—'}")
+        sources = row["sources"] if row["sources"] is not None else "—"
+        self.trust["sources"].setText(f"Sources\n{sources}")
         if row["claim_type"]:
             self.attribution.setText(attribution(
                 row["title"], claimant=row["claimant"], claimant_type=row["claimant_type"],

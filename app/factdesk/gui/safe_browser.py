@@ -42,7 +42,7 @@ class SafeTextBrowser(QTextBrowser):
         self.anchorClicked.connect(self.link_did_activate)
         self.highlighted.connect(lambda url: self.link_did_hover.emit(url.toString()))
 
-    def loadResource(self, type: int, name: QUrl) -> Any:  # noqa: A002, N802
+    def loadResource(self, type: int, name: QUrl) -> Any:
         """Refuse every resource: images, stylesheets, anything, from anywhere."""
         self.blocked_resources.append(name.toString())
         return None
@@ -56,7 +56,7 @@ class SafeTextBrowser(QTextBrowser):
             note += ", truncated]\n\n" if len(text) > MAX_RENDER_CHARS else "]\n\n"
             self.setPlainText(note + shown)
             return False
-        self.setMarkdown(text, MARKDOWN_FEATURES)
+        self.document().setMarkdown(text, MARKDOWN_FEATURES)
         return True
 
 

@@ -45,7 +45,9 @@ def query_tokens(text: str) -> list[str]:
 
 
 def quote_value(value: str) -> str:
-    return value if value and re.fullmatch(r"[^\s\"]+", value) else '"' + value.replace('"', '""') + '"'
+    if value and re.fullmatch(r"[^\s\"]+", value):
+        return value
+    return '"' + value.replace('"', '""') + '"'
 
 
 def add_term(text: str, field: str, value: str) -> str:
@@ -114,7 +116,7 @@ class QueryLineEdit(QLineEdit):
         self.setText(text[:start] + completion + sep + text[end:].lstrip())
         self.setCursorPosition(start + len(completion) + len(sep))
 
-    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
+    def keyPressEvent(self, event: QKeyEvent) -> None:
         popup = self.completer_popup.popup()
         if popup.isVisible() and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter,
                                                  Qt.Key.Key_Escape, Qt.Key.Key_Tab):

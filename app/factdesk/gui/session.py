@@ -29,7 +29,7 @@ class IndexWorker(QThread):
         self._indexer = indexer
         self._rebuild = rebuild
 
-    def run(self) -> None:  # noqa: D102 - QThread override
+    def run(self) -> None:
         try:
             stats = self._indexer.update(rebuild=self._rebuild, progress=self._progress)
         except Exception as exc:  # a failed update must reach the user, not kill the thread

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
+    QHeaderView,
     QInputDialog,
     QLabel,
     QLineEdit,
@@ -66,8 +67,12 @@ class FacetSidebar(QWidget):
             tree.itemClicked.connect(self._item_clicked)
             tree.itemActivated.connect(self._item_clicked)
             tree.setUniformRowHeights(True)
+            tree.header().setStretchLastSection(False)
+            tree.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+            tree.header().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         self.saved.itemClicked.connect(lambda it: self.query_did_activate.emit(it.data(TERM_ROLE)))
-        self.saved.itemActivated.connect(lambda it: self.query_did_activate.emit(it.data(TERM_ROLE)))
+        self.saved.itemActivated.connect(
+            lambda it: self.query_did_activate.emit(it.data(TERM_ROLE)))
         saved_box = QWidget(self)
         saved_layout = QVBoxLayout(saved_box)
         saved_layout.setContentsMargins(0, 0, 0, 0)
@@ -115,7 +120,6 @@ class FacetSidebar(QWidget):
             nodes[key] = item
         for i in range(self.ontology.topLevelItemCount()):
             self.ontology.topLevelItem(i).setExpanded(True)
-        self.ontology.resizeColumnToContents(0)
 
     def refresh_facets(self, query: str) -> None:
         """Counts of every facet value among the facts `query` selects."""
@@ -147,7 +151,6 @@ class FacetSidebar(QWidget):
                 if mark is not None:
                     item.setForeground(0, QBrush(QColor(mark.color)))
             group.setExpanded(expanded.get(column, True))
-        self.facets.resizeColumnToContents(0)
 
     def _item_clicked(self, item: QTreeWidgetItem, _column: int = 0) -> None:
         data = item.data(0, TERM_ROLE)
@@ -190,7 +193,7 @@ class FacetSidebar(QWidget):
         if ok and name.strip():
             self.save_search(name.strip(), query)
 
-    def _saved_menu(self, pos) -> None:  # noqa: ANN001
+    def _saved_menu(self, pos) -> None:
         item = self.saved.itemAt(pos)
         if item is None:
             return

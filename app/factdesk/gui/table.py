@@ -7,7 +7,7 @@ is kept as a fact id and restored after every re-query (Anki's `table/table.py`)
 from __future__ import annotations
 
 from PySide6.QtCore import QByteArray, QItemSelectionModel, QObject, QPoint, QSettings, Qt, Signal
-from PySide6.QtGui import QAction
+from PySide6.QtGui import QAction, QKeyEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTableView, QWidget
 
 from factdesk.gui.session import IndexSession
@@ -17,7 +17,9 @@ from factdesk.index.search import fact_ids
 
 
 class FactTableView(QTableView):
-    """The table widget; j/k are handled by window actions, everything else is Qt's."""
+    """The table widget; j/k are window actions, Enter asks to focus the inspector."""
+
+    enter_did_press = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -31,6 +33,12 @@ class FactTableView(QTableView):
         self.verticalHeader().hide()
         self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
         self.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self.enter_did_press.emit()
+            return
+        super().keyPressEvent(event)
 
 
 class FactTableController(QObject):
@@ -180,7 +188,7 @@ class FactTableController(QObject):
     def current_id(self) -> int | None:
         return self._current
 
-    def _on_current_changed(self, current, _previous) -> None:  # noqa: ANN001
+    def _on_current_changed(self, current, _previous) -> None:
         if self._resetting:
             return
         fact_id = self.model.fact_id(current.row()) if current.isValid() else None

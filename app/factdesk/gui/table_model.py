@@ -89,18 +89,18 @@ class FactTableModel(QAbstractTableModel):
         if conn is None or not ids:
             return {}
         marks = ",".join("?" * len(ids))
-        sql = f"SELECT {ROW_SQL} FROM facts WHERE id IN ({marks})"  # noqa: S608
+        sql = f"SELECT {ROW_SQL} FROM facts WHERE id IN ({marks})"
         return {r["id"]: r for r in conn.execute(sql, ids)}
 
     # -- Qt model interface ---------------------------------------------------------------
 
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self._ids)
 
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self._state.columns)
 
-    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
+    def headerData(self, section: int, orientation: Qt.Orientation,
                    role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if (orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole
                 and 0 <= section < len(self._state.columns)):

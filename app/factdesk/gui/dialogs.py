@@ -1,0 +1,47 @@
+"""Small dialogs: the type/kind/origin legend, query-language help, error messages.
+
+All text is plain (corpus text never reaches a rich-text widget).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox, QWidget
+
+from factdesk.gui import theme
+from factdesk.index.query import FIELDS
+
+
+def legend_summary() -> str:
+    """One status-bar line: the glyph of each type."""
+    return "  ".join(f"{m.glyph} {t}" for t, m in theme.TYPE_MARKS.items())
+
+
+def legend_text() -> str:
+    return "\n".join(f"{mark.glyph}  {caption}" for caption, mark in theme.legend_lines())
+
+
+def _box(parent: QWidget | None, title: str, text: str,
+         icon: QMessageBox.Icon = QMessageBox.Icon.Information) -> QMessageBox:
+    box = QMessageBox(parent)
+    box.setIcon(icon)
+    box.setWindowTitle(title)
+    box.setTextFormat(Qt.TextFormat.PlainText)
+    box.setText(text)
+    return box
+
+
+def show_legend(parent: QWidget | None) -> None:
+    _box(parent, "Legend", "Colours and glyphs in the table and inspector:\n\n"
+         + legend_text()).exec()
+
+
+def show_query_help(parent: QWidget | None) -> None:
+    lines = [f"{name}:  {help_}" for name, help_ in FIELDS.items()]
+    text = ('Words search titles and bodies; "quoted phrases" match exactly; a leading - '
+            "negates a term.\n\n" + "\n".join(lines))
+    _box(parent, "Query language", text).exec()
+
+
+def show_error(parent: QWidget | None, title: str, message: str) -> None:
+    _box(parent, title, message, QMessageBox.Icon.Warning).exec()

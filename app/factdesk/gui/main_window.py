@@ -1,0 +1,324 @@
+"""MainWindow: sidebar | (search + fact table, problems, overview) | inspector.
+
+Wires the panels together; holds no business rules. The index is opened at once when it
+is usable and brought up to date in the background (`IndexSession.update`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QSettings, Qt, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import (
+    QLabel,
+    QMainWindow,
+    QProgressBar,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from factdesk.errors import QueryError
+from factdesk.gui import dialogs
+from factdesk.gui.inspector import InspectorPanel
+from factdesk.gui.overview import OverviewPanel
+from factdesk.gui.problems_panel import ProblemsPanel
+from factdesk.gui.search_bar import SearchBar, add_term
+from factdesk.gui.session import IndexSession
+from factdesk.gui.sidebar import FacetSidebar
+from factdesk.gui.table import FactTableController
+from factdesk.gui.watcher import CorpusWatcher
+from factdesk.index.indexer import IndexStats
+
+
+class MainWindow(QMainWindow):
+    """The one main window of factdesk."""
+
+    index_did_update = Signal(object)  # IndexStats, after every view has refreshed
+    query_did_apply = Signal(str)
+
+    def __init__(self, repo: Path, settings: QSettings, *, watch: bool = True,
+                 update_on_open: bool = True) -> None:
+        super().__init__()
+        self.setObjectName("mainWindow")
+        self.settings = settings
+        self.session = IndexSession(repo, self)
+        self.setWindowTitle(f"factdesk — {self.session.repo.name}")
+        conn = lambda: self.session.conn  # noqa: E731 - the live connection, read at use
+        self.table = FactTableController(self.session, settings, self)
+        self.search = SearchBar(conn, self)
+        self.sidebar = FacetSidebar(conn, settings, self)
+        self.inspector = InspectorPanel(self.session, self)
+        self.problems = ProblemsPanel(conn, self)
+        self.overview = OverviewPanel(conn, self)
+        self._history: list[int] = []
+        self._history_pos = -1
+        self._navigating = False
+        self._build_layout()
+        self._build_status_bar()
+        self.actions_by_name: dict[str, QAction] = {}
+        self._build_menus()
+        self._connect()
+        self.watcher = CorpusWatcher(self.session.repo, self.session.indexer.git_dir, self)
+        self.watcher.corpus_did_change.connect(self.reindex)
+        self.watcher.enabled = watch
+        self._restore_geometry()
+        if self.session.conn is not None:
+            self._refresh_all()
+        if update_on_open:
+            self.reindex()
+
+    # -- construction ---------------------------------------------------------------------
+
+    def _build_layout(self) -> None:
+        facts = QWidget(self)
+        facts_layout = QVBoxLayout(facts)
+        facts_layout.setContentsMargins(4, 4, 4, 0)
+        facts_layout.addWidget(self.search)
+        facts_layout.addWidget(self.table.view, 1)
+        self.center = QTabWidget(self)
+        self.center.setObjectName("centerTabs")
+        self.center.addTab(facts, "Facts")
+        self.center.addTab(self.problems, "Problems")
+        self.center.addTab(self.overview, "Overview")
+        self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        self.splitter.setObjectName("mainSplitter")
+        self.splitter.addWidget(self.sidebar)
+        self.splitter.addWidget(self.center)
+        self.splitter.addWidget(self.inspector)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([230, 700, 470])
+        self.setCentralWidget(self.splitter)
+
+    def _build_status_bar(self) -> None:
+        bar = self.statusBar()
+        self.count_label = QLabel("", self)
+        self.count_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.progress = QProgressBar(self)
+        self.progress.setObjectName("indexProgress")
+        self.progress.setMaximumWidth(220)
+        self.progress.setTextVisible(True)
+        self.progress.hide()
+        self.legend_label = QLabel(dialogs.legend_summary(), self)
+        self.legend_label.setTextFormat(Qt.TextFormat.PlainText)
+        bar.addPermanentWidget(self.legend_label)
+        bar.addPermanentWidget(self.progress)
+        bar.addPermanentWidget(self.count_label)
+
+    def _action(self, menu, name: str, text: str, slot, shortcut=None) -> QAction:  # noqa: ANN001
+        action = QAction(text, self)
+        action.setObjectName(name)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        action.triggered.connect(lambda _=False: slot())
+        menu.addAction(action)
+        self.addAction(action)
+        self.actions_by_name[name] = action
+        return action
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        file = bar.addMenu("&File")
+        self._action(file, "reindex", "Reindex", self.reindex, "F5")
+        self._action(file, "rebuild", "Rebuild index", lambda: self.reindex(rebuild=True),
+                     "Shift+F5")
+        file.addSeparator()
+        self._action(file, "quit", "Quit", self.close, QKeySequence.StandardKey.Quit)
+        edit = bar.addMenu("&Edit")
+        self._action(edit, "copyPath", "Copy path", self.copy_path, "Ctrl+L")
+        self._action(edit, "find", "Search", self.focus_search, "/")
+        self._action(edit, "saveSearch", "Save search…",
+                     lambda: self.sidebar.ask_and_save(self.search.text()), "Ctrl+S")
+        go = bar.addMenu("&Go")
+        self._action(go, "next", "Next fact", lambda: self.table.move(1), "J")
+        self._action(go, "previous", "Previous fact", lambda: self.table.move(-1), "K")
+        self._action(go, "back", "Back", self.go_back, "Alt+Left")
+        self._action(go, "forward", "Forward", self.go_forward, "Alt+Right")
+        # Enter is handled by the table itself (a Return shortcut would steal the search
+        # bar's Enter); the menu shows it as the entry's key.
+        self._action(go, "inspect", "Focus inspector\tEnter", self.focus_inspector)
+        self.table.view.enter_did_press.connect(self.focus_inspector)
+        self._action(go, "focusTable", "Focus table", self.focus_table, "Ctrl+T")
+        view = bar.addMenu("&View")
+        self._action(view, "showFacts", "Facts", lambda: self.center.setCurrentIndex(0), "Ctrl+1")
+        self._action(view, "showProblems", "Problems", lambda: self.center.setCurrentIndex(1),
+                     "Ctrl+2")
+        self._action(view, "showOverview", "Overview", lambda: self.center.setCurrentIndex(2),
+                     "Ctrl+3")
+        columns = view.addMenu("Columns")
+        columns.aboutToShow.connect(lambda: self._fill_columns_menu(columns))
+        watch = self._action(view, "watch", "Watch for external changes", self._toggle_watch)
+        watch.setCheckable(True)
+        watch.setChecked(True)
+        help_menu = bar.addMenu("&Help")
+        self._action(help_menu, "legend", "Legend", lambda: dialogs.show_legend(self), "F1")
+        self._action(help_menu, "queryHelp", "Query language",
+                     lambda: dialogs.show_query_help(self))
+
+    def _fill_columns_menu(self, menu) -> None:
+        menu.clear()
+        for action in self.table.column_menu().actions():
+            menu.addAction(action)
+
+    def _connect(self) -> None:
+        s = self.session
+        s.index_did_update.connect(self._on_index_updated)
+        s.index_did_fail.connect(self._on_index_failed)
+        s.progress_did_change.connect(self._on_progress)
+        self.search.query_did_submit.connect(self.apply_query)
+        self.sidebar.term_did_activate.connect(self.add_filter)
+        self.sidebar.query_did_activate.connect(self.set_query)
+        self.overview.query_did_request.connect(self.set_query)
+        self.problems.fact_did_request.connect(self.show_fact)
+        self.table.fact_did_select.connect(self._on_table_selection)
+        self.table.rows_did_change.connect(
+            lambda n: self.count_label.setText(f"{n} facts"))
+        self.inspector.fact_link_did_activate.connect(self.show_fact)
+        self.inspector.status_did_change.connect(lambda m: self.statusBar().showMessage(m, 5000))
+
+    # -- queries ------------------------------------------------------------------------------
+
+    def apply_query(self, text: str) -> bool:
+        """Run a query; a QueryError is shown under the search bar and changes nothing."""
+        try:
+            self.table.requery(text)
+        except QueryError as exc:
+            self.search.show_error(str(exc))
+            return False
+        self.search.show_error(None)
+        self.search.show_chips(text)
+        self.sidebar.refresh_facets(text)
+        self.query_did_apply.emit(text)
+        return True
+
+    def set_query(self, text: str) -> None:
+        self.center.setCurrentIndex(0)
+        self.search.set_query(text)
+
+    def add_filter(self, field: str, value: str) -> None:
+        self.set_query(add_term(self.search.text(), field, value))
+
+    # -- navigation ---------------------------------------------------------------------------
+
+    def show_fact(self, fact_id: int) -> None:
+        """Show a fact: select it in the table when it is there, else inspect it alone."""
+        self.center.setCurrentIndex(0)
+        if not self.table.select_id(fact_id):
+            self.table.view.clearSelection()
+            self._show_in_inspector(fact_id)
+
+    def _on_table_selection(self, fact_id: int | None) -> None:
+        if fact_id is None:
+            self.inspector.show_fact(None)
+            return
+        self._show_in_inspector(fact_id)
+
+    def _show_in_inspector(self, fact_id: int) -> None:
+        self.inspector.show_fact(fact_id)
+        if not self._navigating and (not self._history or self._history[self._history_pos]
+                                     != fact_id):
+            del self._history[self._history_pos + 1:]
+            self._history.append(fact_id)
+            self._history_pos = len(self._history) - 1
+
+    def _go(self, pos: int) -> None:
+        if not 0 <= pos < len(self._history):
+            return
+        self._history_pos = pos
+        self._navigating = True
+        try:
+            self.show_fact(self._history[pos])
+        finally:
+            self._navigating = False
+
+    def go_back(self) -> None:
+        self._go(self._history_pos - 1)
+
+    def go_forward(self) -> None:
+        self._go(self._history_pos + 1)
+
+    def focus_search(self) -> None:
+        self.center.setCurrentIndex(0)
+        self.search.line.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.search.line.selectAll()
+
+    def focus_inspector(self) -> None:
+        self.inspector.tabs.currentWidget().setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def focus_table(self) -> None:
+        self.center.setCurrentIndex(0)
+        self.table.view.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def copy_path(self) -> None:
+        if self.inspector.path:
+            QGuiApplication.clipboard().setText(self.inspector.path)
+            self.statusBar().showMessage(f"Copied {self.inspector.path}", 3000)
+
+    # -- index --------------------------------------------------------------------------------
+
+    def reindex(self, *, rebuild: bool = False) -> None:
+        """Bring the index up to date in the background (F5)."""
+        self.progress.setRange(0, 0)
+        self.progress.setFormat("indexing…")
+        self.progress.show()
+        self.session.update(rebuild=rebuild)
+
+    def _on_progress(self, stage: str, done: int, total: int) -> None:
+        self.progress.setRange(0, max(total, 0))
+        self.progress.setValue(min(done, total))
+        self.progress.setFormat(f"{stage} %v/%m")
+
+    def _on_index_updated(self, stats: IndexStats) -> None:
+        self.progress.hide()
+        self._refresh_all()
+        self.watcher.watch()
+        self.statusBar().showMessage(
+            f"Index up to date: {stats.facts} facts, {stats.retracted} retracted, "
+            f"{stats.problems} findings ({stats.seconds:.1f}s)", 5000)
+        self.index_did_update.emit(stats)
+
+    def _on_index_failed(self, message: str) -> None:
+        self.progress.hide()
+        dialogs.show_error(self, "Indexing failed", message)
+
+    def _refresh_all(self) -> None:
+        if not self.apply_query(self.search.text()):
+            self.table.refresh()
+        self.sidebar.refresh_ontology()
+        self.problems.refresh()
+        self.overview.refresh()
+        self.center.setTabText(1, f"Problems ({self.problems.total})")
+        if self.inspector.fact_id is not None:
+            self.inspector.show_fact(self.inspector.fact_id)
+
+    def _toggle_watch(self) -> None:
+        self.watcher.enabled = self.actions_by_name["watch"].isChecked()
+
+    # -- persistence --------------------------------------------------------------------------
+
+    def _restore_geometry(self) -> None:
+        geometry = self.settings.value("window/geometry")
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+        else:
+            self.resize(1400, 850)
+        for key, splitter in (("window/splitter", self.splitter),
+                              ("window/sidebar", self.sidebar.splitter)):
+            state = self.settings.value(key)
+            if isinstance(state, QByteArray):
+                splitter.restoreState(state)
+
+    def save_state(self) -> None:
+        self.settings.setValue("window/geometry", self.saveGeometry())
+        self.settings.setValue("window/splitter", self.splitter.saveState())
+        self.settings.setValue("window/sidebar", self.sidebar.splitter.saveState())
+        self.table.save_header()
+        self.settings.sync()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.save_state()
+        self.watcher.enabled = False
+        self.session.close()
+        super().closeEvent(event)
