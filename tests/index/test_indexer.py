@@ -149,3 +149,14 @@ def test_search_never_raises_on_any_text(indexed: sqlite3.Connection, text: str)
         fact_ids(indexed, text)
     except QueryError:
         pass  # a clear, user-facing message about a field filter
+
+
+def test_deleting_a_cited_file_from_the_working_tree(corpus: Corpus, tmp_path: Path) -> None:
+    corpus.fact("kb/gotchas/db/d4d4d4d4.md", title="Pool size bounds throughput",
+                type="synthesis", refs="kb/gotchas/db/a1a1a1a1.md")
+    corpus.commit("synthesize-review: distill", op="subsume")
+    ix = Indexer(corpus.root, today=date(2026, 11, 30))
+    ix.update()
+    (corpus.root / "kb/gotchas/db/a1a1a1a1.md").unlink()  # not committed
+    assert ix.update().mode == "incremental"
+    assert_incremental_equals_rebuild(corpus.root, tmp_path)

@@ -43,5 +43,10 @@ def show_query_help(parent: QWidget | None) -> None:
     _box(parent, "Query language", text).exec()
 
 
-def show_error(parent: QWidget | None, title: str, message: str) -> None:
-    _box(parent, title, message, QMessageBox.Icon.Warning).exec()
+def show_error(parent: QWidget | None, title: str, message: str) -> QMessageBox:
+    """A window-modal warning that does not block the caller (background failures)."""
+    box = _box(parent, title, message, QMessageBox.Icon.Warning)
+    box.setObjectName("errorBox")
+    box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    box.open()
+    return box

@@ -56,6 +56,7 @@ class MainWindow(QMainWindow):
         self._history: list[int] = []
         self._history_pos = -1
         self._navigating = False
+        self.last_error: str | None = None
         self._build_layout()
         self._build_status_bar()
         self.actions_by_name: dict[str, QAction] = {}
@@ -107,7 +108,7 @@ class MainWindow(QMainWindow):
         bar.addPermanentWidget(self.progress)
         bar.addPermanentWidget(self.count_label)
 
-    def _action(self, menu, name: str, text: str, slot, shortcut=None) -> QAction:  # noqa: ANN001
+    def _action(self, menu, name: str, text: str, slot, shortcut=None) -> QAction:
         action = QAction(text, self)
         action.setObjectName(name)
         if shortcut is not None:
@@ -232,6 +233,7 @@ class MainWindow(QMainWindow):
             self.show_fact(self._history[pos])
         finally:
             self._navigating = False
+        self.last_error: str | None = None
 
     def go_back(self) -> None:
         self._go(self._history_pos - 1)
@@ -281,6 +283,8 @@ class MainWindow(QMainWindow):
 
     def _on_index_failed(self, message: str) -> None:
         self.progress.hide()
+        self.statusBar().showMessage(f"Indexing failed: {message}", 10000)
+        self.last_error = message
         dialogs.show_error(self, "Indexing failed", message)
 
     def _refresh_all(self) -> None:

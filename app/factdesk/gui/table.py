@@ -34,7 +34,7 @@ class FactTableView(QTableView):
         self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
         self.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
 
-    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
+    def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
             self.enter_did_press.emit()
             return

@@ -22,9 +22,9 @@ class Column:
 
 
 COLUMNS: tuple[Column, ...] = (
-    Column("title", "Title", "title", 380),
-    Column("kind", "Kind", "kind", 90),
-    Column("type", "Type", "type", 110),
+    Column("title", "Title", "title", 300),
+    Column("kind", "Kind", "kind", 85),
+    Column("type", "Type", "type", 105),
     Column("origin", "Origin", "origin", 95),
     Column("claim_type", "Claim type", "claim_type", 95),
     Column("claimant", "Claimant", "claimant", 120),

@@ -111,6 +111,9 @@ class _FactsView(Mapping[str, Fact]):
     def __len__(self) -> int:
         raise NotImplementedError("the view is for lookups only")
 
+    def __bool__(self) -> bool:
+        return True  # a lookup view over the index is never "empty" for the rules
+
 
 class Indexer:
     """Owns one corpus's index file; `update()` brings it up to date."""

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Render the main window offscreen to docs/screenshots/{demo,real,inspector}.png.
+
+    QT_QPA_PLATFORM=offscreen .venv/bin/python scripts/screenshots.py
+
+(a) the demo corpus (factdesk.demo), (b) the real corpus cloned from
+../shared/corpora/agentic-engineering-kb.bundle; a missing source is skipped with a reason.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "docs" / "screenshots"
+BUNDLE = ROOT.parent / "shared" / "corpora" / "agentic-engineering-kb.bundle"
+SIZE = (1400, 850)
+
+
+def render(repo: Path, name: str, workdir: Path, *, query: str = "",
+           inspector_shot: bool = False) -> None:
+    from PySide6.QtCore import QEventLoop, QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from factdesk.gui.app import make_settings
+    from factdesk.gui.main_window import MainWindow
+
+    os.environ["FACTDESK_DATA_DIR"] = str(workdir / f"data-{name}")
+    app = QApplication.instance() or QApplication([])
+    app.setStyle("Fusion")
+    win = MainWindow(repo, make_settings(), watch=False, update_on_open=False)
+    win.resize(*SIZE)
+    win.show()
+    loop = QEventLoop()
+    win.index_did_update.connect(loop.quit)
+    QTimer.singleShot(120_000, loop.quit)
+    win.reindex()
+    loop.exec()
+    if query:
+        win.set_query(query)
+    win.table.move(1)
+    win.table.move(1)
+    for _ in range(5):
+        app.processEvents()
+    OUT.mkdir(parents=True, exist_ok=True)
+    win.grab().save(str(OUT / f"{name}.png"))
+    print(f"wrote {OUT / f'{name}.png'} ({win.table.model.rowCount()} rows)")
+    if inspector_shot:
+        win.inspector.grab().save(str(OUT / "inspector.png"))
+        print(f"wrote {OUT / 'inspector.png'}")
+    win.close()
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory(prefix="factdesk-shots-") as tmp:
+        workdir = Path(tmp)
+        try:
+            from factdesk.demo import ensure_demo_workspace
+        except ImportError as exc:
+            print(f"skipping demo.png: factdesk.demo is not available ({exc})")
+        else:
+            repo = Path(ensure_demo_workspace(workdir / "demo"))
+            render(repo, "demo", workdir, inspector_shot=True)
+        if not BUNDLE.exists():
+            print(f"skipping real.png: {BUNDLE} is absent")
+        else:
+            real = workdir / "agentic-engineering-kb"
+            subprocess.run(["git", "clone", "-q", str(BUNDLE), str(real)], check=True)
+            render(real, "real", workdir)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,121 @@
+"""RELIABILITY H01–H07: corpus text is never markup, resources never load, links are vetted."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt, QUrl
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import QLabel, QTextBrowser
+
+from factdesk.gui import safe_browser
+from factdesk.gui.safe_browser import SafeTextBrowser
+from tests.gui.conftest import HOSTILE_TITLE, fact_id
+
+#: static labels whose text is ours, not the corpus's
+STATIC_LABEL_NAMES = {"qt_msgbox_label"}
+
+
+@pytest.fixture
+def hostile(window, qtbot):
+    window.show_fact(fact_id(window, "hostile"))
+    qtbot.wait(10)  # let the browser lay out (and request its images)
+    return window
+
+
+def test_hostile_title_is_literal_everywhere(hostile) -> None:
+    assert hostile.inspector.title.text() == HOSTILE_TITLE
+    assert HOSTILE_TITLE in hostile.inspector.attribution.text()
+    labels = hostile.findChildren(QLabel)
+    assert labels
+    for label in labels:
+        if label.objectName() in STATIC_LABEL_NAMES:
+            continue
+        assert label.textFormat() == Qt.TextFormat.PlainText, label.objectName()
+
+
+def test_table_tooltip_is_escaped(hostile) -> None:
+    model = hostile.table.model
+    row = model.row_of(fact_id(hostile, "hostile"))
+    tip = model.index(row, hostile.table.state.column_index("title")).data(
+        Qt.ItemDataRole.ToolTipRole)
+    assert tip.startswith("<qt>") and "&lt;img" in tip and "<img" not in tip
+
+
+def test_raw_html_shown_as_text(hostile) -> None:
+    text = hostile.inspector.body.toPlainText()
+    assert "<script>alert(1)</script>" in text
+    assert "<b>bold?</b>" in text
+
+
+def test_resources_are_never_loaded(hostile, monkeypatch, qtbot) -> None:
+    base_calls: list[str] = []
+    monkeypatch.setattr(QTextBrowser, "loadResource",
+                        lambda self, t, url: base_calls.append(url.toString()))
+    body = hostile.inspector.body
+    body.clear()
+    body.blocked_resources.clear()
+    body.show_markdown("![x](file:///etc/passwd)\n\n![y](data:image/png;base64,AAAA)"
+                       "\n\n![z](http://example.invalid/a.png)\n\n![w](../../secret.png)")
+    qtbot.wait(10)
+    body.viewport().repaint()
+    assert base_calls == []
+    assert {"file:///etc/passwd", "http://example.invalid/a.png"} <= set(body.blocked_resources)
+    assert type(body).loadResource is SafeTextBrowser.loadResource
+
+
+@pytest.mark.parametrize("url, opened", [
+    ("javascript:alert(1)", False),
+    ("file:///etc/passwd", False),
+    ("obsidian://open?vault=x", False),
+    ("C:/Windows/evil.exe", False),
+    ("https://evil.example/phish", True),
+    ("http://example.org/", True),
+])
+def test_links_open_only_confirmed_http(hostile, monkeypatch, url, opened) -> None:
+    asked: list[str] = []
+    opened_urls: list[str] = []
+
+    def confirm(_parent, link: QUrl) -> bool:
+        asked.append(link.toString())
+        return True
+
+    monkeypatch.setattr("factdesk.gui.inspector.confirm_open_url", confirm)
+    monkeypatch.setattr(QDesktopServices, "openUrl", lambda u: opened_urls.append(u.toString()))
+    hostile.inspector.body.anchorClicked.emit(QUrl(url))
+    assert opened_urls == ([url] if opened else [])
+    assert asked == ([url] if opened else [])
+
+
+def test_declined_confirmation_opens_nothing(hostile, monkeypatch) -> None:
+    opened: list[str] = []
+    monkeypatch.setattr("factdesk.gui.inspector.confirm_open_url", lambda _p, _u: False)
+    monkeypatch.setattr(QDesktopServices, "openUrl", lambda u: opened.append(u.toString()))
+    hostile.inspector.body.anchorClicked.emit(QUrl("https://evil.example/phish"))
+    assert opened == []
+
+
+def test_confirmation_shows_real_url_as_plain_text(monkeypatch) -> None:
+    seen = {}
+
+    def fake_exec(box) -> int:
+        seen["text"], seen["format"] = box.text(), box.textFormat()
+        return 0
+
+    monkeypatch.setattr(safe_browser.QMessageBox, "exec", fake_exec)
+    assert not safe_browser.confirm_open_url(None, QUrl("https://evil.example/<b>x"))
+    assert "https://evil.example/" in seen["text"]
+    assert seen["format"] == Qt.TextFormat.PlainText
+
+
+def test_body_fact_link_navigates(hostile) -> None:
+    hostile.inspector.body.anchorClicked.emit(QUrl("kb/gotchas/db/a1a1a1a1.md"))
+    assert hostile.inspector.fact_id == fact_id(hostile, "pool")
+
+
+def test_pathological_markdown_is_shown_raw(qtbot) -> None:
+    browser = SafeTextBrowser()
+    qtbot.addWidget(browser)
+    assert not browser.show_markdown(">" * 500 + " deep")
+    assert browser.toPlainText().startswith("[too large to render")
+    assert not browser.show_markdown("x" * 300_000)
+    assert len(browser.toPlainText()) < 250_000

@@ -1,0 +1,71 @@
+"""The search bar: typing a query, errors, chips, completion, `/` and Esc."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QPushButton
+
+from tests.gui.conftest import fact_id
+
+
+def submit(window, qtbot, text: str) -> None:
+    line = window.search.line
+    line.clear()
+    qtbot.keyClicks(line, text)
+    line.completer_popup.popup().hide()
+    qtbot.keyClick(line, Qt.Key.Key_Return)
+
+
+def chips(window) -> list[QPushButton]:
+    return [c for c in window.search.chips.findChildren(QPushButton, "chip") if c.parent()]
+
+
+def test_typed_query_filters_the_table(window, qtbot) -> None:
+    submit(window, qtbot, "type:hypothesis")
+    assert window.table.model.ids == [fact_id(window, "hyp")]
+    assert window.count_label.text() == "1 facts"
+    submit(window, qtbot, "pool")
+    assert fact_id(window, "pool") in window.table.model.ids
+
+
+def test_bad_query_shows_red_error_and_keeps_rows(window, qtbot) -> None:
+    before = list(window.table.model.ids)
+    submit(window, qtbot, "confidence:lots")
+    assert window.search.error.isVisible()
+    assert "confidence" in window.search.error.text()
+    assert window.search.error.textFormat() == Qt.TextFormat.PlainText
+    assert window.table.model.ids == before
+    submit(window, qtbot, "type:policy")
+    assert not window.search.error.isVisible()
+
+
+def test_chips_show_filters_and_remove_them(window, qtbot) -> None:
+    submit(window, qtbot, "type:observation domain:ledger-api pool")
+    assert [c.text() for c in chips(window)] == ["type:observation  ×", "domain:ledger-api  ×"]
+    qtbot.mouseClick(chips(window)[0], Qt.MouseButton.LeftButton)
+    assert window.search.text() == "domain:ledger-api pool"
+    assert [c.text() for c in chips(window)] == ["domain:ledger-api  ×"]
+
+
+def test_slash_focuses_and_escape_clears(window, qtbot) -> None:
+    window.set_query("type:policy")
+    window.table.view.setFocus()
+    qtbot.keyClick(window.table.view, Qt.Key.Key_Slash)
+    assert window.search.line.hasFocus()
+    qtbot.keyClick(window.search.line, Qt.Key.Key_Escape)
+    assert window.search.text() == ""
+    assert window.table.model.rowCount() == 5
+
+
+def test_completion_offers_fields_then_values(window, qtbot) -> None:
+    line = window.search.line
+    assert "type:" in line.completions_for("ty")
+    values = line.completions_for("type:")
+    assert {"type:hypothesis", "type:policy"} <= set(values)
+    assert "-status:retracted" in line.completions_for("-status:")
+    line.clear()
+    qtbot.keyClicks(line, "foo ori")
+    assert line.completer_popup.completionCount() >= 1
+    line.insert_completion("origin:")
+    assert line.text() == "foo origin:"
+    line.completer_popup.popup().hide()

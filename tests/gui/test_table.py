@@ -1,0 +1,75 @@
+"""The fact table: id-list model, SQL sorting, columns, selection kept across re-queries."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+
+from factdesk.gui.app import make_settings
+from factdesk.gui.main_window import MainWindow
+from factdesk.gui.table_model import FACT_ID_ROLE
+from tests.gui.conftest import fact_id
+
+
+def titles(win: MainWindow) -> list[str]:
+    model = win.table.model
+    col = win.table.state.column_index("title")
+    return [model.index(r, col).data() for r in range(model.rowCount())]
+
+
+def test_model_passes_qtmodeltester(window, qtmodeltester) -> None:
+    qtmodeltester.check(window.table.model)
+
+
+def test_table_lists_live_facts_and_caches_pages_lazily(window) -> None:
+    model = window.table.model
+    assert model.rowCount() == 5  # the retracted fact is hidden by default
+    assert model._pages == {} or len(model._pages) <= 1
+    type_col = window.table.state.column_index("type")
+    shown = {model.index(r, type_col).data() for r in range(model.rowCount())}
+    assert {"? hypothesis", "● observation", "Σ synthesis", "§ policy"} <= shown
+    assert all(isinstance(model.index(r, 0).data(FACT_ID_ROLE), int)
+               for r in range(model.rowCount()))
+
+
+def test_header_click_sorts_in_sql(window, qtbot) -> None:
+    header = window.table.view.horizontalHeader()
+    title_col = window.table.state.column_index("title")
+    header.setSortIndicator(title_col, Qt.SortOrder.AscendingOrder)
+    names = titles(window)
+    assert names == sorted(names, key=str.lower)
+    assert window.table.state.sort_key == "title" and not window.table.state.descending
+    header.setSortIndicator(title_col, Qt.SortOrder.DescendingOrder)
+    assert titles(window) == sorted(names, key=str.lower, reverse=True)
+
+
+def test_selection_survives_requery_and_sort(window) -> None:
+    pool = fact_id(window, "pool")
+    assert window.table.select_id(pool)
+    window.table.view.horizontalHeader().setSortIndicator(
+        window.table.state.column_index("path"), Qt.SortOrder.AscendingOrder)
+    assert window.table.current_id() == pool
+    window.set_query("ledger")
+    assert window.table.current_id() == pool
+    assert window.inspector.fact_id == pool
+
+
+def test_columns_hidden_and_sort_persist(window, repo, qtbot) -> None:
+    path_col = window.table.state.column_index("path")
+    window.table.set_column_visible(path_col, False)
+    window.table.view.horizontalHeader().setSortIndicator(
+        window.table.state.column_index("confidence"), Qt.SortOrder.AscendingOrder)
+    window.close()
+    again = MainWindow(repo, make_settings(), watch=False, update_on_open=False)
+    qtbot.addWidget(again)
+    assert again.table.view.horizontalHeader().isSectionHidden(path_col)
+    assert again.table.state.sort_key == "confidence"
+    assert not again.table.state.descending
+    menu = again.table.column_menu()
+    checked = {a.text(): a.isChecked() for a in menu.actions() if a.isCheckable()}
+    assert checked["Path"] is False and checked["Title"] is True
+    again.close()
+
+
+def test_retracted_rows_are_browsable(window) -> None:
+    window.set_query("status:retracted")
+    assert titles(window) == ["Rate limit is 100 requests per minute"]
