@@ -151,8 +151,6 @@ def test_search_never_raises_on_any_text(indexed: sqlite3.Connection, text: str)
         pass  # a clear, user-facing message about a field filter
 
 
-@pytest.mark.xfail(strict=True, reason="known I1 bug: after an uncommitted deletion of a cited "
-                   "file, the incremental index differs from a rebuild (open in issue 2)")
 def test_deleting_a_cited_file_from_the_working_tree(corpus: Corpus, tmp_path: Path) -> None:
     corpus.fact("kb/gotchas/db/d4d4d4d4.md", title="Pool size bounds throughput",
                 type="synthesis", refs="kb/gotchas/db/a1a1a1a1.md")

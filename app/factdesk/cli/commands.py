@@ -16,6 +16,7 @@ from factdesk.errors import FactdeskError
 from factdesk.index.indexer import Indexer
 from factdesk.index.search import get_fact_row, problems_for, search
 from factdesk.model.authority import attribution
+from factdesk.model.weight import is_stale
 
 FORMAT = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
                       show_default=True, help="output format")
@@ -167,7 +168,7 @@ def _show_text(d: dict[str, Any]) -> str:
 
     recorded = d["evidence_weight"]
     computed = d["evidence_weight_computed"]
-    stale = (recorded is not None and computed is not None and abs(recorded - computed) > 1e-9)
+    stale = is_stale(recorded, computed)
     lines = [
         d["title"], d["path"] + f"  [{d['status']}]", "",
         f"kind {d['kind']} · type {d['type']} · origin {d['origin']}",

@@ -95,8 +95,8 @@ def parse_fact(path: str, data: bytes) -> ParseOutcome:
     region_start = end + 5
     region = text[region_start:]
     stripped = region.lstrip()
-    title_line = 2 + front.count("\n") + 1 + (len(region) - len(stripped) and
-                                              region[: len(region) - len(stripped)].count("\n"))
+    leading = region[: len(region) - len(stripped)]
+    title_line = 3 + front.count("\n") + leading.count("\n")
     try:
         entries = yamlv3.compose_mapping(front)
     except yamlv3.YamlError as exc:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -179,9 +179,6 @@ class BlobReader:
         self._proc.stdout.read(1)
         return data
 
-    def read_many(self, specs: Iterable[str]) -> dict[str, bytes | None]:
-        return {spec: self.read(spec) for spec in specs}
-
     def close(self) -> None:
         if self._proc.stdin:
             self._proc.stdin.close()
@@ -194,11 +191,6 @@ class BlobReader:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def show_file_at(repo: Path, sha: str, path: str) -> bytes | None:
-    with BlobReader(repo) as reader:
-        return reader.read(f"{sha}:{path}")
 
 
 def blob_id(data: bytes) -> str:

@@ -7,7 +7,6 @@ with knomit's 100 ms budget (FORMAT.md §1.6), in an embedded V8 (mini-racer) th
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,9 +60,6 @@ class Ontology:
             out.extend(("/".join(scope), v) for v in node.validations)
             nodes = node.children
         return out
-
-    def tree(self) -> dict[str, Node]:
-        return self.topics
 
 
 def find_ontology(repo: Path) -> Path | None:
@@ -233,9 +229,3 @@ def topic_problems(fact: Fact, onto: Ontology) -> list[Problem]:
                         f"topic {parts[1]!r} is not in the ontology")]
     return []
 
-
-def dumps(onto: Ontology) -> str:
-    def node(n: Node) -> dict[str, object]:
-        return {"description": n.description, "children": {k: node(v) for k, v in n.children.items()}}
-
-    return json.dumps({"id": onto.id, "topics": {k: node(v) for k, v in onto.topics.items()}})

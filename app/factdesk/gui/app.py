@@ -15,17 +15,8 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication, QMessageBox
 
+from factdesk.core import Settings, demo_corpus
 from factdesk.errors import FactdeskError
-
-
-def data_dir() -> Path:
-    """Where per-user data (the demo workspace) lives."""
-    override = os.environ.get("FACTDESK_DATA_DIR")
-    if override:
-        return Path(override)
-    from platformdirs import user_data_dir
-
-    return Path(user_data_dir("factdesk", "factdesk"))
 
 
 def make_settings() -> QSettings:
@@ -36,13 +27,6 @@ def make_settings() -> QSettings:
     return QSettings("factdesk", "factdesk")
 
 
-def demo_repo() -> Path:
-    """The demo workspace, created on first use by `factdesk.demo`."""
-    from factdesk.demo import ensure_demo_workspace
-
-    return Path(ensure_demo_workspace(data_dir() / "demo"))
-
-
 def run(path: Path | None) -> int:
     """Open the corpus at `path` (the demo workspace for None); returns the exit code."""
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -51,7 +35,7 @@ def run(path: Path | None) -> int:
     from factdesk.gui.main_window import MainWindow
 
     try:
-        repo = demo_repo() if path is None else Path(path)
+        repo = demo_corpus(Settings.resolve()) if path is None else Path(path)
         window = MainWindow(repo, make_settings())
     except (FactdeskError, ImportError, OSError) as exc:
         box = QMessageBox(QMessageBox.Icon.Critical, "factdesk", "")

@@ -26,13 +26,9 @@ from PySide6.QtWidgets import (
 
 from factdesk.corpus.gitrepo import ZERO, BlobReader
 from factdesk.gui import theme
+from factdesk.index.history import commits_touching
 
 BLOB_ROLE = Qt.ItemDataRole.UserRole + 1
-HISTORY_SQL = """
-SELECT c.sha, c.status, c.old_blob, c.new_blob, c.seq, m.time, m.author, m.op, m.subject
-FROM changes c JOIN commits m ON m.sha = c.sha
-WHERE c.path = ? ORDER BY c.seq DESC
-"""
 _STATUS = {"A": "added", "M": "modified", "D": "deleted"}
 
 
@@ -73,7 +69,7 @@ class HistoryPanel(QWidget):
         self.diff.clear()
         if conn is None:
             return
-        for r in conn.execute(HISTORY_SQL, (path,)):
+        for r in commits_touching(conn, path):
             when = datetime.fromtimestamp(r["time"]).strftime("%Y-%m-%d %H:%M") if r["time"] else ""
             item = QTreeWidgetItem([when, r["author"] or "", r["op"] or "",
                                     _STATUS.get(r["status"], r["status"]), r["subject"] or ""])

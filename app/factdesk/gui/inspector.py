@@ -26,12 +26,12 @@ from factdesk.gui import theme
 from factdesk.gui.history_panel import HistoryPanel
 from factdesk.gui.safe_browser import SafeTextBrowser, confirm_open_url
 from factdesk.gui.session import IndexSession
-from factdesk.index.search import get_fact_row, problems_for
+from factdesk.index.search import cited_by, get_fact_row, problems_for, resolve_local_ref
 from factdesk.model.authority import attribution
 from factdesk.model.refs import RefKind, classify_ref
+from factdesk.model.weight import is_stale
 
 REF_ROLE = Qt.ItemDataRole.UserRole + 1
-STALE_EPSILON = 0.005
 REF_GROUPS = ("Facts", "Retracted facts", "Missing facts", "Cited by", "Foreign facts",
               "Source code", "URLs", "Malformed")
 
@@ -204,8 +204,7 @@ class InspectorPanel(QWidget):
         self.trust["confidence"].setText(f"Confidence\n{_num(row['confidence'])}")
         recorded, computed = row["evidence_weight"], row["evidence_weight_computed"]
         weight = f"Evidence weight\nrecorded {_num(recorded)} · computed {_num(computed)}"
-        stale = (recorded is not None and computed is not None
-                 and abs(recorded - computed) > STALE_EPSILON)
+        stale = is_stale(recorded, computed)
         self.trust["weight"].setText(weight + ("\n⚠ stale" if stale else ""))
         self.trust["weight"].setStyleSheet(f"color: {theme.ERROR_COLOR};" if stale else "")
         sources = row["sources"] if row["sources"] is not None else "—"
@@ -242,7 +241,7 @@ class InspectorPanel(QWidget):
         for raw in json.loads(row["refs"] or "[]"):
             ref = classify_ref(str(raw), self._session.repo_ids)
             if ref.kind is RefKind.LOCAL_FACT:
-                hit = self._resolve_local(conn, str(raw), ref.target or "")
+                hit = resolve_local_ref(conn, str(raw), ref.target or "")
                 if hit is None:
                     add("Missing facts", str(raw), "not in the index", None)
                 else:
@@ -256,10 +255,7 @@ class InspectorPanel(QWidget):
                 add("URLs", str(raw), "", ("url", str(raw)))
             else:
                 add("Malformed", str(raw), ref.warning or "", None)
-        for cited in conn.execute(
-                "SELECT f.id, f.path, f.title FROM refs r JOIN facts f ON f.path = r.src "
-                "WHERE r.target = ? OR r.target = ? ORDER BY f.path",
-                (row["path"], row["path"].lower())):
+        for cited in cited_by(conn, row["path"]):
             add("Cited by", cited["path"], cited["title"], ("fact", cited["id"]))
         for name in REF_GROUPS:
             if name in groups:
@@ -269,17 +265,6 @@ class InspectorPanel(QWidget):
         self.refs.resizeColumnToContents(0)
         total = sum(g.childCount() for g in groups.values())
         self.tabs.setTabText(1, f"Refs ({total})")
-
-    @staticmethod
-    def _resolve_local(conn: sqlite3.Connection, raw: str, target: str) -> sqlite3.Row | None:
-        exact = raw.split("/", 3)[3] if raw.startswith("kb://") and raw.count("/") >= 3 else raw
-        for candidate in (exact, target):
-            hit = conn.execute("SELECT id, status, title FROM facts WHERE path = ?",
-                               (candidate,)).fetchone()
-            if hit:
-                return hit
-        return conn.execute("SELECT id, status, title FROM facts WHERE lower(path) = ?",
-                            (target,)).fetchone()
 
     def _show_problems(self, conn: sqlite3.Connection, path: str) -> None:
         self.problems.clear()
@@ -324,7 +309,7 @@ class InspectorPanel(QWidget):
         ref = classify_ref(text, self._session.repo_ids)
         conn = self._session.conn
         if ref.kind is RefKind.LOCAL_FACT and conn is not None and scheme in ("", "kb"):
-            hit = self._resolve_local(conn, text, ref.target or "")
+            hit = resolve_local_ref(conn, text, ref.target or "")
             if hit is not None:
                 self.fact_link_did_activate.emit(hit["id"])
                 return

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QThread, Signal
 
+from factdesk.core import open_corpus
 from factdesk.index import schema
 from factdesk.index.indexer import Indexer, IndexStats
 
@@ -50,8 +51,8 @@ class IndexSession(QObject):
 
     def __init__(self, repo: Path, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.repo = repo.resolve()
-        self.indexer = Indexer(self.repo)
+        self.indexer = open_corpus(repo)
+        self.repo = self.indexer.repo
         self.conn: sqlite3.Connection | None = None
         self._worker: IndexWorker | None = None
         self._pending = False

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,13 +71,17 @@ def path_history(conn: sqlite3.Connection, path: str) -> PathHistory:
     )
     if deleted:
         d = rows[-1]
-        hist = PathHistory(**{**_asdict(hist), "retracted_at": d[4], "retracted_sha": d[3],
-                              "retracted_by": d[5], "retracted_reason": d[8]})
+        hist = replace(hist, retracted_at=d[4], retracted_sha=d[3], retracted_by=d[5],
+                       retracted_reason=d[8])
     return hist
 
 
-def _asdict(h: PathHistory) -> dict[str, object]:
-    return {name: getattr(h, name) for name in PathHistory.__slots__}
+def commits_touching(conn: sqlite3.Connection, path: str) -> list[sqlite3.Row]:
+    """Every indexed commit that changed `path`, newest first, with its change."""
+    return conn.execute(
+        "SELECT c.sha, c.status, c.old_blob, c.new_blob, c.seq, m.time, m.author, m.op, "
+        "m.subject FROM changes c JOIN commits m ON m.sha = c.sha "
+        "WHERE c.path = ? ORDER BY c.seq DESC", (path,)).fetchall()
 
 
 def blob_at(conn: sqlite3.Connection, path: str, seq: int) -> str | None:

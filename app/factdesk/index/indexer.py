@@ -21,9 +21,9 @@ from pathlib import Path
 from factdesk.corpus import gitrepo
 from factdesk.corpus.codec import ParseOutcome, parse_fact
 from factdesk.corpus.ontology import (
-    Ontology,
     RuleEngine,
     check_ontology,
+    find_ontology,
     load_ontology,
     topic_problems,
 )
@@ -111,9 +111,6 @@ class _FactsView(Mapping[str, Fact]):
     def __len__(self) -> int:
         raise NotImplementedError("the view is for lookups only")
 
-    def __bool__(self) -> bool:
-        return True  # a lookup view over the index is never "empty" for the rules
-
 
 class Indexer:
     """Owns one corpus's index file; `update()` brings it up to date."""
@@ -155,33 +152,32 @@ class Indexer:
     # -- rebuild ------------------------------------------------------------------------
 
     def _rebuild(self, conn: sqlite3.Connection, progress: Progress | None) -> IndexStats:
-        if True:
-            for (name,) in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type IN ('table') AND name NOT LIKE "
-                "'sqlite_%' AND name NOT LIKE 'facts_fts_%'"
-            ).fetchall():
-                conn.execute(f'DROP TABLE IF EXISTS "{name}"')
-            schema.create(conn)
-            head = gitrepo.head_sha(self.repo) if self._has_git() else None
-            self._ingest_commits(conn, gitrepo.log(self.repo) if head else [], seq0=0)
-            entries, scan_problems = scan(self.repo, self.root)
-            live_paths = {e.path for e in entries}
-            self._report(progress, "parsing", 0, len(entries))
-            outcomes: dict[str, ParseOutcome] = {}
-            files: dict[str, tuple[str, int, int]] = {}
-            for i, (outcome, blob, size, mtime) in enumerate(
-                parse_files(self.repo, [e.path for e in entries])
-            ):
-                outcomes[outcome.path] = outcome
-                files[outcome.path] = (blob, size, mtime)
-                if i % 2000 == 0:
-                    self._report(progress, "parsing", i, len(entries))
-            retracted = self._retracted_paths(conn, live_paths)
-            self._report(progress, "checking", 0, len(outcomes))
-            self._write(conn, outcomes, files, retracted, scan_problems, full=True)
-            conn.execute("INSERT INTO facts_fts(facts_fts) VALUES ('rebuild')")
-            _create_triggers(conn)
-            self._set_meta(conn, head)
+        for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type IN ('table') AND name NOT LIKE "
+            "'sqlite_%' AND name NOT LIKE 'facts_fts_%'"
+        ).fetchall():
+            conn.execute(f'DROP TABLE IF EXISTS "{name}"')
+        schema.create(conn)
+        head = gitrepo.head_sha(self.repo) if self._has_git() else None
+        self._ingest_commits(conn, gitrepo.log(self.repo) if head else [], seq0=0)
+        entries, scan_problems = scan(self.repo, self.root)
+        live_paths = {e.path for e in entries}
+        self._report(progress, "parsing", 0, len(entries))
+        outcomes: dict[str, ParseOutcome] = {}
+        files: dict[str, tuple[str, int, int]] = {}
+        for i, (outcome, blob, size, mtime) in enumerate(
+            parse_files(self.repo, [e.path for e in entries])
+        ):
+            outcomes[outcome.path] = outcome
+            files[outcome.path] = (blob, size, mtime)
+            if i % 2000 == 0:
+                self._report(progress, "parsing", i, len(entries))
+        retracted = self._retracted_paths(conn, live_paths)
+        self._report(progress, "checking", 0, len(outcomes))
+        self._write(conn, outcomes, files, retracted, scan_problems, full=True)
+        conn.execute("INSERT INTO facts_fts(facts_fts) VALUES ('rebuild')")
+        _create_triggers(conn)
+        self._set_meta(conn, head)
         return self._stats(conn, "rebuild", head, sorted(outcomes))
 
     # -- incremental --------------------------------------------------------------------
@@ -194,57 +190,62 @@ class Indexer:
                 or meta.get("ontology") != self._ontology_stamp():
             return self._rebuild(conn, progress)
         touched: set[str] = set()
-        if True:
-            if head != old_head:
-                if old_head and head and gitrepo.is_ancestor(self.repo, old_head, head):
-                    seq0 = conn.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM commits"
-                                        ).fetchone()[0]
-                    new = gitrepo.log(self.repo, f"{old_head}..{head}")
-                    self._ingest_commits(conn, new, seq0=seq0)
-                    touched = {c.path for commit in new for c in commit.changes
-                               if c.path.startswith(self.root + "/")}
-                else:
-                    return self._rebuild(conn, progress)
-            entries, scan_problems = scan(self.repo, self.root)
-            on_disk = {e.path: e for e in entries}
-            known = {r[0]: (r[1], r[2], r[3]) for r in conn.execute(
-                "SELECT path, size, mtime_ns, blob FROM facts WHERE status != 'retracted'")}
-            candidates = [p for p, e in on_disk.items()
-                          if p not in known or (known[p][0], known[p][1]) != (e.size, e.mtime_ns)]
-            outcomes: dict[str, ParseOutcome] = {}
-            files: dict[str, tuple[str, int, int]] = {}
-            for outcome, blob, size, mtime in parse_files(self.repo, candidates):
-                if outcome.path in known and known[outcome.path][2] == blob:
-                    conn.execute("UPDATE facts SET size = ?, mtime_ns = ? WHERE path = ?",
-                                 (size, mtime, outcome.path))
-                    continue
-                outcomes[outcome.path] = outcome
-                files[outcome.path] = (blob, size, mtime)
-            removed = {p for p in known if p not in on_disk}
-            history_only = (touched - set(outcomes) - removed) & set(on_disk)
-            for path in history_only:  # history changed, bytes did not: re-read them
+        if head != old_head:
+            if old_head and head and gitrepo.is_ancestor(self.repo, old_head, head):
+                seq0 = conn.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM commits"
+                                    ).fetchone()[0]
+                new = gitrepo.log(self.repo, f"{old_head}..{head}")
+                self._ingest_commits(conn, new, seq0=seq0)
+                touched = {c.path for commit in new for c in commit.changes
+                           if c.path.startswith(self.root + "/")}
+            else:
+                return self._rebuild(conn, progress)
+        entries, scan_problems = scan(self.repo, self.root)
+        on_disk = {e.path: e for e in entries}
+        known = {r[0]: (r[1], r[2], r[3]) for r in conn.execute(
+            "SELECT path, size, mtime_ns, blob FROM facts WHERE status != 'retracted'")}
+        candidates = [p for p, e in on_disk.items()
+                      if p not in known or (known[p][0], known[p][1]) != (e.size, e.mtime_ns)]
+        outcomes: dict[str, ParseOutcome] = {}
+        files: dict[str, tuple[str, int, int]] = {}
+        for outcome, blob, size, mtime in parse_files(self.repo, candidates):
+            if outcome.path in known and known[outcome.path][2] == blob:
+                conn.execute("UPDATE facts SET size = ?, mtime_ns = ? WHERE path = ?",
+                             (size, mtime, outcome.path))
+                continue
+            outcomes[outcome.path] = outcome
+            files[outcome.path] = (blob, size, mtime)
+        removed = {p for p in known if p not in on_disk}
+        history_only = (touched - set(outcomes) - removed) & set(on_disk)
+        for path in history_only:  # history changed, bytes did not: re-read them
+            for outcome, blob, size, mtime in parse_files(self.repo, [path]):
+                outcomes[path] = outcome
+                files[path] = (blob, size, mtime)
+        changed = set(outcomes) | removed | touched
+        meta_changed = meta.get("today") != self.today.isoformat()
+        if not changed and not meta_changed and head == old_head:
+            return self._stats(conn, "unchanged", head, [])
+        retracted = self._retracted_paths(conn, set(on_disk), only=changed | removed)
+        dependents = self._dependents(conn, changed)
+        if meta_changed:
+            dependents |= {r[0] for r in conn.execute(
+                "SELECT path FROM facts WHERE type = 'hypothesis' AND status = 'live'")}
+        for path in dependents - set(outcomes) - removed:
+            if path in on_disk:
                 for outcome, blob, size, mtime in parse_files(self.repo, [path]):
                     outcomes[path] = outcome
                     files[path] = (blob, size, mtime)
-            changed = set(outcomes) | removed | touched
-            meta_changed = meta.get("today") != self.today.isoformat()
-            if not changed and not meta_changed and head == old_head:
-                return self._stats(conn, "unchanged", head, [])
-            retracted = self._retracted_paths(conn, set(on_disk), only=changed | removed)
-            dependents = self._dependents(conn, changed)
-            if meta_changed:
-                dependents |= {r[0] for r in conn.execute(
-                    "SELECT path FROM facts WHERE type = 'hypothesis' AND status = 'live'")}
-            for path in dependents - set(outcomes) - removed:
-                if path in on_disk:
-                    for outcome, blob, size, mtime in parse_files(self.repo, [path]):
-                        outcomes[path] = outcome
-                        files[path] = (blob, size, mtime)
-            for path in removed:
-                self._delete_path(conn, path)
-            self._write(conn, outcomes, files, retracted, scan_problems, full=False)
-            self._set_meta(conn, head)
+        for path in removed:
+            self._delete_path(conn, path)
+        self._write(conn, outcomes, files, retracted, scan_problems, full=False)
+        self._set_meta(conn, head)
         return self._stats(conn, "incremental", head, sorted(changed))
+
+    def _parse_into(self, paths: list[str], outcomes: dict[str, ParseOutcome],
+                    files: dict[str, tuple[str, int, int]]) -> None:
+        for outcome, blob, size, mtime in parse_files(self.repo, paths):
+            outcomes[outcome.path] = outcome
+            files[outcome.path] = (blob, size, mtime)
 
     def _dependents(self, conn: sqlite3.Connection, changed: set[str]) -> set[str]:
         """Every fact that cites a changed path, transitively (lineage for R1/R2/R3)."""
@@ -274,8 +275,6 @@ class Indexer:
         return gitrepo.blob_id(p.read_bytes()) if p.is_file() else ""
 
     def _ontology_stamp(self) -> str:
-        from factdesk.corpus.ontology import find_ontology
-
         p = find_ontology(self.repo)
         return f"{p.name}:{gitrepo.blob_id(p.read_bytes())}" if p else ""
 
@@ -345,10 +344,10 @@ class Indexer:
         creators = {p: h.creator_email for p, h in histories.items() if h.creator_email}
         ctx = CheckContext(
             facts=facts_view, repo_id=repo_id, registry=registry, today=self.today,
-            retracted=retracted_view, creators=creators,
+            retracted=retracted_view, creators=creators, history_known=self._has_git(),
             cited_types_then=self._cited_types_then(conn, outcomes, histories, repo_id),
         )
-        engine = _engine_if_needed(ontology)
+        engine = RuleEngine() if ontology is not None else None
         if not full:
             for path in list(outcomes) + list(retracted):
                 conn.execute("DELETE FROM problems WHERE path = ?", (path,))
@@ -425,7 +424,7 @@ class Indexer:
         if not blobs_needed:
             return wanted
         current = {r[0]: r[1] for r in conn.execute(
-            "SELECT blob, type FROM facts WHERE blob IS NOT NULL")} if blobs_needed else {}
+            "SELECT blob, type FROM facts WHERE blob IS NOT NULL")}
         with gitrepo.BlobReader(self.repo) as reader:
             for blob, users in blobs_needed.items():
                 type_ = current.get(blob)
@@ -470,12 +469,6 @@ def _transaction(conn: sqlite3.Connection, work: Callable[[], IndexStats]) -> In
         raise
     conn.execute("COMMIT")
     return result
-
-
-def _engine_if_needed(ontology: Ontology | None) -> RuleEngine | None:
-    if ontology is None:
-        return None
-    return RuleEngine()
 
 
 def _create_triggers(conn: sqlite3.Connection) -> None:

@@ -121,6 +121,23 @@ def get_fact_row(conn: sqlite3.Connection, ref: str) -> sqlite3.Row | None:
     return rows[0] if len(rows) == 1 else None
 
 
+def resolve_local_ref(conn: sqlite3.Connection, raw: str, target: str) -> sqlite3.Row | None:
+    """The fact a local ref names: its exact path first, then knomit's lower-cased lookup."""
+    exact = raw.split("/", 3)[3] if raw.startswith("kb://") and raw.count("/") >= 3 else raw
+    for candidate in (exact, target):
+        hit = conn.execute("SELECT * FROM facts WHERE path = ?", (candidate,)).fetchone()
+        if hit:
+            return hit
+    return conn.execute("SELECT * FROM facts WHERE lower(path) = ?", (target,)).fetchone()
+
+
+def cited_by(conn: sqlite3.Connection, path: str) -> list[sqlite3.Row]:
+    """The facts whose local refs name `path`."""
+    return conn.execute(
+        "SELECT f.* FROM refs r JOIN facts f ON f.path = r.src "
+        "WHERE r.target = ? OR r.target = ? ORDER BY f.path", (path, path.lower())).fetchall()
+
+
 def problems_for(conn: sqlite3.Connection, path: str) -> list[sqlite3.Row]:
     return conn.execute("SELECT * FROM problems WHERE path = ? ORDER BY severity, line, code",
                         (path,)).fetchall()

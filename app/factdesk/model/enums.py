@@ -94,14 +94,6 @@ LEGAL_TYPES_BY_ORIGIN: dict[Origin, frozenset[FactType] | None] = {
 }
 
 
-def kind_of_type(type_: str) -> Kind | None:
-    """The kind a type belongs to, or None for an unknown type."""
-    for kind, types in TYPES_BY_KIND.items():
-        if type_ in types:
-            return kind
-    return None
-
-
 def is_legal_kind_type(kind: str, type_: str) -> bool:
     return kind in Kind.__members__.values() and type_ in TYPES_BY_KIND[Kind(kind)]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from factdesk.model.enums import ClaimType, Severity, default_origin, derived_claim_type
+from factdesk.model.enums import Severity, default_origin, derived_claim_type
 
 ENVELOPE_KEYS = (
     "claim_type",
@@ -47,11 +47,6 @@ class Envelope:
     settle_by: str | None = None
     settlement: str | None = None
 
-    @property
-    def is_empty(self) -> bool:
-        return all(
-            getattr(self, key) is None for key in ENVELOPE_KEYS if key not in ("settle_by", "settlement")
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,5 +111,3 @@ class Problem:
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.severity} [{self.code}] {self.message}"
 
-
-LEGACY = ClaimType.LEGACY

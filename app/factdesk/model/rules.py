@@ -40,9 +40,8 @@ from factdesk.model.refs import (
     local_targets,
 )
 from factdesk.model.registry import Registry, agent_id_from_email
-from factdesk.model.weight import evidence_weight
+from factdesk.model.weight import evidence_weight, is_stale
 
-WEIGHT_TOLERANCE = 1e-9
 _DATE_RE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
 _SETTLES_RE = re.compile(r"(?im)^\s*\**settles?\s+by\s+(\d{4}-\d{2}-\d{2})")
 _CRITERION_WORDS = re.compile(r"(?i)\b(settles? by|falsif\w*|settlement|criterion|refuted if|confirmed if)\b")
@@ -58,6 +57,8 @@ class CheckContext:
     today: date = field(default_factory=date.today)
     #: last live versions of facts deleted in history (retracted), by lower-case path
     retracted: Mapping[str, Fact] = field(default_factory=dict)
+    #: whether git history was read: only then can a missing ref target be called "never written"
+    history_known: bool = False
     #: author e-mail of the commit that created each path (non-merge, oldest)
     creators: Mapping[str, str] = field(default_factory=dict)
     #: for a synthesis path: {cited path: type of the cited fact when the synthesis was written}
@@ -94,10 +95,6 @@ def check_fact(fact: Fact, ctx: CheckContext) -> list[Problem]:
     return out
 
 
-def check_facts(facts: Iterable[Fact], ctx: CheckContext) -> list[Problem]:
-    return [p for fact in facts for p in check_fact(fact, ctx)]
-
-
 def _p(fact: Fact, key: str, code: str, sev: Severity, msg: str) -> Problem:
     line = fact.line_of(key) if key != "title" else fact.title_line
     return Problem(fact.path, line, code, sev, msg)
@@ -124,7 +121,7 @@ def _r2(fact: Fact, ctx: CheckContext) -> Iterable[Problem]:
     if fact.evidence_weight is None:
         return
     computed = evidence_weight(fact, ctx.lookup, ctx.repo_id)
-    if abs(computed - fact.evidence_weight) > WEIGHT_TOLERANCE:
+    if is_stale(fact.evidence_weight, computed):
         yield _p(fact, "evidence_weight", "R2", Severity.WARNING,
                  f"evidence weight is stale: recorded {fact.evidence_weight:.6g}, "
                  f"computed now {computed:.6g}")
@@ -242,7 +239,7 @@ def _refs(fact: Fact, ctx: CheckContext) -> Iterable[Problem]:
             if ref.target in ctx.retracted:
                 yield _p(fact, "refs", "ref-retracted", Severity.WARNING,
                          f"ref to retracted fact {ref.target}")
-            elif ctx.retracted or not ctx.creators:
+            elif ctx.history_known:
                 yield _p(fact, "refs", "ref-broken", Severity.WARNING,
                          f"ref to a fact that never existed: {ref.target}")
 

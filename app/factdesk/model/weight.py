@@ -57,6 +57,15 @@ def evidence_weight(fact: Fact, lookup: Lookup, repo_id: RepoIds) -> float:
     return s / (s + 1.0) if s > 0 else 0.0
 
 
+#: Recorded and computed weights further apart than this are stale (rule R2).
+WEIGHT_TOLERANCE = 1e-9
+
+
+def is_stale(recorded: float | None, computed: float | None) -> bool:
+    """Rule R2: a recorded weight that no longer matches the weight computed now."""
+    return recorded is not None and computed is not None and abs(recorded - computed) > WEIGHT_TOLERANCE
+
+
 def is_weighted(fact: Fact) -> bool:
     """Facts that carry an evidence weight: derived ones (synthesis, distilled, discovered)."""
     return fact.type == FactType.SYNTHESIS or fact.resolved_origin != Origin.AUTHORED
