@@ -153,5 +153,5 @@ def copy_tree() -> Callable[[Path, Path], Path]:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests that use qtbot are GUI tests: `pytest -m "not gui"` runs the core suite."""
     for item in items:
-        if "qtbot" in getattr(item, "fixturenames", ()):
+        if {"qtbot", "qapp"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.gui)

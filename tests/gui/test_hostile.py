@@ -94,7 +94,7 @@ def test_declined_confirmation_opens_nothing(hostile, monkeypatch) -> None:
     assert opened == []
 
 
-def test_confirmation_shows_real_url_as_plain_text(monkeypatch) -> None:
+def test_confirmation_shows_real_url_as_plain_text(qapp, monkeypatch) -> None:
     seen = {}
 
     def fake_exec(box) -> int:

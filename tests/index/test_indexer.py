@@ -160,3 +160,25 @@ def test_deleting_a_cited_file_from_the_working_tree(corpus: Corpus, tmp_path: P
     (corpus.root / "kb/gotchas/db/a1a1a1a1.md").unlink()  # not committed
     assert ix.update().mode == "incremental"
     assert_incremental_equals_rebuild(corpus.root, tmp_path)
+
+
+def test_working_tree_states_seen_through_git_status(corpus: Corpus, tmp_path: Path) -> None:
+    """Untracked, modified-then-reverted and symlinked files, without any commit."""
+    ix = Indexer(corpus.root, today=date(2026, 11, 30))
+    ix.update()
+    corpus.fact("kb/gotchas/db/f6f6f6f6.md", title="Untracked draft from an agent")
+    target = corpus.root / "kb/gotchas/db/a1a1a1a1.md"
+    original = target.read_bytes()
+    target.write_bytes(original.replace(b"0.8", b"0.3"))
+    (corpus.root / "kb/gotchas/db/link.md").symlink_to("/etc/hostname")
+    assert ix.update().mode == "incremental"
+    assert_incremental_equals_rebuild(corpus.root, tmp_path)
+    git(corpus.root, "checkout", "--", "kb/gotchas/db/a1a1a1a1.md")  # revert the edit
+    (corpus.root / "kb/gotchas/db/link.md").unlink()
+    ix.update()
+    conn = ix.connect(readonly=True)
+    assert conn.execute("SELECT confidence FROM facts WHERE path = ?",
+                        ("kb/gotchas/db/a1a1a1a1.md",)).fetchone()[0] == 0.8
+    assert not conn.execute("SELECT 1 FROM problems WHERE code = 'symlink'").fetchall()
+    conn.close()
+    assert_incremental_equals_rebuild(corpus.root, tmp_path)

@@ -150,6 +150,23 @@ def _parse_log(out: bytes) -> Iterator[Commit]:
         yield commit
 
 
+def status_paths(repo: Path, root: str) -> set[str] | None:
+    """Paths under `root` that differ from HEAD in the work tree or the git index, plus
+    untracked files (a folder, with a trailing `/`, for a nested repository); None when
+    git cannot say."""
+    proc = subprocess.run(
+        ["git", *SAFE, "-C", str(repo), "status", "--porcelain=v1", "-z", "--no-renames",
+         "--untracked-files=all", "--", root],
+        capture_output=True, env=git_env(), check=False)
+    if proc.returncode != 0:
+        return None
+    out: set[str] = set()
+    for entry in proc.stdout.split(b"\0"):
+        if len(entry) > 3:
+            out.add(entry[3:].decode("utf-8", "surrogateescape"))
+    return out
+
+
 def is_ancestor(repo: Path, old: str, new: str) -> bool:
     proc = subprocess.run(["git", *SAFE, "-C", str(repo), "merge-base", "--is-ancestor",
                            "--end-of-options", old, new], capture_output=True, env=git_env(),

@@ -28,7 +28,7 @@ from factdesk.corpus.ontology import (
     topic_problems,
 )
 from factdesk.corpus.registry_io import load_registry
-from factdesk.corpus.scan import read_fact_bytes, scan
+from factdesk.corpus.scan import FileEntry, read_fact_bytes, scan, stat_paths
 from factdesk.index import schema
 from factdesk.index.history import PathHistory, blob_at, path_history
 from factdesk.index.rows import fact_from_row, fact_row
@@ -121,6 +121,7 @@ class Indexer:
         self.today = today or date.today()
         self.git_dir = gitrepo.git_dir(self.repo)
         self.path = schema.index_path(self.git_dir)
+        self._repo_ids: frozenset[str] | None = None
 
     # -- public -------------------------------------------------------------------------
 
@@ -159,6 +160,7 @@ class Indexer:
             conn.execute(f'DROP TABLE IF EXISTS "{name}"')
         schema.create(conn)
         head = gitrepo.head_sha(self.repo) if self._has_git() else None
+        self._repo_ids = gitrepo.repo_ids(self.repo) if head else None
         self._ingest_commits(conn, gitrepo.log(self.repo) if head else [], seq0=0)
         entries, scan_problems = scan(self.repo, self.root)
         live_paths = {e.path for e in entries}
@@ -177,7 +179,8 @@ class Indexer:
         self._write(conn, outcomes, files, retracted, scan_problems, full=True)
         conn.execute("INSERT INTO facts_fts(facts_fts) VALUES ('rebuild')")
         _create_triggers(conn)
-        self._set_meta(conn, head)
+        status = gitrepo.status_paths(self.repo, self.root) if head else None
+        self._set_meta(conn, head, dirty="\n".join(sorted(status or ())))
         return self._stats(conn, "rebuild", head, sorted(outcomes))
 
     # -- incremental --------------------------------------------------------------------
@@ -190,6 +193,7 @@ class Indexer:
                 or meta.get("ontology") != self._ontology_stamp():
             return self._rebuild(conn, progress)
         touched: set[str] = set()
+        self._repo_ids = frozenset(meta.get("repo_id", "").split()) or None
         if head != old_head:
             if old_head and head and gitrepo.is_ancestor(self.repo, old_head, head):
                 seq0 = conn.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM commits"
@@ -200,10 +204,12 @@ class Indexer:
                            if c.path.startswith(self.root + "/")}
             else:
                 return self._rebuild(conn, progress)
-        entries, scan_problems = scan(self.repo, self.root)
-        on_disk = {e.path: e for e in entries}
         known = {r[0]: (r[1], r[2], r[3]) for r in conn.execute(
-            "SELECT path, size, mtime_ns, blob FROM facts WHERE status != 'retracted'")}
+            "SELECT path, size, mtime_ns, blob FROM facts INDEXED BY facts_stamp "
+            "WHERE status IN ('live', 'broken')")}
+        looked_at, entries, scan_problems, dirty = self._look(meta, touched, set(known))
+        on_disk = {e.path: e for e in entries}
+        present = (set(known) - looked_at) | set(on_disk)
         candidates = [p for p, e in on_disk.items()
                       if p not in known or (known[p][0], known[p][1]) != (e.size, e.mtime_ns)]
         outcomes: dict[str, ParseOutcome] = {}
@@ -215,31 +221,43 @@ class Indexer:
                 continue
             outcomes[outcome.path] = outcome
             files[outcome.path] = (blob, size, mtime)
-        removed = {p for p in known if p not in on_disk}
-        history_only = (touched - set(outcomes) - removed) & set(on_disk)
-        for path in history_only:  # history changed, bytes did not: re-read them
-            for outcome, blob, size, mtime in parse_files(self.repo, [path]):
-                outcomes[path] = outcome
-                files[path] = (blob, size, mtime)
+        removed = {p for p in known if p not in present}
+        # history changed, bytes did not: re-read them for their history fields
+        self._parse_into(sorted((touched - set(outcomes) - removed) & present), outcomes, files)
         changed = set(outcomes) | removed | touched
         meta_changed = meta.get("today") != self.today.isoformat()
-        if not changed and not meta_changed and head == old_head:
+        if not changed and not meta_changed and head == old_head and dirty == meta.get("dirty"):
             return self._stats(conn, "unchanged", head, [])
-        retracted = self._retracted_paths(conn, set(on_disk), only=changed | removed)
+        retracted = self._retracted_paths(conn, present, only=changed | removed)
         dependents = self._dependents(conn, changed)
         if meta_changed:
             dependents |= {r[0] for r in conn.execute(
                 "SELECT path FROM facts WHERE type = 'hypothesis' AND status = 'live'")}
-        for path in dependents - set(outcomes) - removed:
-            if path in on_disk:
-                for outcome, blob, size, mtime in parse_files(self.repo, [path]):
-                    outcomes[path] = outcome
-                    files[path] = (blob, size, mtime)
+        self._parse_into(sorted((dependents - set(outcomes) - removed) & present), outcomes, files)
         for path in removed:
             self._delete_path(conn, path)
-        self._write(conn, outcomes, files, retracted, scan_problems, full=False)
-        self._set_meta(conn, head)
+        self._write(conn, outcomes, files, retracted, scan_problems, full=False,
+                    rescanned=looked_at)
+        self._set_meta(conn, head, dirty=dirty)
         return self._stats(conn, "incremental", head, sorted(changed))
+
+    def _look(self, meta: dict[str, str], touched: set[str], known: set[str]
+              ) -> tuple[set[str], list[FileEntry], list[Problem], str]:
+        """What to compare with the index: (paths looked at, those present as files,
+        problems found on them, the dirty-set stamp to remember).
+
+        In a git work tree, `git status` (C, using git's own stat cache) names the files
+        that differ from HEAD; with the paths new commits touched and the files that were
+        dirty at the last update, that is every file that can differ from the index. A
+        corpus without git is scanned whole."""
+        status = gitrepo.status_paths(self.repo, self.root) if self._has_git() else None
+        if status is None:
+            entries, problems = scan(self.repo, self.root)
+            return {e.path for e in entries} | known, entries, problems, ""
+        dirty = "\n".join(sorted(status))
+        paths = status | touched | set(filter(None, meta.get("dirty", "").split("\n")))
+        entries, problems = stat_paths(self.repo, sorted(paths), self.root)
+        return paths, entries, problems, dirty
 
     def _parse_into(self, paths: list[str], outcomes: dict[str, ParseOutcome],
                     files: dict[str, tuple[str, int, int]]) -> None:
@@ -316,8 +334,9 @@ class Indexer:
 
     def _write(self, conn: sqlite3.Connection, outcomes: dict[str, ParseOutcome],
                files: dict[str, tuple[str, int, int]], retracted: dict[str, PathHistory],
-               scan_problems: list[Problem], *, full: bool) -> None:
-        repo_id = gitrepo.repo_ids(self.repo) if self._has_git() else None
+               scan_problems: list[Problem], *, full: bool,
+               rescanned: set[str] | None = None) -> None:
+        repo_id = self._repo_ids
         registry = load_registry(self.repo)
         ontology = load_ontology(self.repo)
         # Retracted facts: their last version, read from git.
@@ -345,16 +364,20 @@ class Indexer:
         ctx = CheckContext(
             facts=facts_view, repo_id=repo_id, registry=registry, today=self.today,
             retracted=retracted_view, creators=creators, history_known=self._has_git(),
-            cited_types_then=self._cited_types_then(conn, outcomes, histories, repo_id),
+            cited_types_then=self._cited_types_then(conn, outcomes, files, histories, repo_id),
         )
         engine = RuleEngine() if ontology is not None else None
         if not full:
             for path in list(outcomes) + list(retracted):
                 conn.execute("DELETE FROM problems WHERE path = ?", (path,))
                 conn.execute("DELETE FROM refs WHERE src = ?", (path,))
-            conn.execute("DELETE FROM problems WHERE code IN ('symlink', 'nested_repo', "
-                         "'unicode_name', 'io_error', 'ontology') AND path NOT IN "
-                         "(SELECT path FROM facts)")
+            conn.execute("DELETE FROM problems WHERE code = 'ontology'")
+            for pid, ppath in conn.execute(
+                    "SELECT id, path FROM problems WHERE code IN "
+                    "('symlink', 'nested_repo', 'unicode_name', 'io_error')").fetchall():
+                if rescanned is None or ppath in rescanned or any(
+                        ppath.startswith(d) for d in rescanned if d.endswith("/")):
+                    conn.execute("DELETE FROM problems WHERE id = ?", (pid,))
         problems: list[Problem] = list(scan_problems)
         if ontology is not None:
             problems.extend(ontology.problems)
@@ -402,6 +425,7 @@ class Indexer:
         )
 
     def _cited_types_then(self, conn: sqlite3.Connection, outcomes: dict[str, ParseOutcome],
+                          files: dict[str, tuple[str, int, int]],
                           histories: dict[str, PathHistory], repo_id: frozenset[str] | None
                           ) -> dict[str, dict[str, str]]:
         """For each synthesis: the type of each cited fact when the synthesis was written."""
@@ -423,11 +447,19 @@ class Indexer:
                     blobs_needed.setdefault(blob, []).append((path, target))
         if not blobs_needed:
             return wanted
-        current = {r[0]: r[1] for r in conn.execute(
-            "SELECT blob, type FROM facts WHERE blob IS NOT NULL")}
+
+        def current_type(target: str, blob: str) -> str | None:
+            """The cited fact's type when that version is the one indexed or being indexed."""
+            if target in outcomes:
+                fact = outcomes[target].fact
+                return fact.type if fact and files.get(target, ("",))[0] == blob else None
+            row = conn.execute("SELECT type FROM facts WHERE path = ? AND blob = ?",
+                               (target, blob)).fetchone()
+            return row[0] if row else None
+
         with gitrepo.BlobReader(self.repo) as reader:
             for blob, users in blobs_needed.items():
-                type_ = current.get(blob)
+                type_ = current_type(users[0][1], blob)
                 if type_ is None:
                     data = reader.read(blob)
                     outcome = parse_fact(users[0][1], data) if data else None
@@ -437,11 +469,11 @@ class Indexer:
                         wanted.setdefault(path, {})[target] = type_
         return wanted
 
-    def _set_meta(self, conn: sqlite3.Connection, head: str | None) -> None:
-        meta = {"head": head or "", "root": self.root, "complete": "1",
+    def _set_meta(self, conn: sqlite3.Connection, head: str | None, *, dirty: str) -> None:
+        meta = {"dirty": dirty, "head": head or "", "root": self.root, "complete": "1",
                 "registry": self._registry_stamp(), "ontology": self._ontology_stamp(),
                 "today": self.today.isoformat(), "indexed_at": str(int(time.time())),
-                "repo_id": " ".join(sorted(gitrepo.repo_ids(self.repo))) if self._has_git() else ""}
+                "repo_id": " ".join(sorted(self._repo_ids or ()))}
         conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", meta.items())
 
     def _stats(self, conn: sqlite3.Connection, mode: str, head: str | None,
