@@ -8,11 +8,11 @@ changed, paths touched by new commits, and every fact that cites one of those
 
 from __future__ import annotations
 
-import json
+import multiprocessing
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date
@@ -31,11 +31,10 @@ from factdesk.corpus.registry_io import load_registry
 from factdesk.corpus.scan import FileEntry, read_fact_bytes, scan, stat_paths
 from factdesk.index import schema
 from factdesk.index.history import PathHistory, blob_at, path_history
-from factdesk.index.rows import fact_from_row, fact_row
+from factdesk.index.rows import ROW_COLUMNS, fact_from_row, fact_row
 from factdesk.model.enums import FactType, Severity
 from factdesk.model.fact import Fact, Problem
 from factdesk.model.refs import local_targets
-from factdesk.model.registry import Registry, agent_id_from_email
 from factdesk.model.rules import CheckContext, check_fact
 from factdesk.model.weight import evidence_weight, is_weighted
 
@@ -72,7 +71,9 @@ def parse_files(repo: Path, paths: list[str]) -> Iterator[tuple[ParseOutcome, st
     if len(jobs) < PARALLEL_MIN or (os.cpu_count() or 1) < 2:
         yield from map(_parse_entry, jobs)
         return
-    with ProcessPoolExecutor(max_workers=min(4, os.cpu_count() or 2)) as pool:
+    # forkserver: workers start small instead of inheriting the parent's history in memory
+    context = multiprocessing.get_context("forkserver")
+    with ProcessPoolExecutor(max_workers=min(4, os.cpu_count() or 2), mp_context=context) as pool:
         yield from pool.map(_parse_entry, jobs, chunksize=500)
 
 
@@ -381,43 +382,39 @@ class Indexer:
         problems: list[Problem] = list(scan_problems)
         if ontology is not None:
             problems.extend(ontology.problems)
-        fact_rows = []
-        ref_rows = []
-        for path in sorted(outcomes):
-            outcome = outcomes[path]
-            found = list(outcome.problems)
-            if outcome.fact is not None:
+        ref_rows: list[tuple[str, str]] = []
+
+        def rows() -> Iterator[dict[str, object]]:
+            """One row at a time, so 100,000 row dicts never sit in memory together."""
+            for path in sorted(outcomes):
+                outcome = outcomes[path]
+                found = list(outcome.problems)
                 fact = outcome.fact
-                found.extend(check_fact(fact, ctx))
-                if ontology is not None and engine is not None:
-                    found.extend(check_ontology(fact, ontology, engine))
-                    found.extend(topic_problems(fact, ontology))
-                ref_rows.extend((path, t) for t in local_targets(fact.refs, repo_id))
-            computed = (evidence_weight(outcome.fact, ctx.lookup, repo_id)
-                        if outcome.fact is not None and (
-                            is_weighted(outcome.fact) or outcome.fact.evidence_weight is not None)
-                        else None)
-            problems.extend(found)
-            fact_rows.append(fact_row(
-                outcome, status="live" if outcome.fact else "broken",
-                history=histories[path], registry=registry, file=files.get(path),
-                computed_weight=computed, problems=found,
-            ))
-        for path, hist in retracted.items():
-            outcome = retracted_outcomes[path]
-            fact_rows.append(fact_row(outcome, status="retracted", history=hist,
-                                      registry=registry, file=None, computed_weight=None,
-                                      problems=[]))
-        cols = list(fact_rows[0]) if fact_rows else []
-        if fact_rows:
-            marks = ",".join("?" * len(cols))
-            names = ",".join(cols)
-            update = ",".join(f"{c}=excluded.{c}" for c in cols if c != "path")
-            conn.executemany(
-                f"INSERT INTO facts ({names}) VALUES ({marks}) "
-                f"ON CONFLICT(path) DO UPDATE SET {update}",
-                [tuple(r[c] for c in cols) for r in fact_rows],
-            )
+                if fact is not None:
+                    found.extend(check_fact(fact, ctx))
+                    if ontology is not None and engine is not None:
+                        found.extend(check_ontology(fact, ontology, engine))
+                        found.extend(topic_problems(fact, ontology))
+                    ref_rows.extend((path, t) for t in local_targets(fact.refs, repo_id))
+                computed = (evidence_weight(fact, ctx.lookup, repo_id)
+                            if fact is not None and (is_weighted(fact)
+                                                     or fact.evidence_weight is not None)
+                            else None)
+                problems.extend(found)
+                yield fact_row(outcome, status="live" if fact else "broken",
+                               history=histories[path], registry=registry,
+                               file=files.get(path), computed_weight=computed, problems=found)
+            for path, hist in retracted.items():
+                yield fact_row(retracted_outcomes[path], status="retracted", history=hist,
+                               registry=registry, file=None, computed_weight=None, problems=[])
+
+        names = ",".join(ROW_COLUMNS)
+        marks = ",".join("?" * len(ROW_COLUMNS))
+        update = ",".join(f"{c}=excluded.{c}" for c in ROW_COLUMNS if c != "path")
+        conn.executemany(
+            f"INSERT INTO facts ({names}) VALUES ({marks}) ON CONFLICT(path) DO UPDATE SET {update}",
+            (tuple(r[c] for c in ROW_COLUMNS) for r in rows()),
+        )
         conn.executemany("INSERT OR IGNORE INTO refs VALUES (?, ?)", ref_rows)
         conn.executemany(
             "INSERT INTO problems (path, line, code, severity, message) VALUES (?,?,?,?,?)",
@@ -525,9 +522,3 @@ CREATE TRIGGER facts_au AFTER UPDATE ON facts BEGIN
 END;
 """
 
-
-def dumps_list(values: Iterable[str]) -> str:
-    return json.dumps(list(values), ensure_ascii=False)
-
-
-__all__ = ["IndexStats", "Indexer", "Registry", "agent_id_from_email"]

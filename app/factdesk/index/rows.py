@@ -17,6 +17,19 @@ def _dump(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
+#: The `facts` columns a row carries, in insert order (all but the id).
+ROW_COLUMNS: tuple[str, ...] = (
+    "path", "status", "title", "body", "topic", "folder", "errors", "warnings",
+    "created_at", "created_sha", "creator", "creator_email", "updated_at", "updated_sha",
+    "author", "author_email", "op", "retracted_at", "retracted_sha", "retracted_by",
+    "retracted_reason", "blob", "size", "mtime_ns", "evidence_weight_computed",
+    "kind", "type", "origin", "origin_raw", "claim_type", "claim_type_derived", "claimant",
+    "claimant_derived", "claimant_type", "claimant_type_derived", "subject_kind",
+    "subject_ref", "settle_by", "settlement", "confidence", "sources", "evidence_weight",
+    "domain", "entities", "refs", "extra", "key_lines", "title_line",
+)
+
+
 def fact_row(
     outcome: ParseOutcome,
     *,

@@ -11,34 +11,37 @@ import sqlite3
 import time
 from pathlib import Path
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 APPLICATION_ID = 0x46444B31  # "FDK1"
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE facts (
+    -- small, filterable columns first: a filter on a joined row then never reads the
+    -- big text columns (or their overflow pages) at the end of the record
     id INTEGER PRIMARY KEY,
     path TEXT NOT NULL UNIQUE,
     status TEXT NOT NULL,            -- live | broken | retracted
-    title TEXT NOT NULL DEFAULT '',
-    body TEXT NOT NULL DEFAULT '',
     kind TEXT, type TEXT, origin TEXT, origin_raw TEXT,
     claim_type TEXT, claim_type_derived INTEGER NOT NULL DEFAULT 0,
     claimant TEXT, claimant_derived INTEGER NOT NULL DEFAULT 0,
     claimant_type TEXT, claimant_type_derived INTEGER NOT NULL DEFAULT 0,
     subject_kind TEXT, subject_ref TEXT,
-    settle_by TEXT, settlement TEXT,
+    settle_by TEXT,
     confidence REAL, sources INTEGER,
     evidence_weight REAL, evidence_weight_computed REAL,
-    domain TEXT NOT NULL DEFAULT '[]', entities TEXT NOT NULL DEFAULT '[]',
-    refs TEXT NOT NULL DEFAULT '[]', extra TEXT NOT NULL DEFAULT '{}',
-    key_lines TEXT NOT NULL DEFAULT '{}', title_line INTEGER NOT NULL DEFAULT 1,
     topic TEXT, folder TEXT,
     errors INTEGER NOT NULL DEFAULT 0, warnings INTEGER NOT NULL DEFAULT 0,
     created_at INTEGER, created_sha TEXT, creator TEXT, creator_email TEXT,
     updated_at INTEGER, updated_sha TEXT, author TEXT, author_email TEXT, op TEXT,
     retracted_at INTEGER, retracted_sha TEXT, retracted_by TEXT, retracted_reason TEXT,
-    blob TEXT, size INTEGER, mtime_ns INTEGER
+    blob TEXT, size INTEGER, mtime_ns INTEGER, title_line INTEGER NOT NULL DEFAULT 1,
+    title TEXT NOT NULL DEFAULT '',
+    settlement TEXT,
+    domain TEXT NOT NULL DEFAULT '[]', entities TEXT NOT NULL DEFAULT '[]',
+    refs TEXT NOT NULL DEFAULT '[]', extra TEXT NOT NULL DEFAULT '{}',
+    key_lines TEXT NOT NULL DEFAULT '{}',
+    body TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX facts_type ON facts(type);
 CREATE INDEX facts_kind ON facts(kind);
@@ -77,7 +80,7 @@ CREATE INDEX changes_sha ON changes(sha);
 CREATE VIRTUAL TABLE facts_fts USING fts5(
     title, body, domain, entities,
     content='facts', content_rowid='id', tokenize='unicode61 remove_diacritics 2',
-    prefix='2 3'
+    prefix='2'
 );
 CREATE VIRTUAL TABLE facts_vocab USING fts5vocab(facts_fts, 'row');
 """
