@@ -231,7 +231,7 @@ def bare_pipeline(kb: Path, db: Path) -> dict[str, Any]:
             domain TEXT, entities TEXT, refs TEXT);
         CREATE VIRTUAL TABLE facts_fts USING fts5(title, body, domain, entities,
             content='facts', content_rowid='id', tokenize='unicode61 remove_diacritics 2',
-            prefix='2');
+            prefix='2 3');
     """)
     rows = []
     bad = 0

@@ -49,11 +49,16 @@ class CompiledQuery:
     terms: list[str] = field(default_factory=list)
     include_retracted: bool = False
 
+    def filter_sql(self) -> str:
+        """The user's field filters over `facts f` (parameters: `params`)."""
+        return " AND ".join(self.where) if self.where else "1"
+
+    def status_sql(self) -> str:
+        """Retracted facts stay hidden unless a filter asks for them."""
+        return "1" if self.include_retracted else "f.status != 'retracted'"
+
     def where_sql(self) -> str:
-        clauses = list(self.where)
-        if not self.include_retracted:
-            clauses.append("f.status != 'retracted'")
-        return " AND ".join(clauses) if clauses else "1"
+        return f"{self.filter_sql()} AND {self.status_sql()}"
 
 
 def _unquote(value: str) -> str:

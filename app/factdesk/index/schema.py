@@ -11,7 +11,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 APPLICATION_ID = 0x46444B31  # "FDK1"
 
 SCHEMA = """
@@ -80,7 +80,7 @@ CREATE INDEX changes_sha ON changes(sha);
 CREATE VIRTUAL TABLE facts_fts USING fts5(
     title, body, domain, entities,
     content='facts', content_rowid='id', tokenize='unicode61 remove_diacritics 2',
-    prefix='2'
+    prefix='2 3'
 );
 CREATE VIRTUAL TABLE facts_vocab USING fts5vocab(facts_fts, 'row');
 """
