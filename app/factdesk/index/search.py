@@ -56,21 +56,27 @@ def search(conn: sqlite3.Connection, query: str | CompiledQuery, *, limit: int =
                "ORDER BY f.updated_at DESC, f.id DESC LIMIT ?")
         rows = conn.execute(sql, [*q.params, limit]).fetchall()
     else:
-        # With field filters, their ids are materialised once from the narrow indexes and
-        # each text match is tested against that list; `+rowid` keeps SQLite from handing
-        # the list to FTS5 as rowid lookups (seconds). Facts rows are then read only for
-        # matches that pass, instead of for every match of a common word.
-        filtered = (f"AND +facts_fts.rowid IN (SELECT f.id FROM facts f WHERE {q.filter_sql()}) "
-                    if q.where else "")
-        sql = (
-            "SELECT f.id, f.path, f.title, f.type, "
-            "bm25(facts_fts, 10.0, 1.0, 3.0, 3.0) AS score "
-            "FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid "
-            f"WHERE facts_fts MATCH ? {filtered}AND {q.status_sql()} "
-            "ORDER BY facts_fts.rowid DESC LIMIT ?"
-        )
-        rows = conn.execute(sql, [q.fts, *q.params, RANK_WINDOW]).fetchall()
-        rows = sorted(rows, key=lambda r: (r[4], -r[0]))[:limit]
+        # The ranking window reads only the FTS index: field filters and the retracted
+        # facts are materialised once as id lists from their narrow indexes, and each text
+        # match is tested against them (`+rowid` keeps SQLite from handing the lists to
+        # FTS5 as rowid lookups, which takes seconds). Facts rows are read for the top
+        # `limit` only, instead of for every match of a common word.
+        clauses, params = ["facts_fts MATCH ?"], [q.fts]
+        if q.where:
+            clauses.append(f"+facts_fts.rowid IN (SELECT f.id FROM facts f WHERE {q.filter_sql()})")
+            params.extend(q.params)
+        if not q.include_retracted:
+            clauses.append("+facts_fts.rowid NOT IN "
+                           "(SELECT f.id FROM facts f WHERE f.status = 'retracted')")
+        sql = (f"SELECT facts_fts.rowid, bm25(facts_fts, 10.0, 1.0, 3.0, 3.0) FROM facts_fts "
+               f"WHERE {' AND '.join(clauses)} ORDER BY facts_fts.rowid DESC LIMIT ?")
+        ranked = sorted(conn.execute(sql, [*params, RANK_WINDOW]).fetchall(),
+                        key=lambda r: (r[1], -r[0]))[:limit]
+        score = {r[0]: r[1] for r in ranked}
+        marks = ",".join("?" * len(ranked))
+        found = {r[0]: r for r in conn.execute(
+            f"SELECT id, path, title, type FROM facts WHERE id IN ({marks})", list(score))}
+        rows = [(*found[i][:4], score[i]) for i in score if i in found]
     return [SearchHit(r[0], r[1], r[2], r[3], -float(r[4])) for r in rows]
 
 
