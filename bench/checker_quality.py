@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.integration.test_generated import EXPECTED_CODE, MALFORMED_CODE, expected_findings  # noqa: E402
+from tests.integration.test_generated import EXPECTED_CODE, MALFORMED_CODE, expected_findings
 
 MAKE = Path(__file__).resolve().parents[2] / "shared" / "bench" / "make_corpus.py"
 

@@ -35,7 +35,7 @@ def cli() -> None:
 
 
 def _exit(code: int) -> None:
-    cli._exit_code = code  # type: ignore[attr-defined]
+    cli._exit_code = code
 
 
 def _open(kb: Path) -> Indexer:

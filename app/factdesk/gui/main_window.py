@@ -6,6 +6,7 @@ is usable and brought up to date in the background (`IndexSession.update`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, Signal
@@ -13,6 +14,7 @@ from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
+    QMenu,
     QProgressBar,
     QSplitter,
     QTabWidget,
@@ -108,7 +110,8 @@ class MainWindow(QMainWindow):
         bar.addPermanentWidget(self.progress)
         bar.addPermanentWidget(self.count_label)
 
-    def _action(self, menu, name: str, text: str, slot, shortcut=None) -> QAction:
+    def _action(self, menu: QMenu, name: str, text: str, slot: Callable[[], object],
+                shortcut: str | QKeySequence | QKeySequence.StandardKey | None = None) -> QAction:
         action = QAction(text, self)
         action.setObjectName(name)
         if shortcut is not None:
@@ -158,7 +161,7 @@ class MainWindow(QMainWindow):
         self._action(help_menu, "queryHelp", "Query language",
                      lambda: dialogs.show_query_help(self))
 
-    def _fill_columns_menu(self, menu) -> None:
+    def _fill_columns_menu(self, menu: QMenu) -> None:
         menu.clear()
         for action in self.table.column_menu().actions():
             menu.addAction(action)
@@ -233,7 +236,7 @@ class MainWindow(QMainWindow):
             self.show_fact(self._history[pos])
         finally:
             self._navigating = False
-        self.last_error: str | None = None
+        self.last_error = None
 
     def go_back(self) -> None:
         self._go(self._history_pos - 1)

@@ -42,9 +42,9 @@ class SafeTextBrowser(QTextBrowser):
         self.anchorClicked.connect(self.link_did_activate)
         self.highlighted.connect(lambda url: self.link_did_hover.emit(url.toString()))
 
-    def loadResource(self, type: int, name: QUrl) -> Any:
+    def loadResource(self, type: int, name: QUrl | str) -> Any:
         """Refuse every resource: images, stylesheets, anything, from anywhere."""
-        self.blocked_resources.append(name.toString())
+        self.blocked_resources.append(name.toString() if isinstance(name, QUrl) else name)
         return None
 
     def show_markdown(self, text: str) -> bool:

@@ -10,7 +10,7 @@ import json
 import sqlite3
 from collections.abc import Callable
 
-from PySide6.QtCore import QSettings, Qt, Signal
+from PySide6.QtCore import QPoint, QSettings, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QHeaderView,
@@ -193,7 +193,7 @@ class FacetSidebar(QWidget):
         if ok and name.strip():
             self.save_search(name.strip(), query)
 
-    def _saved_menu(self, pos) -> None:
+    def _saved_menu(self, pos: QPoint) -> None:
         item = self.saved.itemAt(pos)
         if item is None:
             return

@@ -6,7 +6,16 @@ is kept as a fact id and restored after every re-query (Anki's `table/table.py`)
 
 from __future__ import annotations
 
-from PySide6.QtCore import QByteArray, QItemSelectionModel, QObject, QPoint, QSettings, Qt, Signal
+from PySide6.QtCore import (
+    QByteArray,
+    QItemSelectionModel,
+    QModelIndex,
+    QObject,
+    QPoint,
+    QSettings,
+    Qt,
+    Signal,
+)
 from PySide6.QtGui import QAction, QKeyEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTableView, QWidget
 
@@ -188,7 +197,7 @@ class FactTableController(QObject):
     def current_id(self) -> int | None:
         return self._current
 
-    def _on_current_changed(self, current, _previous) -> None:
+    def _on_current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if self._resetting:
             return
         fact_id = self.model.fact_id(current.row()) if current.isValid() else None

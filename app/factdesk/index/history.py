@@ -91,4 +91,5 @@ def blob_at(conn: sqlite3.Connection, path: str, seq: int) -> str | None:
         "AND seq <= ? ORDER BY seq DESC LIMIT 1", (path, seq)).fetchone()
     if row is None:
         return None
-    return row[1] if row[0] == "D" else row[2]
+    blob: str | None = row[1] if row[0] == "D" else row[2]
+    return blob

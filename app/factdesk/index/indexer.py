@@ -459,8 +459,8 @@ class Indexer:
                 type_ = current_type(users[0][1], blob)
                 if type_ is None:
                     data = reader.read(blob)
-                    outcome = parse_fact(users[0][1], data) if data else None
-                    type_ = outcome.fact.type if outcome and outcome.fact else None
+                    old = parse_fact(users[0][1], data).fact if data else None
+                    type_ = old.type if old else None
                 if type_:
                     for path, target in users:
                         wanted.setdefault(path, {})[target] = type_

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
+from typing import Any
 
 from factdesk.index.query import CompiledQuery, compile_query
 
@@ -61,7 +62,8 @@ def search(conn: sqlite3.Connection, query: str | CompiledQuery, *, limit: int =
         # match is tested against them (`+rowid` keeps SQLite from handing the lists to
         # FTS5 as rowid lookups, which takes seconds). Facts rows are read for the top
         # `limit` only, instead of for every match of a common word.
-        clauses, params = ["facts_fts MATCH ?"], [q.fts]
+        clauses: list[str] = ["facts_fts MATCH ?"]
+        params: list[object] = [q.fts]
         if q.where:
             clauses.append(f"+facts_fts.rowid IN (SELECT f.id FROM facts f WHERE {q.filter_sql()})")
             params.extend(q.params)
@@ -117,7 +119,7 @@ def facet_counts(conn: sqlite3.Connection, column: str, query: str | CompiledQue
     return [(r[0], r[1]) for r in conn.execute(sql, params)]
 
 
-def get_fact_row(conn: sqlite3.Connection, ref: str) -> sqlite3.Row | None:
+def get_fact_row(conn: sqlite3.Connection, ref: str) -> Any:
     """A fact by id, by path (`kb/…md`, case-insensitive), or by its 8-hex file name."""
     ref = ref.strip()
     if ref.isdigit():
@@ -134,7 +136,7 @@ def get_fact_row(conn: sqlite3.Connection, ref: str) -> sqlite3.Row | None:
     return rows[0] if len(rows) == 1 else None
 
 
-def resolve_local_ref(conn: sqlite3.Connection, raw: str, target: str) -> sqlite3.Row | None:
+def resolve_local_ref(conn: sqlite3.Connection, raw: str, target: str) -> Any:
     """The fact a local ref names: its exact path first, then knomit's lower-cased lookup."""
     exact = raw.split("/", 3)[3] if raw.startswith("kb://") and raw.count("/") >= 3 else raw
     for candidate in (exact, target):

@@ -82,7 +82,7 @@ def attribution(
     return f"{who} ({what}) {verb}: {title}"
 
 
-_VERBS = {
+_VERBS: dict[str, str] = {
     ClaimType.ASSERTION: "asserts",
     ClaimType.OBSERVATION: "observed",
     ClaimType.REPORT: "reports",
