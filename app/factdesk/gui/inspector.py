@@ -66,8 +66,8 @@ def _when(stamp: int | None) -> str:
     return datetime.fromtimestamp(stamp).strftime("%Y-%m-%d %H:%M") if stamp else "—"
 
 
-def _num(value: float | None) -> str:
-    return "—" if value is None else f"{value:.2f}"
+def _num(value: float | None, places: int = 2) -> str:
+    return "—" if value is None else f"{value:.{places}f}"
 
 
 class InspectorPanel(QWidget):
@@ -203,7 +203,9 @@ class InspectorPanel(QWidget):
                      derived=bool(row["claim_type_derived"]))
         self.trust["confidence"].setText(f"Confidence\n{_num(row['confidence'])}")
         recorded, computed = row["evidence_weight"], row["evidence_weight_computed"]
-        weight = f"Evidence weight\nrecorded {_num(recorded)} · computed {_num(computed)}"
+        # four places: a stale weight often differs only in the third (0.7872 vs 0.7917)
+        weight = (f"Evidence weight\nrecorded {_num(recorded, 4)} · "
+                  f"computed {_num(computed, 4)}")
         stale = is_stale(recorded, computed)
         self.trust["weight"].setText(weight + ("\n⚠ stale" if stale else ""))
         self.trust["weight"].setStyleSheet(f"color: {theme.ERROR_COLOR};" if stale else "")
