@@ -21,7 +21,8 @@ from PySide6.QtWidgets import (
 )
 
 from factdesk.gui import theme
-from factdesk.index.search import facet_counts, fact_ids
+from factdesk.index.search import count as search_count
+from factdesk.index.search import facet_counts
 
 CHARTS = (("type", "Type"), ("kind", "Kind"), ("origin", "Origin"),
           ("claim_type", "Claim type"), ("claimant_type", "Claimant type"),
@@ -130,7 +131,7 @@ class OverviewPanel(QScrollArea):
         for column, chart in self.charts.items():
             chart.set_bars([(str(v), n) for v, n in facet_counts(conn, column, "") if v])
         for caption, query in CURATOR_LINKS:
-            count = len(fact_ids(conn, query))
+            count = search_count(conn, query)
             self.links[query].setText(f"{caption}  ({count})")
         live = conn.execute("SELECT COUNT(*) FROM facts WHERE status = 'live'").fetchone()[0]
         problems = conn.execute("SELECT COUNT(*) FROM problems").fetchone()[0]

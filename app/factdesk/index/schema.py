@@ -11,7 +11,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 8
 APPLICATION_ID = 0x46444B31  # "FDK1"
 
 SCHEMA = """
@@ -43,13 +43,14 @@ CREATE TABLE facts (
     key_lines TEXT NOT NULL DEFAULT '{}',
     body TEXT NOT NULL DEFAULT ''
 );
-CREATE INDEX facts_type ON facts(type);
-CREATE INDEX facts_kind ON facts(kind);
-CREATE INDEX facts_origin ON facts(origin);
-CREATE INDEX facts_claim ON facts(claim_type);
-CREATE INDEX facts_claimant ON facts(claimant);
-CREATE INDEX facts_claimant_type ON facts(claimant_type);
-CREATE INDEX facts_subject ON facts(subject_kind);
+-- (facet, status): facet counts and filters are answered from the index alone
+CREATE INDEX facts_type ON facts(type, status);
+CREATE INDEX facts_kind ON facts(kind, status);
+CREATE INDEX facts_origin ON facts(origin, status);
+CREATE INDEX facts_claim ON facts(claim_type, status);
+CREATE INDEX facts_claimant ON facts(claimant, status);
+CREATE INDEX facts_claimant_type ON facts(claimant_type, status);
+CREATE INDEX facts_subject ON facts(subject_kind, status);
 CREATE INDEX facts_status ON facts(status);
 CREATE INDEX facts_updated ON facts(updated_at);
 CREATE INDEX facts_confidence ON facts(confidence);
@@ -64,7 +65,7 @@ CREATE TABLE problems (
     id INTEGER PRIMARY KEY, path TEXT NOT NULL, line INTEGER NOT NULL,
     code TEXT NOT NULL, severity TEXT NOT NULL, message TEXT NOT NULL
 );
-CREATE INDEX problems_path ON problems(path);
+CREATE INDEX problems_path ON problems(path, code);
 CREATE INDEX problems_code ON problems(code);
 CREATE TABLE commits (
     sha TEXT PRIMARY KEY, seq INTEGER NOT NULL, first_parent INTEGER NOT NULL,

@@ -101,6 +101,17 @@ def fact_ids(conn: sqlite3.Connection, query: str | CompiledQuery, *, sort: str 
     return [r[0] for r in conn.execute(sql, params)]
 
 
+def count(conn: sqlite3.Connection, query: str | CompiledQuery) -> int:
+    """How many facts a query selects, without fetching them."""
+    q = _compiled(conn, query)
+    where = q.where_sql()
+    params: list[object] = list(q.params)
+    if q.fts:
+        where = f"f.id IN (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?) AND {where}"
+        params.insert(0, q.fts)
+    return int(conn.execute(f"SELECT COUNT(*) FROM facts f WHERE {where}", params).fetchone()[0])
+
+
 def facet_counts(conn: sqlite3.Connection, column: str, query: str | CompiledQuery = ""
                  ) -> list[tuple[str | None, int]]:
     """(value, count) for a facet column over the facts a query selects."""
