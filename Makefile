@@ -31,6 +31,7 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) bench/run_bench.py $(BENCH_ARGS)
+	QT_QPA_PLATFORM=offscreen $(PY) bench/gui_bench.py
 
 screenshots: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) scripts/screenshots.py
