@@ -208,3 +208,5 @@ def _install_hook(repo: Path) -> str:
     hook.write_text(script, "utf-8")
     hook.chmod(hook.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return f"installed {hook}"
+from factdesk.cli import curation_cmds  # noqa: E402,F401  (registers relabel, edit, move, …)
+from factdesk.cli import reflect_cmds  # noqa: E402,F401  (registers transitions, queue)

@@ -184,3 +184,34 @@ def serialize_fact(fields: Mapping[str, FieldValue], title: str, body: str) -> b
     if body.strip():
         text += "\n" + body.strip() + "\n"
     return text.encode("utf-8")
+
+
+def edit_text(data: bytes, *, title: str | None = None, body: str | None = None) -> bytes:
+    """Replace the H1 title line and/or the body after it, keeping the frontmatter bytes,
+    the BOM and the line endings exactly."""
+    if title is not None and ("\n" in title or "\r" in title or not title.strip()):
+        raise WriteRefused("a title must be one non-empty line")
+    bom = data.startswith(BOM)
+    text = data[len(BOM):].decode("utf-8") if bom else data.decode("utf-8")
+    crlf = "\r\n" in text
+    if crlf:
+        text = text.replace("\r\n", "\n")
+    if not text.startswith("---\n"):
+        raise WriteRefused("no frontmatter: the title cannot be located")
+    end = text.find("\n---\n", 3)
+    if end < 0:
+        raise WriteRefused("unterminated frontmatter")
+    head, rest = text[: end + 5], text[end + 5 :]
+    m = re.search(r"(?m)^# .*$", rest)
+    if m is None:
+        raise WriteRefused("the fact has no H1 title line")
+    before, old_title, after = rest[: m.start()], m.group(0), rest[m.end():]
+    new_title = f"# {title.strip()}" if title is not None else old_title
+    if body is not None:
+        stripped = body.strip("\n")
+        after = "\n\n" + stripped + "\n" if stripped.strip() else "\n"
+    out = head + before + new_title + after
+    if crlf:
+        out = out.replace("\n", "\r\n")
+    encoded = out.encode("utf-8")
+    return BOM + encoded if bom else encoded

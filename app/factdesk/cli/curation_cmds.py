@@ -1,0 +1,275 @@
+"""The curation commands: the same operations, validation and commits as the GUI.
+
+    factdesk relabel FACT... --type hypothesis --settle-by 2027-01-31 --reason "…"
+    factdesk edit    FACT... --confidence 0.6 --reason "…"
+    factdesk move    FACT DEST | FACT... --topic TOPIC|auto  --reason "…"
+    factdesk retract FACT...  --reason "…"
+    factdesk restore PATH...  --reason "…"
+    factdesk attest  FACT... [--claim-type …] --reason "…"
+    factdesk undo | redo [--list]
+
+FACT is an id, a path or an 8-hex name; `--query Q` selects every fact a search matches
+(a bulk action is one commit). `--preview` prints the diff and commits nothing.
+Exit status: 0 done, 1 refused or conflicted (the message names the rule), 2 usage.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from factdesk.cli.commands import FORMAT, KB, _exit, _open, cli
+from factdesk.curation import ChangeSet, Curation, CurationError, recover
+from factdesk.errors import FactdeskError
+from factdesk.index.indexer import Indexer
+from factdesk.index.search import fact_ids, get_fact_row
+
+REASON = click.option("--reason", required=True, help="why (recorded in the commit; required)")
+PREVIEW = click.option("--preview", is_flag=True, help="show the change, commit nothing")
+QUERY = click.option("--query", "query", default=None,
+                     help="act on every fact this search matches (one commit)")
+
+
+def _curation(kb: Path) -> Curation:
+    indexer = _open(kb)
+    for done in recover(indexer.repo):
+        click.echo(f"recovered an interrupted action ({done.outcome}): {done.message}", err=True)
+    indexer.update()
+    return Curation(indexer)
+
+
+def _paths(indexer: Indexer, facts: Sequence[str], query: str | None, *, live: bool = True) -> list[str]:
+    conn = indexer.connect(readonly=True)
+    try:
+        out: list[str] = []
+        for ref in facts:
+            row = get_fact_row(conn, ref)
+            if row is None:
+                raise click.ClickException(f"no fact matches {ref!r}")
+            out.append(row["path"])
+        if query is not None:
+            try:
+                ids = fact_ids(conn, query)
+            except FactdeskError as exc:
+                raise click.ClickException(str(exc)) from None
+            for i in range(0, len(ids), 500):
+                part = ids[i : i + 500]
+                marks = ",".join("?" * len(part))
+                out += [r[0] for r in conn.execute(
+                    f"SELECT path FROM facts WHERE id IN ({marks}) AND status != 'retracted' "
+                    "ORDER BY path", part)]
+        if not out:
+            raise click.ClickException("no facts selected (name them, or give --query)")
+        return list(dict.fromkeys(out))
+    finally:
+        conn.close()
+
+
+def _report(fmt: str, action: Callable[[], ChangeSet]) -> None:
+    try:
+        result = action()
+    except CurationError as exc:
+        rule = getattr(exc, "rule", None)
+        kind = "conflict" if type(exc).__name__ == "Conflict" else "refused"
+        if fmt == "json":
+            click.echo(json.dumps({"ok": False, "error": kind, "rule": rule, "message": str(exc)}))
+        else:
+            click.echo(f"{kind}{f' [{rule}]' if rule else ''}: {exc}", err=True)
+        _exit(1)
+        return
+    if fmt == "json":
+        click.echo(json.dumps({"ok": True, **result.as_dict()}, ensure_ascii=False, indent=2))
+    else:
+        for f in result.files:
+            click.echo(f.diff, nl=False)
+        if result.preview:
+            click.echo(f"preview (nothing committed): {result.subject}")
+        else:
+            extra = " (rebased onto the agent's new commits)" if result.rebased else ""
+            click.echo(f"[{result.commit[:12] if result.commit else ''}] {result.subject}{extra}")
+    _exit(0)
+
+
+def _envelope_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    for name, help_ in reversed((
+        ("type", "fact type"), ("kind", "epistemic or pragmatic"),
+        ("origin", "authored/distilled/discovered"),
+        ("claim-type", "assertion/observation/report/inference/synthesis/hypothesis"),
+        ("claimant", "claimant agent id"), ("claimant-type", "tool/persona/view/peer/user"),
+        ("subject-kind", "self/user/other_agent/codebase/world/meta"), ("subject-ref", "e.g. user:ana"),
+        ("settle-by", "YYYY-MM-DD"), ("settlement", "the settlement criterion"),
+    )):
+        f = click.option(f"--{name}", default=None, help=help_)(f)
+    return f
+
+
+_FIELD_OF = {"type": "type", "kind": "kind", "origin": "origin", "claim_type": "claim_type",
+             "claimant": "claimant_agent_id", "claimant_type": "claimant_type",
+             "subject_kind": "subject_kind", "subject_ref": "subject_ref", "settle_by": "settle_by",
+             "settlement": "settlement"}
+
+
+@cli.command()
+@click.argument("facts", nargs=-1)
+@_envelope_options
+@REASON
+@QUERY
+@PREVIEW
+@KB
+@FORMAT
+def relabel(facts: tuple[str, ...], reason: str, query: str | None, preview: bool, kb: Path, fmt: str,
+            **fields: str | None) -> None:
+    """Change envelope fields (kind, type, origin, claim type, claimant, subject) of facts."""
+    cur = _curation(kb)
+    changes = {_FIELD_OF[k]: v for k, v in fields.items() if v is not None}
+    paths = _paths(cur.indexer, facts, query)
+    _report(fmt, lambda: cur.relabel(paths, changes, reason, preview=preview))
+
+
+@cli.command()
+@click.argument("facts", nargs=-1)
+@click.option("--confidence", default=None)
+@click.option("--sources", default=None)
+@click.option("--domain", default=None, help="comma-separated")
+@click.option("--entities", default=None, help="comma-separated")
+@click.option("--refs", default=None, help="comma-separated")
+@click.option("--title", default=None)
+@click.option("--body-file", type=click.File("r", encoding="utf-8"), default=None,
+              help="the new body (- for stdin)")
+@REASON
+@QUERY
+@PREVIEW
+@KB
+@FORMAT
+def edit(facts: tuple[str, ...], confidence: str | None, sources: str | None, domain: str | None,
+         entities: str | None, refs: str | None, title: str | None, body_file: Any, reason: str,
+         query: str | None, preview: bool, kb: Path, fmt: str) -> None:
+    """Change confidence, sources, domain, entities, refs, title or body of facts."""
+    cur = _curation(kb)
+    changes: dict[str, object] = {k: v for k, v in (
+        ("confidence", confidence), ("sources", sources), ("domain", domain), ("entities", entities),
+        ("refs", refs), ("title", title)) if v is not None}
+    if body_file is not None:
+        changes["body"] = body_file.read()
+    paths = _paths(cur.indexer, facts, query)
+    _report(fmt, lambda: cur.edit(paths, changes, reason, preview=preview))
+
+
+@cli.command()
+@click.argument("facts", nargs=-1)
+@click.option("--to", "dest", default=None, help="the new path (one fact)")
+@click.option("--topic", default=None,
+              help="file the facts under this topic (same sub-path); `auto`: the topic most of "
+                   "each fact's sources are filed under")
+@REASON
+@QUERY
+@PREVIEW
+@KB
+@FORMAT
+def move(facts: tuple[str, ...], dest: str | None, topic: str | None, reason: str, query: str | None,
+         preview: bool, kb: Path, fmt: str) -> None:
+    """File facts under another path (a git rename); refs to them change in the same commit."""
+    cur = _curation(kb)
+    paths = _paths(cur.indexer, facts, query)
+    if (dest is None) == (topic is None):
+        raise click.UsageError("give exactly one of --to DEST (one fact) or --topic TOPIC")
+    if dest is not None and len(paths) != 1:
+        raise click.UsageError("--to moves one fact; use --topic for several")
+
+    def run() -> ChangeSet:
+        moves = {paths[0]: dest} if dest is not None else cur.topic_move_targets(paths, topic or "")
+        return cur.move(moves, reason, preview=preview)
+
+    _report(fmt, run)
+
+
+@cli.command()
+@click.argument("facts", nargs=-1)
+@REASON
+@QUERY
+@PREVIEW
+@KB
+@FORMAT
+def retract(facts: tuple[str, ...], reason: str, query: str | None, preview: bool, kb: Path,
+            fmt: str) -> None:
+    """Retract facts: delete the files in one commit that records the reason."""
+    cur = _curation(kb)
+    paths = _paths(cur.indexer, facts, query)
+    _report(fmt, lambda: cur.retract(paths, reason, preview=preview))
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True)
+@REASON
+@PREVIEW
+@KB
+@FORMAT
+def restore(paths: tuple[str, ...], reason: str, preview: bool, kb: Path, fmt: str) -> None:
+    """Bring retracted facts back from history (their last live version)."""
+    cur = _curation(kb)
+    conn = cur.indexer.connect(readonly=True)
+    try:
+        resolved = []
+        for ref in paths:
+            row = get_fact_row(conn, ref)
+            resolved.append(row["path"] if row is not None else ref)
+    finally:
+        conn.close()
+    _report(fmt, lambda: cur.restore(resolved, reason, preview=preview))
+
+
+@cli.command()
+@click.argument("facts", nargs=-1)
+@_envelope_options
+@REASON
+@QUERY
+@PREVIEW
+@KB
+@FORMAT
+def attest(facts: tuple[str, ...], reason: str, query: str | None, preview: bool, kb: Path, fmt: str,
+           **fields: str | None) -> None:
+    """Confirm a derived or legacy envelope as curator (the only way to ground truth)."""
+    cur = _curation(kb)
+    changes = {_FIELD_OF[k]: v for k, v in fields.items() if v is not None}
+    paths = _paths(cur.indexer, facts, query)
+    _report(fmt, lambda: cur.attest(paths, reason, changes, preview=preview))
+
+
+def _stack_command(name: str) -> None:
+    what = "undone action" if name == "redo" else "action"
+    @cli.command(name=name, help=f"{name.capitalize()} factdesk's last {what} (a new commit; "
+                                 "refused if later commits touched its files).")
+    @click.option("--reason", default="", help="why (optional)")
+    @click.option("--list", "show", is_flag=True, help="list the undo and redo stacks")
+    @PREVIEW
+    @KB
+    @FORMAT
+    def command(reason: str, show: bool, preview: bool, kb: Path, fmt: str) -> None:
+        cur = _curation(kb)
+        if show:
+            undo, redo = cur.stacks()
+            if fmt == "json":
+                click.echo(json.dumps({"undo": [r.__dict__ for r in undo],
+                                       "redo": [r.__dict__ for r in redo]}))
+            else:
+                click.echo("undo (newest last):")
+                for r in undo:
+                    click.echo(f"  {r.commit[:12]} {r.subject}")
+                click.echo("redo (newest last):")
+                for r in redo:
+                    click.echo(f"  {r.undone_by[:12] if r.undone_by else ''} {r.subject}")
+            _exit(0)
+            return
+        action = cur.undo if name == "undo" else cur.redo
+        _report(fmt, lambda: action(reason, preview=preview))
+
+    del command
+
+
+_stack_command("undo")
+_stack_command("redo")
+

@@ -1,0 +1,829 @@
+"""The curator's operations (issue 4), shared by the GUI and the CLI.
+
+Each operation takes a required reason, reads the files it acts on, computes the new
+bytes with the core's minimal-diff writer, validates the result against the model's
+rules (`model.legality`, the authority table), and — unless asked for a preview —
+publishes exactly one commit through `gitwrite.commit_files`, then brings the index up
+to date and returns a `ChangeSet`. A bulk operation over many facts is one commit.
+
+Commits are authored by the curator with knomit's `+op` convention
+(`ana+relabel@example.org`), titled in knomit's style and carry trailers:
+
+    Factdesk-Action: relabel
+    Factdesk-Action-Id: 1f3a…
+    Factdesk-Change: kb/…/ab12cd34.md type: observation → hypothesis
+    Factdesk-Reason: hedged wording ("probably") is a guess, not an observation
+
+Undo reverts factdesk's own last action as a new commit (`Factdesk-Reverts:`); redo
+reverts that revert. Both stacks are read back from the branch's history, so they
+survive restarts, and both refuse when later commits touched the same files.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import difflib
+import os
+import re
+import secrets
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from factdesk.corpus import gitrepo
+from factdesk.corpus.codec import parse_fact
+from factdesk.corpus.gitrepo import ZERO
+from factdesk.corpus.ontology import load_ontology
+from factdesk.corpus.registry_io import load_registry
+from factdesk.corpus.writer import FieldValue, WriteRefused, edit_frontmatter, edit_text, render_item
+from factdesk.curation.gitwrite import (
+    Committed,
+    Conflict,
+    CurationError,
+    FileChange,
+    Identity,
+    Refused,
+    commit_files,
+    current_branch,
+    head_blob,
+)
+from factdesk.fsio import read_or_none
+from factdesk.index.indexer import Indexer, IndexStats
+from factdesk.model import legality
+from factdesk.model.fact import Fact
+from factdesk.model.refs import RefKind, classify_ref, is_contained_repo_path, local_targets
+
+__all__ = ["ChangeSet", "Conflict", "Curation", "CurationError", "Refused", "curator_identity"]
+
+ATTESTATIONS = ".factdesk/attestations.yaml"
+EDIT_FIELDS = ("confidence", "sources", "domain", "entities", "refs", "title", "body")
+_DERIVABLE = ("claim_type", "claimant_agent_id", "claimant_type", "subject_kind", "subject_ref")
+
+
+@dataclass(frozen=True, slots=True)
+class FieldChange:
+    path: str
+    field: str
+    old: object
+    new: object
+
+    def trailer(self) -> str:
+        return f"{self.path} {self.field}: {_show(self.old)} → {_show(self.new)}"
+
+
+@dataclass(frozen=True, slots=True)
+class FileDiff:
+    path: str
+    new_path: str | None
+    diff: str
+
+
+@dataclass
+class ChangeSet:
+    """What an action changed (or, for a preview, would change)."""
+
+    action: str
+    action_id: str
+    subject: str
+    reason: str
+    fields: list[FieldChange]
+    files: list[FileDiff]
+    commit: str | None = None
+    index: IndexStats | None = None
+    rebased: bool = False
+    paths_after: list[str] = field(default_factory=list)
+
+    @property
+    def preview(self) -> bool:
+        return self.commit is None
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "action": self.action, "action_id": self.action_id, "subject": self.subject,
+            "reason": self.reason, "commit": self.commit,
+            "fields": [{"path": f.path, "field": f.field, "old": f.old, "new": f.new}
+                       for f in self.fields],
+            "files": [{"path": f.path, "new_path": f.new_path, "diff": f.diff} for f in self.files],
+            "paths": self.paths_after,
+        }
+
+
+def _show(value: object) -> str:
+    if value is None:
+        return "(none)"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(str(v) for v in value) + "]"
+    text = str(value)
+    return text if len(text) <= 80 else text[:77] + "…"
+
+
+def curator_identity(repo: Path) -> Identity:
+    """The curator: FACTDESK_CURATOR_NAME/EMAIL, else git's user.name/user.email, else a
+    placeholder that says so (commits never fail for want of an identity: RELIABILITY E17)."""
+    name = os.environ.get("FACTDESK_CURATOR_NAME")
+    email = os.environ.get("FACTDESK_CURATOR_EMAIL")
+    if not name:
+        name = gitrepo.run_git(repo, "config", "user.name", check=False).decode().strip() or None
+    if not email:
+        email = gitrepo.run_git(repo, "config", "user.email", check=False).decode().strip() or None
+    return Identity(name or "factdesk curator", email or "curator@factdesk.invalid")
+
+
+def with_op(identity: Identity, op: str) -> Identity:
+    """`ana@example.org` → `ana+relabel@example.org` (any earlier `+op` replaced)."""
+    local, at, domain = identity.email.partition("@")
+    return Identity(identity.name, f"{local.split('+', 1)[0]}+{op}{at}{domain}")
+
+
+def _diff(path: str, old: bytes | None, new: bytes | None, new_path: str | None = None) -> str:
+    a = old.decode("utf-8", "replace").splitlines(keepends=True) if old is not None else []
+    b = new.decode("utf-8", "replace").splitlines(keepends=True) if new is not None else []
+    return "".join(difflib.unified_diff(a, b, f"a/{path}" if old is not None else "/dev/null",
+                                        f"b/{new_path or path}" if new is not None else "/dev/null",
+                                        n=1))
+
+
+@dataclass
+class _Plan:
+    action: str
+    subject: str
+    changes: list[FileChange]
+    fields: list[FieldChange]
+    moves: dict[str, str] = field(default_factory=dict)
+    extra_trailers: list[str] = field(default_factory=list)
+
+
+class Curation:
+    """The write operations over one corpus (an `Indexer` for its index)."""
+
+    def __init__(self, indexer: Indexer, curator: Identity | None = None, *,
+                 update_index: bool = True) -> None:
+        self.indexer = indexer
+        self.repo = indexer.repo
+        self.curator = curator or curator_identity(self.repo)
+        self.update_index = update_index
+        self._registry = load_registry(self.repo)
+        self._repo_ids: frozenset[str] | None = None
+
+    # -- reading ------------------------------------------------------------------------------
+
+    @property
+    def repo_ids(self) -> frozenset[str]:
+        if self._repo_ids is None:
+            self._repo_ids = gitrepo.repo_ids(self.repo) if gitrepo.head_sha(self.repo) else frozenset()
+        return self._repo_ids
+
+    def _read(self, path: str, expected: Mapping[str, str] | None) -> tuple[bytes, Fact]:
+        if not path.startswith("kb/") or not path.endswith(".md") or not is_contained_repo_path(path):
+            raise Refused(f"{path}: not a fact path (kb/…/<name>.md)")
+        data = read_or_none(self.repo / path)
+        if data is None:
+            raise Refused(f"{path}: no such fact on disk")
+        if expected is not None and path in expected and expected[path] != gitrepo.blob_id(data):
+            raise Conflict(f"{path} changed on disk since you looked; reload and review the change")
+        outcome = parse_fact(path, data)
+        if outcome.fact is None:
+            first = outcome.problems[0] if outcome.problems else None
+            raise Refused(f"{path}:{first.line if first else 1}: cannot curate an unreadable fact "
+                          f"({first.message if first else 'unparseable'}); fix the file first")
+        return data, outcome.fact
+
+    def _values(self, fact: Fact) -> dict[str, str | None]:
+        env = fact.envelope
+        return {
+            "type": fact.type, "kind": fact.kind, "origin": fact.origin_raw,
+            "claim_type": env.claim_type, "claimant_agent_id": env.claimant_agent_id,
+            "claimant_type": env.claimant_type, "subject_kind": env.subject_kind,
+            "subject_ref": env.subject_ref, "settle_by": env.settle_by, "settlement": env.settlement,
+        }
+
+    def context_for(self, fact: Fact, *, refs: Sequence[str] | None = None, attesting: bool = False,
+                    text: str | None = None) -> legality.Context:
+        refs_t = tuple(fact.refs if refs is None else refs)
+        return legality.Context(
+            registry=self._registry,
+            local_refs=len(local_targets(refs_t, self.repo_ids)),
+            any_refs=bool(refs_t),
+            text=f"{fact.title}\n{fact.body}" if text is None else text,
+            attesting=attesting,
+        )
+
+    def envelope_values(self, fact: Fact) -> dict[str, str | None]:
+        """The relabel editor's starting values for a fact."""
+        return self._values(fact)
+
+    # -- relabel ------------------------------------------------------------------------------
+
+    def plan_relabel(self, paths: Sequence[str], changes: Mapping[str, str | None],
+                     expected: Mapping[str, str] | None = None) -> _Plan:
+        unknown = set(changes) - set(legality.RELABEL_FIELDS)
+        if unknown:
+            raise Refused(f"relabel cannot change {', '.join(sorted(unknown))} "
+                          f"(it changes {', '.join(legality.RELABEL_FIELDS)}; use edit for the rest)")
+        if not changes:
+            raise Refused("relabel needs at least one field to change")
+        file_changes: list[FileChange] = []
+        fields: list[FieldChange] = []
+        for path in _unique(paths):
+            data, fact = self._read(path, expected)
+            before = self._values(fact)
+            after = legality.follow(before, changes)
+            problems = legality.violations(after, self.context_for(fact))
+            if problems:
+                first = problems[0]
+                raise Refused(f"{path}: {first}", rule=first.rule)
+            edits = _frontmatter_edits(before, after)
+            if not edits:
+                continue
+            new = _apply(path, data, edits)
+            file_changes.append(FileChange(path, data, new))
+            fields += [FieldChange(path, k, before.get(k), v) for k, v in edits.items()]
+        if not file_changes:
+            raise Refused("nothing to change: every selected fact already has those values")
+        return _Plan("relabel", self._subject("relabel", file_changes, fields), file_changes, fields)
+
+    def relabel(self, paths: Sequence[str], changes: Mapping[str, str | None], reason: str, *,
+                expected: Mapping[str, str] | None = None, expected_head: str | None = None,
+                preview: bool = False) -> ChangeSet:
+        """Change envelope fields of one or many facts (one commit)."""
+        return self._run(self.plan_relabel(paths, changes, expected), reason, expected_head, preview)
+
+    # -- edit ---------------------------------------------------------------------------------
+
+    def edit(self, paths: Sequence[str], changes: Mapping[str, object], reason: str, *,
+             expected: Mapping[str, str] | None = None, expected_head: str | None = None,
+             preview: bool = False) -> ChangeSet:
+        """Change confidence, sources, domain, entities, refs, title or body (one commit)."""
+        unknown = set(changes) - set(EDIT_FIELDS)
+        if unknown:
+            raise Refused(f"edit cannot change {', '.join(sorted(unknown))} "
+                          f"(it changes {', '.join(EDIT_FIELDS)}; use relabel for the envelope)")
+        if not changes:
+            raise Refused("edit needs at least one field to change")
+        checked = _check_edit_values(changes)
+        file_changes: list[FileChange] = []
+        fields: list[FieldChange] = []
+        for path in _unique(paths):
+            data, fact = self._read(path, expected)
+            front = {k: v for k, v in checked.items() if k not in ("title", "body")}
+            current: dict[str, object] = {
+                "confidence": fact.confidence, "sources": fact.sources, "domain": list(fact.domain),
+                "entities": list(fact.entities), "refs": list(fact.refs), "title": fact.title,
+                "body": fact.body,
+            }
+            front = {k: v for k, v in front.items() if _norm(current[k]) != _norm(v)}
+            new = _apply(path, data, front) if front else data  # type: ignore[arg-type]
+            title = checked.get("title")
+            body = checked.get("body")
+            text_changes = {}
+            if title is not None and title != fact.title:
+                text_changes["title"] = str(title)
+            if body is not None and str(body).strip() != fact.body.strip():
+                text_changes["body"] = str(body)
+            if text_changes:
+                try:
+                    new = edit_text(new, **text_changes)
+                except WriteRefused as exc:
+                    raise Refused(f"{path}: {exc}") from None
+            if new == data:
+                continue
+            after = parse_fact(path, new).fact
+            if after is None:
+                raise Refused(f"{path}: the edit would make the file unreadable")
+            refs_after = list(after.refs)
+            for raw in refs_after:
+                ref = classify_ref(raw, self.repo_ids)
+                if ref.kind is RefKind.MALFORMED:
+                    raise Refused(f"{path}: ref {raw!r}: {ref.warning}", rule="ref-shape")
+            problems = legality.violations(self._values(after), self.context_for(after))
+            if problems:
+                raise Refused(f"{path}: {problems[0]}", rule=problems[0].rule)
+            file_changes.append(FileChange(path, data, new))
+            for k, v in {**front, **text_changes}.items():
+                fields.append(FieldChange(path, k, current[k], v))
+        if not file_changes:
+            raise Refused("nothing to change: every selected fact already has those values")
+        plan = _Plan("edit", self._subject("edit", file_changes, fields), file_changes, fields)
+        return self._run(plan, reason, expected_head, preview)
+
+    # -- move ---------------------------------------------------------------------------------
+
+    def plan_move(self, moves: Mapping[str, str], expected: Mapping[str, str] | None = None) -> _Plan:
+        if not moves:
+            raise Refused("nothing to move")
+        onto = load_ontology(self.repo)
+        file_changes: dict[str, FileChange] = {}
+        fields: list[FieldChange] = []
+        lower_moves = {old.lower(): new for old, new in moves.items()}
+        for old, new in moves.items():
+            if not new.startswith("kb/") or not new.endswith(".md") or not is_contained_repo_path(new):
+                raise Refused(f"{new}: a fact's path is kb/<topic>/…/<name>.md")
+            if old == new:
+                raise Refused(f"{old}: already there")
+            data, _ = self._read(old, expected)
+            if read_or_none(self.repo / new) is not None or new in file_changes:
+                raise Refused(f"{new} already exists")
+            topic = new.split("/")[1]
+            if onto is not None and onto.topics and topic not in onto.topics:
+                raise Refused(f"{new}: topic {topic!r} is not in the ontology "
+                              f"({', '.join(sorted(onto.topics))})", rule="ontology-topic")
+            file_changes[old] = FileChange(old, data, None)
+            file_changes[new] = FileChange(new, None, data)
+            fields.append(FieldChange(old, "path", old, new))
+        # refs to the moved facts, updated in the same commit
+        conn = self.indexer.connect(readonly=True)
+        try:
+            citing = _citing(conn, list(lower_moves))
+        finally:
+            conn.close()
+        for src in sorted(citing):
+            src_now = moves.get(src, src)
+            if src in file_changes and file_changes[src].new is None:
+                moved_bytes = file_changes[src_now].new
+                assert moved_bytes is not None
+                data = moved_bytes
+            else:
+                data, _ = self._read(src, expected)
+            fact = parse_fact(src_now, data).fact
+            if fact is None:
+                continue
+            new_refs = [self._moved_ref(raw, lower_moves) for raw in fact.refs]
+            if new_refs == list(fact.refs):
+                continue
+            new_bytes = _replace_refs(src_now, data, fact.refs, new_refs)
+            if src_now in file_changes:
+                old_change = file_changes[src_now]
+                file_changes[src_now] = FileChange(src_now, old_change.old, new_bytes)
+            else:
+                file_changes[src_now] = FileChange(src_now, data, new_bytes)
+            fields.append(FieldChange(src_now, "refs", list(fact.refs), new_refs))
+        changes = list(file_changes.values())
+        if len(moves) == 1:
+            (old, new), = moves.items()
+            subject = f"move: {old} -> {new}"
+        else:
+            subject = f"move: {len(moves)} facts"
+            tops = {(o.split('/')[1], n.split('/')[1]) for o, n in moves.items()}
+            if len(tops) == 1:
+                (a, b), = tops
+                subject += f" ({a} → {b})"
+        return _Plan("move", subject, changes, fields, moves=dict(moves))
+
+    def _moved_ref(self, raw: str, lower_moves: Mapping[str, str]) -> str:
+        ref = classify_ref(raw, self.repo_ids)
+        if ref.kind is not RefKind.LOCAL_FACT or ref.target is None or ref.target not in lower_moves:
+            return raw
+        new = lower_moves[ref.target]
+        if raw.startswith("kb://"):
+            prefix = raw[: raw.index("/", len("kb://")) + 1]
+            return prefix + new
+        return new
+
+    def move(self, moves: Mapping[str, str], reason: str, *, expected: Mapping[str, str] | None = None,
+             expected_head: str | None = None, preview: bool = False) -> ChangeSet:
+        """File facts under other paths (git renames), updating refs to them in the same commit."""
+        return self._run(self.plan_move(moves, expected), reason, expected_head, preview)
+
+    def topic_move_targets(self, paths: Sequence[str], topic: str) -> dict[str, str]:
+        """`kb/<old topic>/rest` → `kb/<topic>/rest` for each path; topic `auto` picks, for
+        each fact, the topic most of its local sources are filed under (ties: the first
+        cited), never the one it is leaving."""
+        out: dict[str, str] = {}
+        for path in paths:
+            parts = path.split("/")
+            if len(parts) < 3:
+                raise Refused(f"{path}: not under a topic")
+            target = topic
+            if topic == "auto":
+                _, fact = self._read(path, None)
+                tops = [t.split("/")[1] for t in local_targets(fact.refs, self.repo_ids)
+                        if t.count("/") >= 2 and t.split("/")[1] != parts[1]]
+                if not tops:
+                    raise Refused(f"{path}: cites no fact under another topic; name the topic")
+                target = max(dict.fromkeys(tops), key=tops.count)
+            out[path] = "/".join([parts[0], target, *parts[2:]])
+        return out
+
+    # -- retract / restore --------------------------------------------------------------------
+
+    def retract(self, paths: Sequence[str], reason: str, *, expected: Mapping[str, str] | None = None,
+                expected_head: str | None = None, preview: bool = False) -> ChangeSet:
+        """Delete facts in one commit whose message records the reason (knomit's retract)."""
+        changes = []
+        fields = []
+        for path in _unique(paths):
+            data, _ = self._read(path, expected)
+            changes.append(FileChange(path, data, None))
+            fields.append(FieldChange(path, "status", "live", "retracted"))
+        subject = (f"retract(curation): {changes[0].path}" if len(changes) == 1
+                   else f"retract(curation): {len(changes)} facts")
+        return self._run(_Plan("retract", subject, changes, fields), reason, expected_head, preview)
+
+    def restore(self, paths: Sequence[str], reason: str, *, expected_head: str | None = None,
+                preview: bool = False) -> ChangeSet:
+        """Bring retracted facts back with the bytes of their last live version."""
+        changes = []
+        fields = []
+        for path in _unique(paths):
+            if read_or_none(self.repo / path) is not None:
+                raise Refused(f"{path} is not retracted: it exists on disk")
+            data = self._last_version(path)
+            if data is None:
+                raise Refused(f"{path}: no earlier version in this branch's history")
+            changes.append(FileChange(path, None, data))
+            fields.append(FieldChange(path, "status", "retracted", "live"))
+        fact = parse_fact(changes[0].path, changes[0].new or b"").fact
+        subject = (f"restore: {fact.title if fact else changes[0].path}" if len(changes) == 1
+                   else f"restore: {len(changes)} facts")
+        return self._run(_Plan("restore", subject, changes, fields), reason, expected_head, preview)
+
+    def _last_version(self, path: str) -> bytes | None:
+        out = gitrepo.run_git(self.repo, "log", "--first-parent", "-n", "1", "--format=%H",
+                              "--diff-filter=D", "HEAD", "--", path, check=False).decode().strip()
+        if not out:
+            return None
+        with gitrepo.BlobReader(self.repo) as reader:
+            return reader.read(f"{out}^:{path}")
+
+    # -- attest -------------------------------------------------------------------------------
+
+    def attest(self, paths: Sequence[str], reason: str, changes: Mapping[str, str | None] | None = None,
+               *, expected: Mapping[str, str] | None = None, expected_head: str | None = None,
+               preview: bool = False) -> ChangeSet:
+        """A curator confirms a fact's derived or legacy envelope: the envelope is written
+        out explicitly (with any corrections) and the attestation is appended to
+        `.factdesk/attestations.yaml` in the same commit. This is the only way to ground truth."""
+        changes = dict(changes or {})
+        file_changes: list[FileChange] = []
+        fields: list[FieldChange] = []
+        entries: list[str] = []
+        conn = self.indexer.connect(readonly=True)
+        try:
+            for path in _unique(paths):
+                data, fact = self._read(path, expected)
+                before = self._values(fact)
+                row = conn.execute("SELECT claim_type, claimant, claimant_type, subject_kind "
+                                   "FROM facts WHERE path = ?", (path,)).fetchone()
+                derived = {
+                    "claim_type": fact.claim_type,
+                    "claimant_agent_id": before["claimant_agent_id"] or (row["claimant"] if row else None),
+                    "claimant_type": before["claimant_type"] or (row["claimant_type"] if row else None),
+                    "subject_kind": before["subject_kind"] or (row["subject_kind"] if row else None),
+                }
+                after = legality.follow({**before, **derived}, changes)
+                missing = [k for k in ("claim_type", "claimant_agent_id", "claimant_type", "subject_kind")
+                           if not after.get(k)]
+                if missing:
+                    raise Refused(f"{path}: cannot attest without {', '.join(missing)} "
+                                  "(nothing to derive it from; give it explicitly)", rule="attest")
+                if after.get("claim_type") == "legacy":
+                    raise Refused(f"{path}: a legacy claim type is what attestation replaces; give "
+                                  "the claim type you confirm", rule="attest")
+                problems = legality.violations(after, self.context_for(fact, attesting=True))
+                if problems:
+                    raise Refused(f"{path}: {problems[0]}", rule=problems[0].rule)
+                edits: dict[str, FieldValue] = {
+                    k: v for k, v in after.items()
+                    if k in _DERIVABLE and v is not None and before.get(k) != v}
+                edits.update(_frontmatter_edits(before, {**before, **{k: v for k, v in after.items()
+                                                                        if k not in _DERIVABLE}}))
+                new = _apply(path, data, edits) if edits else data
+                file_changes.append(FileChange(path, data, new))
+                fields += [FieldChange(path, k, before.get(k), v) for k, v in edits.items()]
+                fields.append(FieldChange(path, "attested", None, f"{self.curator.name}"))
+                entries.append(_attestation_entry(path, gitrepo.blob_id(new), self.curator, reason,
+                                                  {k: after.get(k) for k in _DERIVABLE if after.get(k)}))
+        finally:
+            conn.close()
+        old_log = read_or_none(self.repo / ATTESTATIONS)
+        header = b"# Curator attestations (factdesk attest): who confirmed which envelope, when.\n"
+        new_log = (old_log if old_log is not None else header) + "".join(entries).encode("utf-8")
+        file_changes.append(FileChange(ATTESTATIONS, old_log, new_log))
+        subject = self._subject("attest", file_changes[:-1], fields)
+        return self._run(_Plan("attest", subject, file_changes, fields), reason, expected_head, preview)
+
+    # -- undo / redo --------------------------------------------------------------------------
+
+    def stacks(self) -> tuple[list[ActionRecord], list[ActionRecord]]:
+        """(undo stack, redo stack), top last, read from the branch's history."""
+        return _stacks(self.repo)
+
+    def undo(self, reason: str = "", *, preview: bool = False) -> ChangeSet:
+        undo, _ = self.stacks()
+        if not undo:
+            raise Refused("nothing to undo: no factdesk action on this branch")
+        target = undo[-1]
+        plan = self._revert_plan(target, "undo")
+        return self._run(plan, reason or f"undo {target.subject}", None, preview)
+
+    def redo(self, reason: str = "", *, preview: bool = False) -> ChangeSet:
+        _, redo = self.stacks()
+        if not redo:
+            raise Refused("nothing to redo")
+        target = redo[-1]
+        plan = self._revert_plan(target, "redo")
+        return self._run(plan, reason or f"redo {target.subject}", None, preview)
+
+    def _revert_plan(self, target: ActionRecord, action: str) -> _Plan:
+        """Undo: put back the state before `target`'s commit. Redo: put back the state
+        `target`'s commit made (reverting the undo)."""
+        commit = target.commit if action == "undo" else target.undone_by
+        assert commit is not None
+        with gitrepo.BlobReader(self.repo) as reader:
+            entries = _commit_changes(self.repo, commit)
+            changes: list[FileChange] = []
+            fields: list[FieldChange] = []
+            later = []
+            for path, old_blob, new_blob in entries:
+                disk = read_or_none(self.repo / path)
+                disk_blob = gitrepo.blob_id(disk) if disk is not None else None
+                if disk_blob != new_blob:
+                    later.append(path)
+                    continue
+                back = reader.read(old_blob) if old_blob else None
+                changes.append(FileChange(path, disk, back))
+                fields.append(FieldChange(path, "content", new_blob, old_blob))
+        if later:
+            log = gitrepo.run_git(self.repo, "log", "--format=%h %an: %s", f"{commit}..HEAD", "--",
+                                  *later, check=False).decode("utf-8", "replace").strip()
+            raise Refused(f"cannot {action} '{target.subject}': later changes touched "
+                          f"{', '.join(later)}" + (f"\n{log}" if log else " (uncommitted edits)"),
+                          rule=action)
+        subject = f"{action}: {target.subject}"
+        return _Plan(action, subject, changes, fields,
+                     extra_trailers=[f"Factdesk-Reverts: {target.action_id}"])
+
+    # -- the shared tail ----------------------------------------------------------------------
+
+    def _subject(self, action: str, changes: Sequence[FileChange], fields: Sequence[FieldChange]) -> str:
+        n = len(changes)
+        first = changes[0]
+        fact = parse_fact(first.path, first.old or b"").fact
+        what = (fact.title if fact else first.path) if n == 1 else f"{n} facts"
+        relevant = [f for f in fields if f.field != "attested"]
+        if not relevant:
+            return f"{action}: {what}"
+        by_field: dict[str, list[FieldChange]] = {}
+        for f in relevant:
+            by_field.setdefault(f.field, []).append(f)
+        key = "type" if "type" in by_field else next(iter(by_field))
+        olds = {_show(f.old) for f in by_field[key]}
+        news = {_show(f.new) for f in by_field[key]}
+        arrow = (f"{olds.pop() if len(olds) == 1 else 'mixed'} → {news.pop() if len(news) == 1 else 'mixed'}")
+        detail = arrow if key == "type" else f"{key}: {arrow}"
+        if key in ("body",):
+            detail = key
+        more = len(by_field) - 1
+        if more and action != "relabel":
+            detail += f", +{more} more"
+        if len(what) > 72:
+            what = what[:71] + "…"
+        return f"{action}: {what} ({detail})"
+
+    def _run(self, plan: _Plan, reason: str, expected_head: str | None, preview: bool) -> ChangeSet:
+        reason = " ".join(reason.split())
+        if not reason:
+            raise Refused("a reason is required: say why, for the next reader of the history")
+        action_id = secrets.token_hex(8)
+        diffs = []
+        renamed = {new: old for old, new in plan.moves.items()}
+        for c in plan.changes:
+            if c.path in plan.moves:
+                continue  # shown once, as a rename, with its new side
+            if c.path in renamed:
+                source = next(x for x in plan.changes if x.path == renamed[c.path])
+                text = f"rename {renamed[c.path]} → {c.path}\n" + _diff(renamed[c.path], source.old, c.new,
+                                                                       new_path=c.path)
+                diffs.append(FileDiff(renamed[c.path], c.path, text))
+                continue
+            diffs.append(FileDiff(c.path, None, _diff(c.path, c.old, c.new)))
+        result = ChangeSet(plan.action, action_id, plan.subject, reason, plan.fields, diffs,
+                           paths_after=[c.path for c in plan.changes if c.new is not None])
+        if preview:
+            return result
+        message = _message(plan, action_id, reason)
+        author = with_op(self.curator, plan.action)
+        committed: Committed = commit_files(self.repo, plan.changes, message, author=author,
+                                            committer=self.curator, action_id=action_id,
+                                            expected_head=expected_head)
+        result.commit = committed.sha
+        result.rebased = committed.rebased
+        if self.update_index:
+            result.index = self.indexer.update()
+        return result
+
+
+def _message(plan: _Plan, action_id: str, reason: str) -> str:
+    lines = [plan.subject, "", reason, ""]
+    lines.append(f"Factdesk-Action: {plan.action}")
+    lines.append(f"Factdesk-Action-Id: {action_id}")
+    lines.extend(plan.extra_trailers)
+    for f in plan.fields:
+        if f.field in ("content",):
+            continue
+        lines.append(f"Factdesk-Change: {f.trailer()}")
+    lines.append(f"Factdesk-Reason: {reason}")
+    return "\n".join(lines) + "\n"
+
+
+def _unique(paths: Iterable[str]) -> list[str]:
+    out = list(dict.fromkeys(paths))
+    if not out:
+        raise Refused("no facts selected")
+    return out
+
+
+def _norm(value: object) -> object:
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return value
+    return value
+
+
+def _frontmatter_edits(before: Mapping[str, str | None], after: Mapping[str, str | None]
+                       ) -> dict[str, FieldValue]:
+    """The key edits that turn `before` into `after`; kind epistemic is knomit's default and
+    is only written when the file already has a kind line."""
+    edits: dict[str, FieldValue] = {}
+    for key in legality.RELABEL_FIELDS:
+        old, new = before.get(key), after.get(key)
+        if old == new:
+            continue
+        if key == "kind" and new == "epistemic" and old is None:
+            continue
+        edits[key] = new
+    return edits
+
+
+def _apply(path: str, data: bytes, edits: Mapping[str, FieldValue]) -> bytes:
+    try:
+        return edit_frontmatter(data, edits)
+    except WriteRefused as exc:
+        raise Refused(f"{path}: {exc}") from None
+    except UnicodeDecodeError:
+        raise Refused(f"{path}: not UTF-8; factdesk will not rewrite it") from None
+
+
+def _replace_refs(path: str, data: bytes, old_refs: Sequence[str], new_refs: Sequence[str]) -> bytes:
+    """Swap ref items in place, keeping every other byte of the refs line (quoting, spacing);
+    fall back to re-rendering the list if the in-place edit does not parse back exactly."""
+    end = data.find(b"\n---", 3)
+    front, rest = data[:end], data[end:]
+    for old, new in zip(old_refs, new_refs, strict=True):
+        if old != new:
+            pattern = re.compile(rb"(?<=[\[\s,'\"])" + re.escape(old.encode()) + rb"(?=[\],\s'\"])")
+            front = pattern.sub(new.encode().replace(b"\\", b"\\\\"), front)
+    out = front + rest
+    fact = parse_fact(path, out).fact
+    if end > 0 and fact is not None and list(fact.refs) == list(new_refs):
+        return out
+    return _apply(path, data, {"refs": list(new_refs)})
+
+
+def _check_edit_values(changes: Mapping[str, object]) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for key, value in changes.items():
+        if key == "confidence":
+            try:
+                number = float(value)  # type: ignore[arg-type]
+            except (TypeError, ValueError):
+                raise Refused(f"confidence {value!r} is not a number", rule="confidence") from None
+            if not 0.0 <= number <= 1.0:
+                raise Refused(f"confidence {number} is outside 0..1", rule="confidence")
+            out[key] = number
+        elif key == "sources":
+            try:
+                count = int(str(value))
+            except ValueError:
+                raise Refused(f"sources {value!r} is not a whole number", rule="sources") from None
+            if not 0 <= count <= 1000:
+                raise Refused(f"sources {count} is outside 0..1000", rule="sources")
+            out[key] = count
+        elif key in ("domain", "entities", "refs"):
+            items = value if isinstance(value, (list, tuple)) else [v.strip() for v in str(value).split(",")]
+            items = [str(v).strip() for v in items if str(v).strip()]
+            for item in items:
+                render_item(item)
+            out[key] = items
+        else:
+            out[key] = value
+    return out
+
+
+def _citing(conn: sqlite3.Connection, targets: Sequence[str]) -> set[str]:
+    out: set[str] = set()
+    for i in range(0, len(targets), 500):
+        part = targets[i : i + 500]
+        marks = ",".join("?" * len(part))
+        out |= {r[0] for r in conn.execute(f"SELECT DISTINCT src FROM refs WHERE target IN ({marks})",
+                                           part)}
+    return out
+
+
+def _attestation_entry(path: str, blob: str, curator: Identity, reason: str,
+                       envelope: Mapping[str, str | None]) -> str:
+    env = ", ".join(f"{k}: {render_item(str(v))}" for k, v in envelope.items())
+    return (f"- path: {render_item(path)}\n"
+            f"  by: {render_item(f'{curator.name} <{curator.email}>')}\n"
+            f"  at: {_dt.datetime.now(_dt.UTC).strftime('%Y-%m-%dT%H:%M:%SZ')}\n"
+            f"  blob: {blob}\n"
+            f"  envelope: {{{env}}}\n"
+            f"  reason: {render_item(reason)}\n")
+
+
+# -- the undo history ----------------------------------------------------------------------------
+
+
+@dataclass
+class ActionRecord:
+    action_id: str
+    action: str
+    subject: str
+    commit: str
+    undone_by: str | None = None
+
+    @property
+    def label(self) -> str:
+        """'relabel of 3 facts' / 'relabel of <title>' for menus."""
+        head = self.subject.split(": ", 1)
+        what = head[1] if len(head) > 1 else self.subject
+        what = re.sub(r" \(.*\)$", "", what)
+        return f"{self.action} of {what}"
+
+
+_TRAILER = re.compile(r"^Factdesk-(Action|Action-Id|Reverts): (.+)$", re.M)
+
+
+def _stacks(repo: Path, depth: int = 2000) -> tuple[list[ActionRecord], list[ActionRecord]]:
+    try:
+        _, tip = current_branch(repo)
+    except Refused:
+        return [], []
+    if tip == ZERO:
+        return [], []
+    out = gitrepo.run_git(repo, "log", "--first-parent", f"-n{depth}", "--format=%x01%H%x00%s%x00%B",
+                          "--fixed-strings", "--grep=Factdesk-Action-Id: ", tip, "--", check=False)
+    records = []
+    for chunk in out.split(b"\x01")[1:]:
+        sha, subject, body = chunk.decode("utf-8", "replace").split("\x00", 2)
+        trailers: dict[str, str] = {}
+        for m in _TRAILER.finditer(body):
+            trailers.setdefault(m.group(1), m.group(2).strip())
+        if "Action-Id" in trailers:
+            records.append((sha, subject, trailers))
+    undo: list[ActionRecord] = []
+    redo: list[ActionRecord] = []
+    by_id: dict[str, ActionRecord] = {}
+    for sha, subject, t in reversed(records):
+        kind = t.get("Action", "")
+        if kind == "undo":
+            target = by_id.get(t.get("Reverts", ""))
+            if target and target in undo:
+                undo.remove(target)
+                target.undone_by = sha
+                redo.append(target)
+        elif kind == "redo":
+            target = by_id.get(t.get("Reverts", ""))
+            if target and target in redo:
+                redo.remove(target)
+                target.commit = sha
+                target.undone_by = None
+                undo.append(target)
+        else:
+            rec = ActionRecord(t["Action-Id"], kind, subject, sha)
+            by_id[rec.action_id] = rec
+            undo.append(rec)
+            redo.clear()
+    return undo, redo
+
+
+def _commit_changes(repo: Path, commit: str) -> list[tuple[str, str | None, str | None]]:
+    """(path, blob before, blob after) for each file `commit` changed against its first parent."""
+    out = gitrepo.run_git(repo, "diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", "--root",
+                          "-m", "--first-parent", commit)
+    parts = out.split(b"\0")
+    result = []
+    i = 0
+    while i < len(parts) - 1:
+        meta = parts[i]
+        if not meta.startswith(b":"):
+            i += 1
+            continue
+        fields = meta[1:].split()
+        path = parts[i + 1].decode("utf-8", "surrogateescape")
+        old = fields[2].decode()
+        new = fields[3].decode()
+        result.append((path, None if old == ZERO else old, None if new == ZERO else new))
+        i += 2
+    return result
+
+
+def head_blob_of(repo: Path, path: str) -> str | None:
+    """The blob HEAD has for `path` (for callers recording what the user saw)."""
+    try:
+        _, tip = current_branch(repo)
+    except Refused:
+        return None
+    return head_blob(repo, tip, path)

@@ -1,0 +1,37 @@
+"""Named crash points in the write path (RELIABILITY.md §3.3).
+
+Production code calls `point(name)` at each step; it does nothing unless the environment
+variable `FACTDESK_CRASH_AT` names that point, in which case the process kills itself
+with SIGKILL there. Tests use it to prove that a crash at any step leaves old-or-new
+bytes and a reportable state, never a mix.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+ENV = "FACTDESK_CRASH_AT"
+
+ALL_POINTS: tuple[str, ...] = (
+    "write.tmp_written",
+    "write.tmp_fsynced",
+    "write.replaced",
+    "write.dir_fsynced",
+    "action.before_write",
+    "action.journal_written",
+    "action.file_replaced",
+    "action.between_files",
+    "commit.blob_written",
+    "commit.tree_written",
+    "commit.commit_written",
+    "commit.before_cas",
+    "commit.ref_updated",
+    "commit.index_synced",
+)
+
+
+def point(name: str) -> None:
+    """Crash here when asked to (a no-op otherwise)."""
+    if os.environ.get(ENV) == name:
+        os.kill(os.getpid(), signal.SIGKILL)

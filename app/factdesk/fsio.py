@@ -1,0 +1,121 @@
+"""All corpus file writes go through here (RELIABILITY.md I3, G01–G11, §3.2, §3.4).
+
+A write is: open a random temp name in the target's directory with O_CREAT|O_EXCL,
+write, fsync, copy the old file's permission bits, `os.replace` onto the target, fsync
+the directory. A failure at any step removes the temp file and leaves the target as it
+was. `os` functions are called as module attributes so tests can inject faults.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+import stat
+from pathlib import Path
+
+from factdesk import faults
+
+TEMP_PREFIX = ".factdesk-tmp-"
+
+
+class WriteFailed(OSError):
+    """The file could not be written; the target is unchanged."""
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def _open_temp(directory: Path) -> tuple[int, Path]:
+    for _ in range(20):
+        tmp = directory / f"{TEMP_PREFIX}{secrets.token_hex(6)}"
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644), tmp
+        except FileExistsError:
+            continue
+    raise WriteFailed(errno.EEXIST, "could not create a temporary file", str(directory))
+
+
+def fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` all-or-nothing (creating parent folders as needed)."""
+    directory = path.parent
+    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = stat.S_IMODE(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        mode = None
+    fd, tmp = _open_temp(directory)
+    try:
+        try:
+            _write_all(fd, data)
+            faults.point("write.tmp_written")
+            os.fsync(fd)
+            faults.point("write.tmp_fsynced")
+            if mode is not None:
+                os.fchmod(fd, mode)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError as exc:
+        _remove_quietly(tmp)
+        raise WriteFailed(exc.errno or errno.EIO, f"could not write {path}: {exc.strerror or exc}",
+                          str(path)) from exc
+    faults.point("write.replaced")
+    fsync_dir(directory)
+    faults.point("write.dir_fsynced")
+
+
+def remove(path: Path) -> None:
+    """Delete `path` (a retraction or the old side of a move) and make it durable."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise WriteFailed(exc.errno or errno.EIO, f"could not delete {path}: {exc.strerror}",
+                          str(path)) from exc
+    fsync_dir(path.parent)
+    _prune_empty(path.parent)
+
+
+def _prune_empty(directory: Path) -> None:
+    """Remove folders a deletion left empty, up to (not including) `kb/`, like git does."""
+    while directory.name and directory.name != "kb":
+        try:
+            os.rmdir(directory)
+        except OSError:
+            return
+        directory = directory.parent
+
+
+def _remove_quietly(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
+def read_or_none(path: Path) -> bytes | None:
+    """The file's bytes, or None when it does not exist (symlinks are not followed)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return None
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)

@@ -1,0 +1,274 @@
+"""The curation operations on real git repositories: one commit each, exact diffs, undo."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from factdesk.core import open_corpus
+from factdesk.corpus.codec import parse_fact
+from factdesk.curation import Conflict, Curation, Refused
+from tests.conftest import Corpus, git
+
+A = "kb/gotchas/db/a1a1a1a1.md"
+B = "kb/gotchas/db/b2b2b2b2.md"
+C = "kb/decisions/api/c3c3c3c3.md"
+
+
+@pytest.fixture
+def cur(corpus: Corpus) -> Curation:
+    ix = open_corpus(corpus.root)
+    ix.update()
+    return Curation(ix)
+
+
+def head(corpus: Corpus) -> str:
+    return git(corpus.root, "rev-parse", "HEAD").strip()
+
+
+def changed_lines(corpus: Corpus, rev: str = "HEAD") -> list[str]:
+    diff = git(corpus.root, "show", "--format=", "--unified=0", rev)
+    return [line for line in diff.splitlines()
+            if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+
+
+def test_relabel_is_one_commit_touching_only_the_changed_lines(corpus: Corpus, cur: Curation) -> None:
+    before = head(corpus)
+    result = cur.relabel([A], {"type": "hypothesis", "settle_by": "2027-01-31"},
+                         "hedged wording: a guess")
+    assert git(corpus.root, "rev-parse", "HEAD~1").strip() == before
+    assert git(corpus.root, "show", "--name-only", "--format=", "HEAD").split() == [A]
+    assert changed_lines(corpus) == ["-type: observation", "+type: hypothesis", "+settle_by: 2027-01-31"]
+    msg = git(corpus.root, "log", "-1", "--format=%s%n%ae%n%B")
+    assert msg.startswith("relabel: Connection pool exhausts at 200 clients (observation → hypothesis)\n")
+    assert "+relabel@" in msg.splitlines()[1]
+    assert f"Factdesk-Change: {A} type: observation → hypothesis" in msg
+    assert "Factdesk-Reason: hedged wording: a guess" in msg
+    # knomit's parse rules read it, and the index saw it
+    fact = parse_fact(A, (corpus.root / A).read_bytes()).fact
+    assert fact is not None and fact.type == "hypothesis" and fact.envelope.settle_by == "2027-01-31"
+    conn = cur.indexer.connect(readonly=True)
+    assert conn.execute("SELECT type FROM facts WHERE path = ?", (A,)).fetchone()[0] == "hypothesis"
+    assert result.commit == head(corpus)
+
+
+def test_undo_restores_exact_bytes_and_redo_reapplies(corpus: Corpus, cur: Curation) -> None:
+    original = (corpus.root / A).read_bytes()
+    cur.relabel([A], {"type": "policy"}, "it is a rule, not an observation")
+    relabeled = (corpus.root / A).read_bytes()
+    assert b"kind: pragmatic" in relabeled and b"type: policy" in relabeled
+    cur.undo()
+    assert (corpus.root / A).read_bytes() == original
+    assert git(corpus.root, "log", "-1", "--format=%s").startswith("undo: relabel: ")
+    undo, redo = cur.stacks()
+    assert not undo and len(redo) == 1 and redo[0].label.startswith("relabel of ")
+    cur.redo()
+    assert (corpus.root / A).read_bytes() == relabeled
+    # stacks survive a restart: a fresh Curation reads them from git
+    fresh = Curation(open_corpus(corpus.root))
+    undo, redo = fresh.stacks()
+    assert len(undo) == 1 and not redo
+    fresh.undo()
+    assert (corpus.root / A).read_bytes() == original
+    assert git(corpus.root, "status", "--porcelain") == ""
+
+
+def test_undo_refused_when_a_later_commit_touched_the_file(corpus: Corpus, cur: Curation) -> None:
+    cur.relabel([A], {"type": "pattern"}, "a pattern")
+    path = corpus.root / A
+    path.write_bytes(path.read_bytes().replace(b"confidence: 0.8", b"confidence: 0.7"))
+    corpus.commit("update: agent edit", op="update")
+    with pytest.raises(Refused, match="later changes touched"):
+        cur.undo()
+
+
+def test_illegal_combinations_are_refused_with_the_rule(corpus: Corpus, cur: Curation) -> None:
+    cases = [
+        ({"type": "policy", "kind": "epistemic"}, "kind×type"),
+        ({"origin": "distilled"}, "origin×type"),
+        ({"type": "hypothesis"}, None),  # the body has digits: a criterion, so this one is legal
+        ({"claim_type": "hypothesis"}, "claim×type"),
+        ({"claimant_type": "view", "claimant_agent_id": "memory-graph"}, "A1"),
+        ({"claimant_type": "tool", "subject_kind": "user", "claim_type": "assertion"}, "A1"),
+        ({"claimant_type": "user", "subject_kind": "self", "claim_type": "assertion"}, "A1-ground"),
+        ({"claimant_type": "persona"}, "A1-persona"),
+        ({"type": "synthesis"}, "sources"),
+    ]
+    snapshot = corpus.snapshot()
+    for changes, rule in cases:
+        if rule is None:
+            cur.relabel([A], changes, "ok", preview=True)
+            continue
+        with pytest.raises(Refused) as info:
+            cur.relabel([A], changes, "try")
+        assert info.value.rule == rule, (changes, info.value)
+    assert corpus.snapshot() == snapshot
+
+
+def test_hypothesis_without_criterion_is_refused(corpus: Corpus) -> None:
+    corpus.fact("kb/gotchas/db/d4d4d4d4.md", title="Pools run dry", body="Pools run dry under load.")
+    corpus.commit("learn: d")
+    cur = Curation(open_corpus(corpus.root))
+    with pytest.raises(Refused) as info:
+        cur.relabel(["kb/gotchas/db/d4d4d4d4.md"], {"type": "hypothesis"}, "guess")
+    assert info.value.rule == "H1"
+    cur.relabel(["kb/gotchas/db/d4d4d4d4.md"],
+                {"type": "hypothesis", "settlement": "pool errors seen in prod"}, "guess with criterion")
+
+
+def test_reason_is_required(corpus: Corpus, cur: Curation) -> None:
+    with pytest.raises(Refused, match="reason is required"):
+        cur.relabel([A], {"type": "pattern"}, "   ")
+
+
+def test_bulk_relabel_is_one_commit(corpus: Corpus, cur: Curation) -> None:
+    before = head(corpus)
+    result = cur.relabel([A, B], {"type": "pattern"}, "both are patterns")
+    assert git(corpus.root, "rev-list", "--count", f"{before}..HEAD").strip() == "1"
+    assert sorted(git(corpus.root, "show", "--name-only", "--format=", "HEAD").split()) == [A, B]
+    assert result.subject == "relabel: 2 facts (observation → pattern)"
+
+
+def test_preview_writes_nothing(corpus: Corpus, cur: Curation) -> None:
+    snap = corpus.snapshot()
+    result = cur.relabel([A], {"type": "pattern"}, "p", preview=True)
+    assert result.preview and "-type: observation\n+type: pattern" in result.files[0].diff
+    assert corpus.snapshot() == snap
+
+
+def test_edit_fields_title_and_body(corpus: Corpus, cur: Curation) -> None:
+    cur.edit([A], {"confidence": 0.55, "entities": ["Postgres", "PgBouncer"]}, "second source disagrees")
+    assert changed_lines(corpus) == ["-confidence: 0.8", "+confidence: 0.55",
+                                     "-entities: [Postgres]", "+entities: [Postgres, PgBouncer]"]
+    cur.edit([A], {"title": "Connection pool exhausts at 180 clients", "body": "Measured again."},
+             "re-measured")
+    fact = parse_fact(A, (corpus.root / A).read_bytes()).fact
+    assert fact is not None and fact.title == "Connection pool exhausts at 180 clients"
+    assert fact.body.strip() == "Measured again."
+    with pytest.raises(Refused, match=r"outside 0\.\.1"):
+        cur.edit([A], {"confidence": 1.5}, "no")
+
+
+def test_move_renames_and_updates_refs_in_the_same_commit(corpus: Corpus) -> None:
+    corpus.fact("kb/decisions/api/e5e5e5e5.md", title="Synthesis", type="synthesis",
+                refs=f"{A}, kb://0123456789ab/{A}, https://example.org")
+    corpus.commit("learn: syn")
+    cur = Curation(open_corpus(corpus.root))
+    cur.indexer.update()
+    new = "kb/decisions/db/a1a1a1a1.md"
+    cur.move({A: new}, "it is a decision")
+    names = git(corpus.root, "show", "--name-status", "--format=", "-M", "HEAD").splitlines()
+    assert f"R100\t{A}\t{new}" in names and any(n.endswith("e5e5e5e5.md") for n in names)
+    syn = (corpus.root / "kb/decisions/api/e5e5e5e5.md").read_text()
+    assert f"refs: [{new}, kb://0123456789ab/{new}, https://example.org]" in syn
+    assert not (corpus.root / A).exists()
+    with pytest.raises(Refused, match="not in the ontology"):
+        cur.move({new: "kb/nowhere/x/a1a1a1a1.md"}, "bad topic")
+
+
+def test_retract_and_restore(corpus: Corpus, cur: Curation) -> None:
+    original = (corpus.root / C).read_bytes()
+    cur.retract([C], "superseded by the new limits page")
+    assert not (corpus.root / C).exists()
+    msg = git(corpus.root, "log", "-1", "--format=%s%n%ae%n%b")
+    assert msg.startswith(f"retract(curation): {C}\n") and "+retract@" in msg
+    assert "superseded by the new limits page" in msg
+    conn = cur.indexer.connect(readonly=True)
+    assert conn.execute("SELECT status FROM facts WHERE path = ?", (C,)).fetchone()[0] == "retracted"
+    cur.restore([C], "retracted by mistake")
+    assert (corpus.root / C).read_bytes() == original
+
+
+def test_attest_writes_envelope_and_records_it(corpus: Corpus, cur: Curation) -> None:
+    with pytest.raises(Refused, match="cannot attest without claimant_type"):
+        cur.attest([A], "no registry, so the claimant's type is unknown", {"subject_kind": "codebase"})
+    cur.attest([A], "checked the commit: claude-code observed this in the codebase",
+               {"subject_kind": "codebase", "claimant_type": "tool"})
+    text = (corpus.root / A).read_text()
+    assert ("claim_type: observation\nclaimant_agent_id: claude-code\nclaimant_type: tool\n"
+            "subject_kind: codebase") in text
+    log = (corpus.root / ".factdesk/attestations.yaml").read_text()
+    assert f"- path: {A}" in log and "reason: " in log
+    assert sorted(git(corpus.root, "show", "--name-only", "--format=", "HEAD").split()) == \
+        [".factdesk/attestations.yaml", A]
+
+
+def test_agent_staged_and_unstaged_work_is_left_alone(corpus: Corpus, cur: Curation) -> None:
+    corpus.fact("kb/gotchas/db/f6f6f6f6.md", title="Agent's new fact")
+    git(corpus.root, "add", "kb/gotchas/db/f6f6f6f6.md")
+    (corpus.root / B).write_bytes((corpus.root / B).read_bytes() + b"\nmore\n")
+    cur.relabel([A], {"type": "pattern"}, "p")
+    assert git(corpus.root, "show", "--name-only", "--format=", "HEAD").split() == [A]
+    assert git(corpus.root, "diff", "--cached", "--name-only").split() == ["kb/gotchas/db/f6f6f6f6.md"]
+    assert git(corpus.root, "diff", "--name-only").split() == [B]
+
+
+def test_dirty_target_is_refused(corpus: Corpus, cur: Curation) -> None:
+    (corpus.root / A).write_bytes((corpus.root / A).read_bytes() + b"\nagent edit\n")
+    with pytest.raises(Refused, match="uncommitted changes"):
+        cur.relabel([A], {"type": "pattern"}, "p")
+
+
+def test_stale_view_is_a_conflict(corpus: Corpus, cur: Curation) -> None:
+    conn = cur.indexer.connect(readonly=True)
+    seen = conn.execute("SELECT blob FROM facts WHERE path = ?", (A,)).fetchone()[0]
+    seen_head = head(corpus)
+    path = corpus.root / A
+    path.write_bytes(path.read_bytes().replace(b"0.8", b"0.6"))
+    corpus.commit("update: agent", op="update")
+    with pytest.raises(Conflict):
+        cur.relabel([A], {"type": "pattern"}, "p", expected={A: seen})
+    with pytest.raises(Conflict, match="branch moved"):
+        cur.relabel([A], {"type": "pattern"}, "p", expected_head=seen_head)
+    # the branch moved but not over our file: allowed (rebased onto the new tip)
+    cur.relabel([B], {"type": "pattern"}, "p", expected_head=seen_head)
+
+
+def test_detached_head_and_index_lock(corpus: Corpus, cur: Curation) -> None:
+    lock = corpus.root / ".git/index.lock"
+    lock.write_bytes(b"")
+    cur.relabel([A], {"type": "pattern"}, "works with index.lock held")
+    assert lock.exists()
+    lock.unlink()
+    git(corpus.root, "checkout", "-q", "--detach")
+    with pytest.raises(Refused, match="detached"):
+        cur.relabel([B], {"type": "pattern"}, "p")
+
+
+def test_stale_ref_lock_is_reported_not_removed(corpus: Corpus, cur: Curation) -> None:
+    lock = corpus.root / ".git/refs/heads/main.lock"
+    lock.write_bytes(b"")
+    snap = corpus.snapshot()
+    with pytest.raises(Conflict, match=r"main\.lock"):
+        cur.relabel([A], {"type": "pattern"}, "p")
+    assert lock.exists() and corpus.snapshot() == snap
+
+
+def test_hooks_never_run(corpus: Corpus, cur: Curation, tmp_path: Path) -> None:
+    marker = tmp_path / "hook-ran"
+    hooks = corpus.root / ".git/hooks"
+    for name in ("pre-commit", "post-commit", "reference-transaction", "post-index-change", "commit-msg"):
+        hook = hooks / name
+        hook.write_text(f"#!/bin/sh\necho {name} >> {marker}\n")
+        hook.chmod(0o755)
+    cur.relabel([A], {"type": "pattern"}, "p")
+    cur.undo()
+    assert not marker.exists()
+
+
+def test_mode_bits_preserved(corpus: Corpus, cur: Curation) -> None:
+    path = corpus.root / A
+    path.chmod(0o600)
+    cur.relabel([A], {"type": "pattern"}, "p")
+    assert path.stat().st_mode & 0o777 == 0o600
+
+
+def test_unborn_and_fsck(corpus: Corpus, cur: Curation) -> None:
+    cur.relabel([A, B], {"type": "pattern"}, "p")
+    cur.move({C: "kb/gotchas/api/c3c3c3c3.md"}, "m")
+    cur.undo()
+    cur.undo()
+    out = subprocess.run(["git", "-C", str(corpus.root), "fsck", "--no-dangling"], capture_output=True)
+    assert out.returncode == 0, out.stderr
