@@ -49,8 +49,11 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` all-or-nothing (creating parent folders as needed)."""
+def atomic_write(path: Path, data: bytes, *, crash_points: bool = True) -> None:
+    """Replace `path` with `data` all-or-nothing (creating parent folders as needed).
+    `crash_points=False` for factdesk's own bookkeeping files (the journal), so the named
+    crash points fire only in corpus writes."""
+    point = faults.point if crash_points else _no_point
     directory = path.parent
     directory.mkdir(parents=True, exist_ok=True)
     try:
@@ -61,9 +64,9 @@ def atomic_write(path: Path, data: bytes) -> None:
     try:
         try:
             _write_all(fd, data)
-            faults.point("write.tmp_written")
+            point("write.tmp_written")
             os.fsync(fd)
-            faults.point("write.tmp_fsynced")
+            point("write.tmp_fsynced")
             if mode is not None:
                 os.fchmod(fd, mode)
         finally:
@@ -73,9 +76,23 @@ def atomic_write(path: Path, data: bytes) -> None:
         _remove_quietly(tmp)
         raise WriteFailed(exc.errno or errno.EIO, f"could not write {path}: {exc.strerror or exc}",
                           str(path)) from exc
-    faults.point("write.replaced")
+    point("write.replaced")
     fsync_dir(directory)
-    faults.point("write.dir_fsynced")
+    point("write.dir_fsynced")
+
+
+def _no_point(name: str) -> None:
+    return None
+
+
+def remove_stale_temps(directory: Path) -> list[Path]:
+    """Delete our own temp files in `directory` (call only while holding the writer lock)."""
+    removed = []
+    for tmp in directory.glob(TEMP_PREFIX + "*") if directory.is_dir() else []:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+            removed.append(tmp)
+    return removed
 
 
 def remove(path: Path) -> None:

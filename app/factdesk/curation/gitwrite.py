@@ -381,7 +381,7 @@ class _Journal:
             "written_at": time.time(),
         }
         path = directory / f"{action_id}.json"
-        fsio.atomic_write(path, json.dumps(record, indent=1).encode())
+        fsio.atomic_write(path, json.dumps(record, indent=1).encode(), crash_points=False)
         return cls(path)
 
     def remove(self) -> None:
@@ -412,6 +412,10 @@ def recover(repo: Path) -> list[Recovered]:
             continue
         with writer_lock(repo):
             out.append(_recover_one(repo, record))
+            entries = record.get("changes") or []
+            for folder in {(repo / str(e["path"])).parent for e in entries}:
+                fsio.remove_stale_temps(folder)
+            fsio.remove_stale_temps(path.parent)
         os.unlink(path)
     return out
 
@@ -435,7 +439,8 @@ def _recover_one(repo: Path, record: dict[str, object]) -> Recovered:
     if old_state:
         return Recovered(action_id, "rolled back",
                          f"'{subject}' was interrupted before any file changed; nothing to undo")
-    if new_state and tip == base:
+    if new_state and (tip == base or (tip != ZERO and not touched_between(repo, base, tip, paths))):
+        base = tip
         new = {str(e["path"]): (None if e["new"] is None else str(e["new"])) for e in entries}
         who = record["author"], record["committer"]
         assert isinstance(who[0], list) and isinstance(who[1], list)
