@@ -272,3 +272,23 @@ def test_unborn_and_fsck(corpus: Corpus, cur: Curation) -> None:
     cur.undo()
     out = subprocess.run(["git", "-C", str(corpus.root), "fsck", "--no-dangling"], capture_output=True)
     assert out.returncode == 0, out.stderr
+
+
+def test_tree_building_matches_a_temporary_index(corpus: Corpus) -> None:
+    from factdesk.corpus.gitrepo import blob_id
+    from factdesk.curation.gitwrite import _build_tree, tree_with_index
+
+    repo = corpus.root
+    data = b"---\ntype: observation\n---\n# New\n"
+    subprocess.run(["git", "-C", str(repo), "hash-object", "-w", "--stdin"], input=data, check=True,
+                   capture_output=True)
+    blob = blob_id(data)
+    head_sha = git(repo, "rev-parse", "HEAD").strip()
+    cases = [
+        {A: blob},                                   # replace in place
+        {"kb/new/deep/dir/x.md": blob},              # new folders
+        {C: None},                                   # delete: the emptied folders go too
+        {A: None, B: None, "kb/gotchas/z.md": blob},  # several at once
+    ]
+    for entries in cases:
+        assert _build_tree(repo, head_sha, entries) == tree_with_index(repo, head_sha, entries), entries

@@ -182,3 +182,31 @@ def test_working_tree_states_seen_through_git_status(corpus: Corpus, tmp_path: P
     assert not conn.execute("SELECT 1 FROM problems WHERE code = 'symlink'").fetchall()
     conn.close()
     assert_incremental_equals_rebuild(corpus.root, tmp_path)
+
+
+def test_hinted_update_equals_rebuild(corpus: Corpus, tmp_path: Path) -> None:
+    """After factdesk's own commit, `update(hint=paths)` skips git status but must still
+    equal a rebuild (I1), dependents included."""
+    from factdesk.curation import Curation
+
+    corpus.fact("kb/decisions/api/d4d4d4d4.md", title="Synthesis of both", type="synthesis",
+                refs="kb/gotchas/db/a1a1a1a1.md, kb/gotchas/db/b2b2b2b2.md")
+    corpus.commit("learn: synthesis")
+    ix = Indexer(corpus.root, today=date(2026, 11, 30))
+    ix.update()
+    cur = Curation(ix, update_index=False)
+    result = cur.relabel(["kb/gotchas/db/a1a1a1a1.md"], {"type": "hypothesis", "settle_by": "2027-01-01"},
+                         "a guess")
+    stats = ix.update(hint=result.paths_after)
+    assert stats.mode == "incremental"
+    hinted = dump(ix)
+    fresh = Indexer(corpus.root, today=date(2026, 11, 30))
+    fresh.update(rebuild=True)
+    assert dump(fresh) == hinted
+    # the synthesis now cites a hypothesis: its R1 finding came with the hinted update
+    assert any(p[2] == "R1" for p in hinted["problems"] if p[0].endswith("d4d4d4d4.md"))
+    result = cur.move({"kb/gotchas/db/b2b2b2b2.md": "kb/decisions/db/b2b2b2b2.md"}, "a decision")
+    ix.update(hint=result.paths_touched)
+    hinted = dump(ix)
+    fresh.update(rebuild=True)
+    assert dump(fresh) == hinted

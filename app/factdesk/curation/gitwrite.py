@@ -210,7 +210,7 @@ def commit_files(repo: Path, changes: Sequence[FileChange], message: str, *,
             _restore_files(repo, changes)
             journal.remove()
             raise
-        sync_index(repo, paths)
+        sync_index(repo, paths, {c.path: blobs.get(c.path) for c in changes})
         faults.point("commit.index_synced")
         journal.remove()
         return done
@@ -322,23 +322,7 @@ def _lock_message(repo: Path, ref: str, proc: subprocess.CompletedProcess[bytes]
 def _build_commit(repo: Path, base: str, entries: Mapping[str, str | None],
                   message: str, author: Identity, committer: Identity) -> str:
     """A commit on `base` whose tree sets each path to a blob id, or removes it (None)."""
-    modes = _modes(repo, base, list(entries))
-    with tempfile.TemporaryDirectory(prefix="factdesk-index-") as tmp:
-        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
-        if base == ZERO:
-            _git(repo, "read-tree", "--empty", env=env)
-        else:
-            _git(repo, "read-tree", base, env=env)
-        lines = []
-        for path, blob in entries.items():
-            if blob is None:
-                lines.append(f"0 {ZERO}\t{path}")
-            else:
-                lines.append(f"{modes.get(path, '100644')} {blob}\t{path}")
-        _git(repo, "update-index", "-z", "--index-info",
-             input=b"".join(line.encode("utf-8", "surrogateescape") + b"\0" for line in lines),
-             env=env)
-        tree = _git(repo, "write-tree", env=env).stdout.decode().strip()
+    tree = _build_tree(repo, base, entries)
     faults.point("commit.tree_written")
     ident = {"GIT_AUTHOR_NAME": author.name, "GIT_AUTHOR_EMAIL": author.email,
              "GIT_COMMITTER_NAME": committer.name, "GIT_COMMITTER_EMAIL": committer.email}
@@ -348,13 +332,130 @@ def _build_commit(repo: Path, base: str, entries: Mapping[str, str | None],
     return _git(repo, *args, input=message.encode("utf-8"), env=ident).stdout.decode().strip()
 
 
-def sync_index(repo: Path, paths: Sequence[str]) -> bool:
+def _build_tree(repo: Path, base: str, entries: Mapping[str, str | None]) -> str:
+    """The new root tree: only the trees on the changed paths are rewritten, with one
+    `cat-file --batch` reading them and one `mktree --batch` writing them, so the cost
+    follows the size of the change, not of the corpus (a temporary index would read and
+    write every one of 100,000 entries)."""
+    nested: dict[str, object] = {}
+    for path, blob in entries.items():
+        node = nested
+        parts = path.split("/")
+        for part in parts[:-1]:
+            child = node.setdefault(part, {})
+            assert isinstance(child, dict)
+            node = child
+        node[parts[-1]] = blob
+    with _TreeIO(repo) as io:
+        root = io.root_of(base)
+        return io.build(root, nested) or io.write({})
+
+
+class _TreeIO:
+    def __init__(self, repo: Path) -> None:
+        self.repo = repo
+        self.reader = gitrepo.BlobReader(repo)
+        self.writer = subprocess.Popen(["git", *SAFE, "-C", str(repo), "mktree", "-z", "--batch"],
+                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=git_env())
+
+    def __enter__(self) -> _TreeIO:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.reader.close()
+        if self.writer.stdin:
+            self.writer.stdin.close()
+        self.writer.wait(timeout=10)
+        if self.writer.stdout:
+            self.writer.stdout.close()
+
+    def root_of(self, commit: str) -> str | None:
+        if commit == ZERO:
+            return None
+        return _git(self.repo, "rev-parse", f"{commit}^{{tree}}").stdout.decode().strip()
+
+    def read(self, tree: str | None) -> dict[str, tuple[str, str]]:
+        """name → (mode, sha) of a tree object."""
+        if tree is None:
+            return {}
+        data = self.reader.read(tree)
+        if data is None:
+            raise GitError(f"tree {tree} is missing from the object store")
+        out: dict[str, tuple[str, str]] = {}
+        i = 0
+        while i < len(data):
+            space = data.index(b" ", i)
+            nul = data.index(b"\0", space)
+            mode = data[i:space].decode()
+            name = data[space + 1 : nul].decode("utf-8", "surrogateescape")
+            out[name] = (mode, data[nul + 1 : nul + 21].hex())
+            i = nul + 21
+        return out
+
+    def write(self, items: Mapping[str, tuple[str, str]]) -> str:
+        assert self.writer.stdin and self.writer.stdout
+        for name, (mode, sha) in items.items():
+            kind = "tree" if mode == "40000" else ("commit" if mode == "160000" else "blob")
+            self.writer.stdin.write(f"{mode} {kind} {sha}\t".encode() + name.encode("utf-8", "surrogateescape")
+                                    + b"\0")
+        self.writer.stdin.write(b"\0")
+        self.writer.stdin.flush()
+        line = self.writer.stdout.readline().decode().strip()
+        if len(line) != 40:
+            raise GitError("git mktree failed")
+        return line
+
+    def build(self, tree: str | None, changes: Mapping[str, object]) -> str | None:
+        items = self.read(tree)
+        for name, change in changes.items():
+            if isinstance(change, dict):
+                old = items.get(name)
+                sub_tree = old[1] if old and old[0] == "40000" else None
+                new_sub = self.build(sub_tree, change)
+                if new_sub is None:
+                    items.pop(name, None)
+                else:
+                    items[name] = ("40000", new_sub)
+            elif change is None:
+                items.pop(name, None)
+            else:
+                old = items.get(name)
+                mode = old[0] if old and old[0] in ("100644", "100755") else "100644"
+                items[name] = (mode, str(change))
+        if not items:
+            return None
+        return self.write(items)
+
+
+def tree_with_index(repo: Path, base: str, entries: Mapping[str, str | None]) -> str:
+    """The same tree through a temporary index: the reference `_build_tree` is tested against."""
+    modes = _modes(repo, base, list(entries))
+    with tempfile.TemporaryDirectory(prefix="factdesk-index-") as tmp:
+        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        _git(repo, "read-tree", *(["--empty"] if base == ZERO else [base]), env=env)
+        _git(repo, "update-index", "-z", "--index-info", input=_index_info(entries, modes), env=env)
+        return _git(repo, "write-tree", env=env).stdout.decode().strip()
+
+
+def _index_info(entries: Mapping[str, str | None], modes: Mapping[str, str]) -> bytes:
+    lines = [f"0 {ZERO}\t{path}" if blob is None else f"{modes.get(path, '100644')} {blob}\t{path}"
+             for path, blob in entries.items()]
+    return b"".join(line.encode("utf-8", "surrogateescape") + b"\0" for line in lines)
+
+
+def sync_index(repo: Path, paths: Sequence[str], entries: Mapping[str, str | None] | None = None) -> bool:
     """Make the real git index agree with HEAD for `paths` (our files only). Skipped when
     another git process holds `index.lock`; `git status` then shows our paths as staged
-    reversions until the next sync, which recovery retries."""
+    reversions until the next sync, which recovery retries. With the blob ids known, one
+    `update-index --index-info` (no refresh of the other entries) does it."""
     if (gitrepo.git_dir(repo) / "index.lock").exists():
         return False
-    proc = _git(repo, "reset", "-q", "--", *paths, check=False)
+    if entries is None:
+        proc = _git(repo, "reset", "-q", "--", *paths, check=False)
+    else:
+        modes = _modes(repo, "HEAD", [p for p, b in entries.items() if b is not None])
+        proc = _git(repo, "update-index", "-z", "--index-info", input=_index_info(entries, modes),
+                    check=False)
     return proc.returncode == 0
 
 

@@ -93,6 +93,8 @@ class ChangeSet:
     index: IndexStats | None = None
     rebased: bool = False
     paths_after: list[str] = field(default_factory=list)
+    #: every file the action wrote or deleted (an index update hint)
+    paths_touched: list[str] = field(default_factory=list)
 
     @property
     def preview(self) -> bool:
@@ -171,7 +173,20 @@ class Curation:
     @property
     def repo_ids(self) -> frozenset[str]:
         if self._repo_ids is None:
-            self._repo_ids = gitrepo.repo_ids(self.repo) if gitrepo.head_sha(self.repo) else frozenset()
+            ids: frozenset[str] | None = None
+            try:  # the index remembers them (computing them walks the whole history)
+                conn = self.indexer.connect(readonly=True)
+                try:
+                    row = conn.execute("SELECT value FROM meta WHERE key = 'repo_id'").fetchone()
+                finally:
+                    conn.close()
+                if row and row[0]:
+                    ids = frozenset(row[0].split())
+            except sqlite3.Error:
+                ids = None
+            if ids is None:
+                ids = gitrepo.repo_ids(self.repo) if gitrepo.head_sha(self.repo) else frozenset()
+            self._repo_ids = ids
         return self._repo_ids
 
     def _read(self, path: str, expected: Mapping[str, str] | None) -> tuple[bytes, Fact]:
@@ -202,6 +217,7 @@ class Curation:
                     text: str | None = None) -> legality.Context:
         refs_t = tuple(fact.refs if refs is None else refs)
         return legality.Context(
+            was_ground_truth=legality.is_ground_truth(self._values(fact)),
             registry=self._registry,
             local_refs=len(local_targets(refs_t, self.repo_ids)),
             any_refs=bool(refs_t),
@@ -599,7 +615,8 @@ class Curation:
                 continue
             diffs.append(FileDiff(c.path, None, _diff(c.path, c.old, c.new)))
         result = ChangeSet(plan.action, action_id, plan.subject, reason, plan.fields, diffs,
-                           paths_after=[c.path for c in plan.changes if c.new is not None])
+                           paths_after=[c.path for c in plan.changes if c.new is not None],
+                           paths_touched=[c.path for c in plan.changes])
         if preview:
             return result
         message = _message(plan, action_id, reason)
@@ -610,7 +627,7 @@ class Curation:
         result.commit = committed.sha
         result.rebased = committed.rebased
         if self.update_index:
-            result.index = self.indexer.update()
+            result.index = self.indexer.update(hint=result.paths_touched)
         return result
 
 

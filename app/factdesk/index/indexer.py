@@ -12,7 +12,7 @@ import multiprocessing
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date
@@ -129,7 +129,12 @@ class Indexer:
     def connect(self, *, readonly: bool = False) -> sqlite3.Connection:
         return schema.connect(self.path, readonly=readonly)
 
-    def update(self, *, rebuild: bool = False, progress: Progress | None = None) -> IndexStats:
+    def update(self, *, rebuild: bool = False, progress: Progress | None = None,
+               hint: Iterable[str] | None = None) -> IndexStats:
+        """Bring the index up to date. `hint`: the caller knows these are the only working-
+        tree paths that changed besides what new commits touched (factdesk's own action
+        just committed them), so `git status` and the full stat comparison are skipped;
+        the next plain update still looks at everything."""
         started = time.perf_counter()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         usable = schema.is_usable(self.path)
@@ -140,7 +145,8 @@ class Indexer:
             if rebuild or not usable:
                 stats = _transaction(conn, lambda: self._rebuild(conn, progress))
             else:
-                stats = _transaction(conn, lambda: self._incremental(conn, progress))
+                hinted = set(hint) if hint is not None else None
+                stats = _transaction(conn, lambda: self._incremental(conn, progress, hinted))
         except sqlite3.DatabaseError:
             conn.close()
             schema.move_aside(self.path)
@@ -186,7 +192,8 @@ class Indexer:
 
     # -- incremental --------------------------------------------------------------------
 
-    def _incremental(self, conn: sqlite3.Connection, progress: Progress | None) -> IndexStats:
+    def _incremental(self, conn: sqlite3.Connection, progress: Progress | None,
+                     hint: set[str] | None = None) -> IndexStats:
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
         head = gitrepo.head_sha(self.repo) if self._has_git() else None
         old_head = meta.get("head") or None
@@ -205,10 +212,14 @@ class Indexer:
                            if c.path.startswith(self.root + "/")}
             else:
                 return self._rebuild(conn, progress)
-        known = {r[0]: (r[1], r[2], r[3]) for r in conn.execute(
-            "SELECT path, size, mtime_ns, blob FROM facts INDEXED BY facts_stamp "
-            "WHERE status IN ('live', 'broken')")}
-        looked_at, entries, scan_problems, dirty = self._look(meta, touched, set(known))
+        if hint is not None and self._has_git():
+            known = self._known(conn, hint | touched | set(_lines(meta.get("dirty", ""))))
+            looked_at, entries, scan_problems, dirty = self._look_hinted(meta, touched, hint)
+        else:
+            known = {r[0]: (r[1], r[2], r[3]) for r in conn.execute(
+                "SELECT path, size, mtime_ns, blob FROM facts INDEXED BY facts_stamp "
+                "WHERE status IN ('live', 'broken')")}
+            looked_at, entries, scan_problems, dirty = self._look(meta, touched, set(known))
         on_disk = {e.path: e for e in entries}
         present = (set(known) - looked_at) | set(on_disk)
         candidates = [p for p, e in on_disk.items()
@@ -234,6 +245,8 @@ class Indexer:
         if meta_changed:
             dependents |= {r[0] for r in conn.execute(
                 "SELECT path FROM facts WHERE type = 'hypothesis' AND status = 'live'")}
+        if hint is not None:  # only the looked-at paths were compared: the rest stand as indexed
+            present |= set(self._known(conn, dependents - looked_at))
         self._parse_into(sorted((dependents - set(outcomes) - removed) & present), outcomes, files)
         for path in removed:
             self._delete_path(conn, path)
@@ -259,6 +272,26 @@ class Indexer:
         paths = status | touched | set(filter(None, meta.get("dirty", "").split("\n")))
         entries, problems = stat_paths(self.repo, sorted(paths), self.root)
         return paths, entries, problems, dirty
+
+    def _look_hinted(self, meta: dict[str, str], touched: set[str], hint: set[str]
+                     ) -> tuple[set[str], list[FileEntry], list[Problem], str]:
+        """`_look` without `git status`: the hinted paths, the ones new commits touched and
+        the ones dirty at the last full look; the remembered dirty stamp is kept."""
+        paths = hint | touched | set(_lines(meta.get("dirty", "")))
+        paths = {p for p in paths if p.startswith(self.root + "/")}
+        entries, problems = stat_paths(self.repo, sorted(paths), self.root)
+        return paths, entries, problems, meta.get("dirty", "")
+
+    def _known(self, conn: sqlite3.Connection, paths: set[str]) -> dict[str, tuple[int, int, str]]:
+        out: dict[str, tuple[int, int, str]] = {}
+        batch = sorted(paths)
+        for i in range(0, len(batch), 500):
+            part = batch[i : i + 500]
+            marks = ",".join("?" * len(part))
+            for r in conn.execute(f"SELECT path, size, mtime_ns, blob FROM facts WHERE path IN ({marks}) "
+                                  "AND status IN ('live', 'broken')", part):
+                out[r[0]] = (r[1], r[2], r[3])
+        return out
 
     def _parse_into(self, paths: list[str], outcomes: dict[str, ParseOutcome],
                     files: dict[str, tuple[str, int, int]]) -> None:
@@ -485,6 +518,10 @@ class Indexer:
     def _report(progress: Progress | None, stage: str, done: int, total: int) -> None:
         if progress is not None:
             progress(stage, done, total)
+
+
+def _lines(text: str) -> list[str]:
+    return [line for line in text.split("\n") if line]
 
 
 def _transaction(conn: sqlite3.Connection, work: Callable[[], IndexStats]) -> IndexStats:

@@ -84,6 +84,16 @@ class Context:
     text: str = ""
     #: True for a curator's attestation, the one way to ground truth
     attesting: bool = False
+    #: the fact was ground truth already (a relabel may keep it so, not make it so)
+    was_ground_truth: bool = False
+
+
+def is_ground_truth(values: Values) -> bool:
+    claimant_type, subject = values.get("claimant_type"), values.get("subject_kind")
+    if not (claimant_type and subject):
+        return False
+    claim = values.get("claim_type") or derived_claim_type(values.get("type") or "").value
+    return authority(claimant_type, subject, claim) is Authority.GROUND_TRUTH
 
 
 def kind_for_type(type_: str) -> str | None:
@@ -95,9 +105,10 @@ def kind_for_type(type_: str) -> str | None:
 
 def follow(before: Values, changes: Values) -> dict[str, str | None]:
     """The envelope after `changes`, with the fields that follow a type change moved along
-    (knomit's update path): kind follows the type; a claim type that was derived, or is
-    no longer legal, becomes the new type's; an origin the new type forbids is dropped
-    back to the type's default. Fields named in `changes` are never overridden."""
+    (knomit's update path): kind follows the type; a recorded claim type the new type
+    does not allow becomes the new type's (a legal one is kept: a relabel never upgrades
+    an observation into an assertion); an origin the new type forbids is dropped back to
+    the type's default. Fields named in `changes` are never overridden."""
     after = dict(before)
     after.update(changes)
     new_type = after.get("type") or ""
@@ -106,9 +117,7 @@ def follow(before: Values, changes: Values) -> dict[str, str | None]:
             after["kind"] = kind_for_type(new_type) or after.get("kind")
         if "claim_type" not in changes:
             old = before.get("claim_type")
-            old_derived = derived_claim_type(before.get("type") or "")
-            if old is not None and (old == old_derived
-                                    or old not in legal_claim_types_for_type(new_type)):
+            if old is not None and old not in legal_claim_types_for_type(new_type):
                 after["claim_type"] = derived_claim_type(new_type).value
         if "origin" not in changes:
             origin = after.get("origin")
@@ -165,7 +174,8 @@ def _authority(values: Values, claim: str, ctx: Context) -> list[Violation]:
         if reason:
             out.append(Violation("claim_type", "A1",
                                  f"a {claimant_type} may not make a {claim} about {subject}: {reason}"))
-        elif authority(claimant_type, subject, claim) is Authority.GROUND_TRUTH and not ctx.attesting:
+        elif authority(claimant_type, subject, claim) is Authority.GROUND_TRUTH \
+                and not (ctx.attesting or ctx.was_ground_truth):
             out.append(Violation("claim_type", "A1-ground",
                                  "a user's assertion about themself is ground truth: only a "
                                  "curator's attestation (factdesk attest) can record it"))
