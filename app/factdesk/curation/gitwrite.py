@@ -396,8 +396,8 @@ class _TreeIO:
         assert self.writer.stdin and self.writer.stdout
         for name, (mode, sha) in items.items():
             kind = "tree" if mode == "40000" else ("commit" if mode == "160000" else "blob")
-            self.writer.stdin.write(f"{mode} {kind} {sha}\t".encode() + name.encode("utf-8", "surrogateescape")
-                                    + b"\0")
+            raw = name.encode("utf-8", "surrogateescape")
+            self.writer.stdin.write(f"{mode} {kind} {sha}\t".encode() + raw + b"\0")
         self.writer.stdin.write(b"\0")
         self.writer.stdin.flush()
         line = self.writer.stdout.readline().decode().strip()
