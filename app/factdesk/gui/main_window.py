@@ -12,6 +12,7 @@ from pathlib import Path
 from PySide6.QtCore import QByteArray, QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
+    QInputDialog,
     QLabel,
     QMainWindow,
     QMenu,
@@ -22,11 +23,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from factdesk.curation import ChangeSet, Curation, CurationError, recover
 from factdesk.errors import QueryError
 from factdesk.gui import dialogs
 from factdesk.gui.inspector import InspectorPanel
 from factdesk.gui.overview import OverviewPanel
 from factdesk.gui.problems_panel import ProblemsPanel
+from factdesk.gui.relabel_dialog import RelabelDialog, seen_state
 from factdesk.gui.search_bar import SearchBar, add_term
 from factdesk.gui.session import IndexSession
 from factdesk.gui.sidebar import FacetSidebar
@@ -55,6 +58,10 @@ class MainWindow(QMainWindow):
         self.inspector = InspectorPanel(self.session, self)
         self.problems = ProblemsPanel(conn, self)
         self.overview = OverviewPanel(conn, self)
+        self.curation = Curation(self.session.indexer, update_index=False)
+        self.relabel_dialog: RelabelDialog | None = None
+        self.last_change: ChangeSet | None = None
+        self._reselect_path: str | None = None
         self._history: list[int] = []
         self._history_pos = -1
         self._navigating = False
@@ -70,6 +77,10 @@ class MainWindow(QMainWindow):
         self._restore_geometry()
         if self.session.conn is not None:
             self._refresh_all()
+        self.recovered = recover(self.session.repo)
+        if self.recovered:
+            dialogs.show_error(self, "An interrupted action was found",
+                               "\n\n".join(f"{r.outcome}: {r.message}" for r in self.recovered))
         if update_on_open:
             self.reindex()
 
@@ -131,6 +142,13 @@ class MainWindow(QMainWindow):
         file.addSeparator()
         self._action(file, "quit", "Quit", self.close, QKeySequence.StandardKey.Quit)
         edit = bar.addMenu("&Edit")
+        self._action(edit, "undo", "Undo", self.undo, "Ctrl+Z")
+        self._action(edit, "redo", "Redo", self.redo, "Ctrl+Shift+Z")
+        edit.aboutToShow.connect(self._name_undo_actions)
+        edit.addSeparator()
+        self._action(edit, "relabel", "Relabel…", self.open_relabel, "R")
+        self._action(edit, "retract", "Retract…", self.retract_selected, "Ctrl+Delete")
+        edit.addSeparator()
         self._action(edit, "copyPath", "Copy path", self.copy_path, "Ctrl+L")
         self._action(edit, "find", "Search", self.focus_search, "/")
         self._action(edit, "saveSearch", "Save search…",
@@ -261,6 +279,94 @@ class MainWindow(QMainWindow):
             QGuiApplication.clipboard().setText(self.inspector.path)
             self.statusBar().showMessage(f"Copied {self.inspector.path}", 3000)
 
+    # -- curation -----------------------------------------------------------------------------
+
+    def selected_paths(self) -> list[str]:
+        conn = self.session.conn
+        ids = self.table.selected_ids()
+        if conn is None or not ids:
+            return []
+        out = []
+        for i in range(0, len(ids), 500):
+            part = ids[i : i + 500]
+            marks = ",".join("?" * len(part))
+            rows = dict(conn.execute(f"SELECT id, path FROM facts WHERE id IN ({marks}) "
+                                     "AND status != 'retracted'", part).fetchall())
+            out += [rows[i] for i in part if i in rows]
+        return out
+
+    def open_relabel(self, paths: list[str] | None = None, *,
+                     initial: dict[str, str | None] | None = None, reason: str = "") -> RelabelDialog | None:
+        """Open the relabel editor on the selection (R); returns the open dialog."""
+        paths = paths if paths is not None else self.selected_paths()
+        conn = self.session.conn
+        if not paths or conn is None:
+            self.statusBar().showMessage("Select one or more facts to relabel", 4000)
+            return None
+        blobs, head = seen_state(conn, paths)
+        try:
+            dialog = RelabelDialog(self.curation, paths, seen_blobs=blobs, seen_head=head, parent=self,
+                                   initial=initial, reason=reason)
+        except CurationError as exc:
+            dialogs.show_error(self, "Cannot relabel", str(exc))
+            return None
+        dialog.accepted.connect(lambda: self.after_action(dialog.change))
+        self.relabel_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def retract_selected(self, reason: str | None = None) -> None:
+        paths = self.selected_paths()
+        if not paths:
+            return
+        if reason is None:
+            text, ok = QInputDialog.getText(self, "Retract", f"Retract {len(paths)} fact(s). Reason:")
+            if not ok:
+                return
+            reason = text
+        conn = self.session.conn
+        blobs, head = seen_state(conn, paths) if conn is not None else ({}, None)
+        self.run_action(lambda: self.curation.retract(paths, reason or "", expected=blobs,
+                                                      expected_head=head))
+
+    def run_action(self, action: Callable[[], ChangeSet]) -> ChangeSet | None:
+        """Run one curation operation; a refusal or conflict is shown, never raised."""
+        try:
+            result = action()
+        except CurationError as exc:
+            rule = getattr(exc, "rule", None)
+            self.last_error = str(exc)
+            dialogs.show_error(self, "Not done" + (f" [{rule}]" if rule else ""), str(exc))
+            return None
+        self.after_action(result)
+        return result
+
+    def undo(self) -> None:
+        self.run_action(self.curation.undo)
+
+    def redo(self) -> None:
+        self.run_action(self.curation.redo)
+
+    def _name_undo_actions(self) -> None:
+        undo, redo = self.curation.stacks()
+        self.actions_by_name["undo"].setText(f"Undo {undo[-1].label}" if undo else "Undo")
+        self.actions_by_name["undo"].setEnabled(bool(undo))
+        self.actions_by_name["redo"].setText(f"Redo {redo[-1].label}" if redo else "Redo")
+        self.actions_by_name["redo"].setEnabled(bool(redo))
+
+    def after_action(self, result: ChangeSet | None) -> None:
+        """After a commit: a hinted background update; the user's place is kept by path."""
+        if result is None:
+            return
+        self.last_change = result
+        self._reselect_path = self.inspector.path
+        if self._reselect_path in dict((f.path, 1) for f in result.files if f.new_path):
+            moved = next(f.new_path for f in result.files if f.path == self._reselect_path)
+            self._reselect_path = moved
+        self.statusBar().showMessage(
+            f"Committed {result.commit[:10] if result.commit else ''}: {result.subject}", 8000)
+        self.session.update(hint=result.paths_touched)
+
     # -- index --------------------------------------------------------------------------------
 
     def reindex(self, *, rebuild: bool = False) -> None:
@@ -278,6 +384,12 @@ class MainWindow(QMainWindow):
     def _on_index_updated(self, stats: IndexStats) -> None:
         self.progress.hide()
         self._refresh_all()
+        if self._reselect_path and self.session.conn is not None:
+            row = self.session.conn.execute("SELECT id FROM facts WHERE path = ?",
+                                            (self._reselect_path,)).fetchone()
+            if row is not None and self.table.current_id() != row[0]:
+                self.table.select_id(row[0])
+            self._reselect_path = None
         self.watcher.watch()
         self.statusBar().showMessage(
             f"Index up to date: {stats.facts} facts, {stats.retracted} retracted, "

@@ -24,15 +24,17 @@ class IndexWorker(QThread):
     update_did_finish = Signal(object)  # IndexStats
     update_did_fail = Signal(str)
 
-    def __init__(self, indexer: Indexer, *, rebuild: bool = False,
+    def __init__(self, indexer: Indexer, *, rebuild: bool = False, hint: list[str] | None = None,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._indexer = indexer
         self._rebuild = rebuild
+        self._hint = hint
 
     def run(self) -> None:
         try:
-            stats = self._indexer.update(rebuild=self._rebuild, progress=self._progress)
+            stats = self._indexer.update(rebuild=self._rebuild, progress=self._progress,
+                                         hint=self._hint)
         except Exception as exc:  # a failed update must reach the user, not kill the thread
             self.update_did_fail.emit(f"{type(exc).__name__}: {exc}")
             return
@@ -70,12 +72,13 @@ class IndexSession(QObject):
         row = self.conn.execute("SELECT value FROM meta WHERE key = 'repo_id'").fetchone()
         self.repo_ids = frozenset((row[0] if row else "").split())
 
-    def update(self, *, rebuild: bool = False) -> None:
-        """Start a background update; a request during a running one is queued once."""
+    def update(self, *, rebuild: bool = False, hint: list[str] | None = None) -> None:
+        """Start a background update; a request during a running one is queued once.
+        `hint`: the paths factdesk's own action just committed (a fast update)."""
         if self._worker is not None:
             self._pending = True
             return
-        worker = IndexWorker(self.indexer, rebuild=rebuild, parent=self)
+        worker = IndexWorker(self.indexer, rebuild=rebuild, hint=hint, parent=self)
         worker.progress_did_change.connect(self.progress_did_change)
         worker.update_did_finish.connect(self._on_finished)
         worker.update_did_fail.connect(self._on_failed)

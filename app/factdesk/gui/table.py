@@ -197,6 +197,14 @@ class FactTableController(QObject):
     def current_id(self) -> int | None:
         return self._current
 
+    def selected_ids(self) -> list[int]:
+        """The selected facts in table order (the current one when nothing is selected)."""
+        rows = sorted(index.row() for index in self.view.selectionModel().selectedRows())
+        ids = [i for i in (self.model.fact_id(r) for r in rows) if i is not None]
+        if not ids and self._current is not None:
+            ids = [self._current]
+        return ids
+
     def _on_current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if self._resetting:
             return

@@ -1,0 +1,159 @@
+"""The relabel editor and the Edit menu's undo/redo, driven as a user would."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QStandardItemModel
+from PySide6.QtWidgets import QApplication
+
+from factdesk.corpus.codec import parse_fact
+from factdesk.gui.main_window import MainWindow
+from tests.conftest import git
+from tests.gui.conftest import IDS, fact_id
+
+
+def choose(qtbot, combo, text: str) -> None:  # type: ignore[no-untyped-def]
+    """Pick a value the way a keyboard user does: focus the combo, type its first letters."""
+    combo.setFocus()
+    index = combo.findText(text)
+    assert index >= 0, text
+    combo.setCurrentIndex(index)
+
+
+def open_on(qtbot, window: MainWindow, key: str):  # type: ignore[no-untyped-def]
+    window.show_fact(fact_id(window, key))
+    window.table.view.setFocus()
+    qtbot.keyClick(window.table.view, Qt.Key.Key_R)
+    dialog = window.relabel_dialog
+    assert dialog is not None and dialog.isVisible()
+    return dialog
+
+
+def test_relabel_from_the_table_commits_and_updates_the_table(qtbot, window: MainWindow, repo: Path,
+                                                              tmp_path: Path) -> None:
+    dialog = open_on(qtbot, window, "pool")
+    choose(qtbot, dialog.combos["type"], "hypothesis")
+    qtbot.keyClicks(dialog.edits["settle_by"], "2027-03-01")
+    qtbot.waitUntil(lambda: "+type: hypothesis" in dialog.diff_view.toPlainText(), timeout=3000)
+    diff = dialog.diff_view.toPlainText()
+    assert "-claim_type: observation\n+claim_type: hypothesis" in diff
+    assert "codex (tool) hypothesises" in dialog.attribution_label.text()
+    assert not dialog.apply_button.isEnabled()  # no reason yet
+    qtbot.keyClicks(dialog.reason_edit, "hedged: a guess about the pool")
+    dialog.grab().save(str(tmp_path / "relabel.png"))
+    with qtbot.waitSignal(window.index_did_update, timeout=10_000):
+        qtbot.keyClick(dialog.reason_edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert not dialog.isVisible()
+    log = git(repo, "log", "-1", "--format=%s")
+    assert log.startswith("relabel: Connection pool exhausts at 200 clients (observation → hypothesis)")
+    assert git(repo, "show", "--name-only", "--format=", "HEAD").split() == [IDS["pool"]]
+    conn = window.session.conn
+    assert conn.execute("SELECT type FROM facts WHERE path = ?", (IDS["pool"],)).fetchone()[0] == "hypothesis"
+    assert window.inspector.path == IDS["pool"]  # the user's place is kept
+    assert "hypothesis" in window.inspector.badges["type"].text()
+
+
+def test_illegal_values_are_disabled_with_the_rule_as_tooltip(qtbot, window: MainWindow) -> None:
+    dialog = open_on(qtbot, window, "pool")
+    model = dialog.combos["origin"].model()
+    assert isinstance(model, QStandardItemModel)
+    distilled = model.item(dialog.combos["origin"].findText("distilled"))
+    assert not distilled.isEnabled()
+    assert "origin×type" in distilled.toolTip()
+    claim = dialog.combos["claim_type"]
+    assertion = claim.model().item(claim.findText("assertion"))
+    # codex (a tool) writing about the codebase may assert; about the user it may not
+    assert assertion.isEnabled()
+    choose(qtbot, dialog.combos["subject_kind"], "user")
+    qtbot.waitUntil(lambda: not claim.model().item(claim.findText("assertion")).isEnabled(), timeout=3000)
+    assert "A1" in claim.model().item(claim.findText("assertion")).toolTip()
+    view = dialog.combos["claimant_type"].model().item(dialog.combos["claimant_type"].findText("view"))
+    assert not view.isEnabled() and "view claimant writes nothing" in view.toolTip()
+
+
+def test_refused_combination_cannot_be_applied(qtbot, window: MainWindow, repo: Path) -> None:
+    head = git(repo, "rev-parse", "HEAD")
+    dialog = open_on(qtbot, window, "pool")
+    dialog.set_field("subject_kind", "user")
+    dialog.set_field("claim_type", "assertion")  # forced past the disabled item, as a test can
+    qtbot.keyClicks(dialog.reason_edit, "try")
+    qtbot.waitUntil(lambda: "A1" in dialog.error_label.text(), timeout=3000)
+    assert not dialog.apply_button.isEnabled()
+    dialog.apply()
+    assert dialog.isVisible() and git(repo, "rev-parse", "HEAD") == head
+
+
+def test_escape_cancels(qtbot, window: MainWindow, repo: Path) -> None:
+    head = git(repo, "rev-parse", "HEAD")
+    dialog = open_on(qtbot, window, "pool")
+    choose(qtbot, dialog.combos["type"], "pattern")
+    qtbot.keyClick(dialog, Qt.Key.Key_Escape)
+    assert not dialog.isVisible() and git(repo, "rev-parse", "HEAD") == head
+
+
+def test_bulk_relabel_and_undo_redo_from_the_edit_menu(qtbot, window: MainWindow, repo: Path) -> None:
+    window.set_query("type:observation")
+    view = window.table.view
+    view.setFocus()
+    view.selectAll()
+    paths = window.selected_paths()
+    assert len(paths) >= 2
+    before = {p: (repo / p).read_bytes() for p in paths}
+    qtbot.keyClick(view, Qt.Key.Key_R)
+    dialog = window.relabel_dialog
+    assert dialog is not None and dialog.bulk
+    assert dialog.combos["type"].currentText() == "observation"  # all agree
+    assert dialog.combos["claim_type"].currentText() == "(keep each)"  # they differ
+    choose(qtbot, dialog.combos["type"], "pattern")
+    qtbot.keyClicks(dialog.reason_edit, "these are patterns")
+    qtbot.waitUntil(lambda: f"{len(paths)} of {len(paths)} facts change" in dialog.count_label.text(),
+                    timeout=3000)
+    with qtbot.waitSignal(window.index_did_update, timeout=10_000):
+        dialog.apply()
+    assert git(repo, "rev-list", "--count", "HEAD~1..HEAD").strip() == "1"
+    assert sorted(git(repo, "show", "--name-only", "--format=", "HEAD").split()) == sorted(paths)
+    window.findChild(type(window.menuBar()))  # menus exist
+    edit_menu = window.actions_by_name["undo"].parent()
+    window._name_undo_actions()
+    assert window.actions_by_name["undo"].text() == f"Undo relabel of {len(paths)} facts"
+    window.activateWindow()  # the window manager does this when the dialog closes
+    qtbot.waitUntil(window.isActiveWindow, timeout=3000)
+    with qtbot.waitSignal(window.index_did_update, timeout=10_000):
+        qtbot.keyClick(window.table.view, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert {p: (repo / p).read_bytes() for p in paths} == before
+    window._name_undo_actions()
+    assert window.actions_by_name["redo"].text() == f"Redo relabel of {len(paths)} facts"
+    with qtbot.waitSignal(window.index_did_update, timeout=10_000):
+        qtbot.keyClick(window.table.view, Qt.Key.Key_Z,
+                       Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    for p in paths:
+        fact = parse_fact(p, (repo / p).read_bytes()).fact
+        assert fact is not None and fact.type == "pattern"
+    assert edit_menu is not None
+    QApplication.processEvents()
+
+
+def test_conflict_when_the_file_changed_after_opening(qtbot, window: MainWindow, repo: Path) -> None:
+    dialog = open_on(qtbot, window, "pool")
+    choose(qtbot, dialog.combos["type"], "pattern")
+    qtbot.keyClicks(dialog.reason_edit, "pattern")
+    path = repo / IDS["pool"]
+    path.write_bytes(path.read_bytes().replace(b"confidence: 0.9", b"confidence: 0.4"))
+    git(repo, "commit", "-qam", "update: agent")
+    head = git(repo, "rev-parse", "HEAD")
+    dialog.apply()
+    assert dialog.isVisible()
+    assert "changed on disk since you looked" in dialog.error_label.text() or \
+        "Conflict" in dialog.error_label.text()
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert b"confidence: 0.4" in path.read_bytes()
+
+
+def test_retract_asks_nothing_more_than_a_reason(qtbot, window: MainWindow, repo: Path) -> None:
+    window.show_fact(fact_id(window, "policy"))
+    with qtbot.waitSignal(window.index_did_update, timeout=10_000):
+        window.retract_selected("a policy we dropped")
+    assert not (repo / IDS["policy"]).exists()
+    assert git(repo, "log", "-1", "--format=%s").startswith("retract(curation): ")
