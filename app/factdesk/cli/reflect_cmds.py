@@ -11,6 +11,7 @@ import click
 
 from factdesk.cli.commands import FORMAT, KB, _exit, _open, cli
 from factdesk.errors import FactdeskError
+from factdesk.reflect.cache import cached_walk
 from factdesk.reflect.model import Transition
 from factdesk.reflect.queue import QueueItem, methodology_counts, open_hypotheses
 from factdesk.reflect.stats import OpenClaim, Reflection, track_records
@@ -36,13 +37,16 @@ def _day(value: str | None) -> date:
               help="track records per claimant agent and type, per month, and methodologies")
 @click.option("--today", "today", default=None, metavar="DATE",
               help="reference date for overdue hypotheses in --stats (default: today)")
+@click.option("--cache/--no-cache", default=True, show_default=True,
+              help="reuse and extend the log saved in <git dir>/factdesk/reflect.db")
 def transitions_cmd(since: str | None, kb: Path, fmt: str, show_stats: bool,
-                    today: str | None) -> None:
+                    today: str | None, cache: bool) -> None:
     """Hypothesis transitions (promoted, confirmed, refuted, retracted, confidence) and every
     relabel and move, commit by commit along first-parent history."""
     indexer = _open(kb)
     try:
-        log = walk(indexer.repo, f"{since}..HEAD" if since else "HEAD")
+        log = cached_walk(indexer.repo, since) if cache else walk(
+            indexer.repo, f"{since}..HEAD" if since else "HEAD")
     except FactdeskError as exc:
         raise click.ClickException(str(exc)) from None
     if show_stats:

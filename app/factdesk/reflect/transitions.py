@@ -148,7 +148,10 @@ class _Walker:
         self.state = log.state
         self.registry: Registry = load_registry(repo)
         self.repo_ids: RepoIds = gitrepo.repo_ids(repo)
-        self.reader = gitrepo.BlobReader(repo)
+        self.reader = _BatchReader(repo)
+        self.rev = log.head or "HEAD"  # the commit being read (set per commit)
+        self.creators_before: dict[str, str] | None = None
+        self.cache: dict[str, bytes] = {}
         self.out: list[Transition] = []
         self.names: dict[bytes, int] = {}  # file names of live hypotheses and methodologies
         for path in [*self.state.hypotheses.values(), *self.state.methodologies.values()]:
@@ -172,7 +175,7 @@ class _Walker:
             self.state.links.pop(path, None)
 
     def blob(self, blob: str) -> bytes:
-        data = self.reader.read(blob)
+        data = self.cache.get(blob) or self.reader.read(blob)
         if data is None:
             raise gitrepo.GitError(f"blob {blob} missing from {self.repo}")
         return data
@@ -188,15 +191,16 @@ class _Walker:
         return agent_id_from_email(email) or name or None
 
     def creator_email(self, path: str) -> str | None:
+        """Who wrote the file first. Known for files created inside the walk; for the others
+        (walks with --since, a fact relabelled into a hypothesis) one pass over the
+        history's additions answers them all."""
         email = self.state.creators.get(path)
-        if email is None:
-            out = gitrepo.run_git(self.repo, "log", "--diff-filter=A", "--format=%ae",
-                                  "--end-of-options", "HEAD", "--", path, check=False)
-            lines = out.decode("utf-8", "replace").split()
-            if not lines:
-                return None
-            email = lines[-1]
-            self.state.creators[path] = email
+        if email is None and self.creators_before is None:
+            self.creators_before = _creators(self.repo, self.rev)
+        if email is None and self.creators_before is not None:
+            email = self.creators_before.get(path)
+            if email is not None:
+                self.state.creators[path] = email
         return email
 
     def claimant(self, fact: Fact | None, path: str) -> Claimant:
@@ -295,6 +299,7 @@ class _Walker:
     def commit(self, c: gitrepo.Commit, seq: int) -> None:
         info = CommitInfo(c.sha, seq, c.time, self.author_id(c.email, c.author), c.email,
                           c.subject, c.body)
+        self.rev = c.sha
         adds: dict[str, str] = {}
         dels: dict[str, str] = {}
         mods: list[gitrepo.Change] = []
@@ -307,6 +312,10 @@ class _Walker:
                 dels[ch.path] = ch.old_blob
             elif ch.status in ("M", "T"):
                 mods.append(ch)
+        wanted = [*adds.values(), *dels.values()]
+        for ch in mods:
+            wanted += [ch.old_blob, ch.new_blob]
+        self.cache = self.reader.read_many(wanted)
         moves = _pair_moves(dels, adds)
         for old, new in moves:
             self.move(old, new, dels.pop(old), adds.pop(new), info)
@@ -316,6 +325,7 @@ class _Walker:
             self.modify(ch, info)
         for path, blob in dels.items():
             self.delete(path, blob, info)
+        self.cache = {}
 
     def add(self, path: str, blob: str, info: CommitInfo) -> None:
         data = self.blob(blob)
@@ -333,12 +343,18 @@ class _Walker:
     def modify(self, ch: gitrepo.Change, info: CommitInfo) -> None:
         old_data, new_data = self.blob(ch.old_blob), self.blob(ch.new_blob)
         old_t, new_t = sniff_type(old_data), sniff_type(new_data)
-        tracked = old_t is None or new_t is None or old_t in _TRACKED or new_t in _TRACKED
+        tracked = (old_t is None or new_t is None or old_t != new_t or old_t in _TRACKED
+                   or new_t in _TRACKED)
         cites = self.names_tracked(new_data)
-        if not tracked and not cites and old_t == new_t:
+        if not tracked and not cites:
             self.state.links.pop(ch.path, None)
             return
-        old, new = self.parse(ch.path, old_data), self.parse(ch.path, new_data)
+        new = self.parse(ch.path, new_data)
+        # the old version matters for a type or confidence change, and for the refs an
+        # observation had before (only a newly added ref to a hypothesis confirms it)
+        need_old = tracked or (new is not None and confirms(new) and any(
+            t in self.state.hypotheses for t in local_targets(new.refs, self.repo_ids)))
+        old = self.parse(ch.path, old_data) if need_old else None
         if old is not None and new is not None:
             for t in classify_modify(ch.path, old, new, info, self.claimant(old, ch.path)):
                 self.emit(t, new)
@@ -393,6 +409,32 @@ class _Walker:
 
     def close(self) -> None:
         self.reader.close()
+
+
+class _BatchReader(gitrepo.BlobReader):
+    """`git cat-file --batch` with pipelined requests: one round trip for many blobs."""
+
+    CHUNK = 1000  # 41 bytes a request: a chunk fits the pipe, so writing never blocks
+
+    def __enter__(self) -> _BatchReader:
+        return self
+
+    def read_many(self, blobs: list[str]) -> dict[str, bytes]:
+        out: dict[str, bytes] = {}
+        todo = list(dict.fromkeys(b for b in blobs if b and b != gitrepo.ZERO))
+        proc = self._proc
+        assert proc.stdin and proc.stdout
+        for i in range(0, len(todo), self.CHUNK):
+            chunk = todo[i:i + self.CHUNK]
+            proc.stdin.write(b"".join(b.encode("ascii") + b"\n" for b in chunk))
+            proc.stdin.flush()
+            for blob in chunk:
+                header = proc.stdout.readline().split()
+                if len(header) < 3 or header[1] == b"missing":
+                    continue
+                out[blob] = proc.stdout.read(int(header[2]))
+                proc.stdout.read(1)
+        return out
 
 
 def _pair_moves(dels: dict[str, str], adds: dict[str, str]) -> list[tuple[str, str]]:
@@ -458,55 +500,75 @@ def _relink(t: Transition, links: dict[str, list[str]]) -> Transition:
     return t if merged == t.methodologies else replace(t, methodologies=merged)
 
 
+def _creators(repo: Path, rev: str) -> dict[str, str]:
+    """path → e-mail of the commit that added it, for every fact path ever added up to rev."""
+    out = gitrepo.run_git(repo, "log", "--no-renames", "--diff-filter=A", "--format=%x01%ae",
+                          "--name-only", "-z", "--end-of-options", rev, "--", "kb/", check=False)
+    found: dict[str, str] = {}
+    for chunk in out.split(b"\x01")[1:]:  # newest first: the oldest addition wins
+        parts = chunk.split(b"\x00")
+        email = parts[0].strip().decode("utf-8", "replace")
+        for raw in parts[1:]:
+            path = raw.strip(b"\n").decode("utf-8", "surrogateescape")
+            if path:
+                found[path] = email
+    return found
+
+
 def _state_at(repo: Path, rev: str) -> State:
-    """The walker's state at `rev` (for `--since`): live hypotheses and methodologies, found
-    with `git grep` and confirmed by parsing, and the observations citing each hypothesis."""
+    """The walker's state at `rev` (for `--since`), from the tree alone: one pass over its
+    blobs finds the hypotheses and methodologies (by their `type:` line, then parsed), and
+    the facts whose frontmatter names one of their files are parsed for confirmers / links."""
     state = State()
-    rev = _resolve(repo, rev)  # a full sha: `git grep` takes no --end-of-options
-    out = gitrepo.run_git(repo, "grep", "-l", "-I", "-E", "-e",
-                          "^type:[[:space:]]*[\"']?(hypothesis|methodology)\\b",
-                          rev, "--", "kb/", check=False)
-    paths = [line.split(":", 1)[1] for line in out.decode("utf-8", "surrogateescape").splitlines()
-             if ":" in line]
+    rev = _resolve(repo, rev)
+    listing = gitrepo.run_git(repo, "ls-tree", "-r", "-z", "--full-tree", rev, "--", "kb/")
+    files: list[tuple[str, str]] = []
+    for entry in listing.split(b"\x00"):
+        meta, _, raw = entry.partition(b"\t")
+        fields = meta.split()
+        if len(fields) == 3 and fields[1] == b"blob":
+            path = raw.decode("utf-8", "surrogateescape")
+            if is_fact_path(path):
+                files.append((path, fields[2].decode()))
     ids = gitrepo.repo_ids(repo)
-    with gitrepo.BlobReader(repo) as reader:
-        for path in paths:
-            if not is_fact_path(path):
-                continue
-            data = reader.read(f"{rev}:{path}")
-            fact = parse_fact(path, data).fact if data is not None else None
-            if fact is None:
-                continue
-            if fact.type == FactType.HYPOTHESIS:
-                state.hypotheses[path.lower()] = path
-            elif fact.type == FactType.METHODOLOGY:
-                state.methodologies[path.lower()] = path
-        tracked = [*state.hypotheses.values(), *state.methodologies.values()]
-        if not tracked:
-            return state
-        names = sorted({p.rsplit("/", 1)[-1] for p in tracked})
-        args: list[str] = ["grep", "-l", "-I", "-F"]
-        for name in names:
-            args += ["-e", name]
-        out = gitrepo.run_git(repo, *args, rev, "--", "kb/", check=False)
-        for line in out.decode("utf-8", "surrogateescape").splitlines():
-            path = line.split(":", 1)[1] if ":" in line else ""
-            if not is_fact_path(path):
-                continue
-            data = reader.read(f"{rev}:{path}")
-            fact = parse_fact(path, data).fact if data is not None else None
-            if fact is None:
-                continue
-            targets = local_targets(fact.refs, ids)
-            found = [state.methodologies[t] for t in targets if t in state.methodologies]
-            if found:
-                state.links[path] = found
-            if not confirms(fact):
-                continue
-            for target in targets:
-                hyp = state.hypotheses.get(target)
-                if hyp is not None:
-                    state.confirmers.setdefault(hyp, []).append(path)
+    tokens: dict[str, set[bytes]] = {}  # path → file names its frontmatter mentions
+    with _BatchReader(repo) as reader:
+        for i in range(0, len(files), _BatchReader.CHUNK):
+            chunk = files[i:i + _BatchReader.CHUNK]
+            blobs = reader.read_many([b for _, b in chunk])
+            for path, blob in chunk:
+                data = blobs.get(blob, b"")
+                typ = sniff_type(data)
+                if typ is None or typ in _TRACKED:
+                    fact = parse_fact(path, data).fact
+                    if fact is not None and fact.type == FactType.HYPOTHESIS:
+                        state.hypotheses[path.lower()] = path
+                    elif fact is not None and fact.type == FactType.METHODOLOGY:
+                        state.methodologies[path.lower()] = path
+                end = data.find(b"\n---", 3)
+                names = {m.group(0).rsplit(b"/", 1)[-1].lower()
+                         for m in _MD_TOKEN.finditer(data, 0, end if end > 0 else len(data))}
+                if names:
+                    tokens[path] = names
+        tracked = {p.rsplit("/", 1)[-1].lower().encode()
+                   for p in [*state.hypotheses.values(), *state.methodologies.values()]}
+        wanted = [(p, b) for p, b in files if tokens.get(p, set()) & tracked]
+        for i in range(0, len(wanted), _BatchReader.CHUNK):
+            chunk = wanted[i:i + _BatchReader.CHUNK]
+            blobs = reader.read_many([b for _, b in chunk])
+            for path, blob in chunk:
+                fact = parse_fact(path, blobs.get(blob, b"")).fact
+                if fact is None:
+                    continue
+                targets = local_targets(fact.refs, ids)
+                found = [state.methodologies[t] for t in targets if t in state.methodologies]
+                if found:
+                    state.links[path] = found
+                if confirms(fact):
+                    for target in targets:
+                        hyp = state.hypotheses.get(target)
+                        if hyp is not None:
+                            state.confirmers.setdefault(hyp, []).append(path)
     return state
 
 
