@@ -239,6 +239,50 @@ def attest(facts: tuple[str, ...], reason: str, query: str | None, preview: bool
     _report(fmt, lambda: cur.attest(paths, reason, changes, preview=preview))
 
 
+@cli.command()
+@click.option("--all", "include_all", is_flag=True, help="also facts with no envelope at all")
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 1_000_000))
+@KB
+@FORMAT
+def mislabels(include_all: bool, limit: int, kb: Path, fmt: str) -> None:
+    """The suspected-mislabels queue: likely mislabels with a proposed relabel each."""
+    from factdesk.curation.dismissals import queue_from_index
+
+    indexer = _open(kb)
+    indexer.update()
+    conn = indexer.connect(readonly=True)
+    try:
+        queue = queue_from_index(indexer.repo, conn, include_no_envelope=include_all)
+    except FactdeskError as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        conn.close()
+    if fmt == "json":
+        click.echo(json.dumps({"total": len(queue), "suggestions": [s.as_dict() for s in queue[:limit]]},
+                              ensure_ascii=False, indent=2))
+    else:
+        for s in queue[:limit]:
+            change = ", ".join(f"{k} → {v if v is not None else '(remove)'}" for k, v in s.proposal.items())
+            need = f"  (needs {', '.join(s.needs_input)})" if s.needs_input else ""
+            click.echo(f"{s.path}:{s.line}: [{s.code}] {s.explanation}\n    propose: {change}{need}")
+        click.echo(f"{len(queue)} suggestions")
+    _exit(0)
+
+
+@cli.command()
+@click.argument("fact")
+@click.argument("code")
+@REASON
+@PREVIEW
+@KB
+@FORMAT
+def dismiss(fact: str, code: str, reason: str, preview: bool, kb: Path, fmt: str) -> None:
+    """Dismiss a suspected-mislabel suggestion for this version of a fact (recorded in git)."""
+    cur = _curation(kb)
+    path = _paths(cur.indexer, [fact], None)[0]
+    _report(fmt, lambda: cur.dismiss(path, code, reason, preview=preview))
+
+
 def _stack_command(name: str) -> None:
     what = "undone action" if name == "redo" else "action"
     @cli.command(name=name, help=f"{name.capitalize()} factdesk's last {what} (a new commit; "

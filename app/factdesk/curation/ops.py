@@ -374,6 +374,19 @@ class Curation:
             else:
                 file_changes[src_now] = FileChange(src_now, data, new_bytes)
             fields.append(FieldChange(src_now, "refs", list(fact.refs), new_refs))
+        from factdesk.curation import dismissals as dz
+
+        old_dz = read_or_none(self.repo / dz.DISMISSALS_PATH)
+        if old_dz is not None:
+            try:
+                ds = dz.parse_dismissals(old_dz.decode("utf-8"))
+            except (dz.DismissalsError, UnicodeDecodeError) as exc:
+                raise Refused(f"{exc}; fix it before moving facts", rule="dismissals") from None
+            for old, new in moves.items():
+                ds = dz.rename_path(ds, old, new)
+            new_dz = dz.serialize_dismissals(ds).encode("utf-8")
+            if new_dz != old_dz:
+                file_changes[dz.DISMISSALS_PATH] = FileChange(dz.DISMISSALS_PATH, old_dz, new_dz)
         changes = list(file_changes.values())
         if len(moves) == 1:
             (old, new), = moves.items()
@@ -519,6 +532,30 @@ class Curation:
         subject = self._subject("attest", file_changes[:-1], fields)
         return self._run(_Plan("attest", subject, file_changes, fields), reason, expected_head, preview)
 
+    # -- dismiss a suggested mislabel -----------------------------------------------------------
+
+    def dismiss(self, path: str, code: str, reason: str, *, expected_head: str | None = None,
+                preview: bool = False) -> ChangeSet:
+        """Record in git (`.factdesk/dismissals.yaml`) that a suspected-mislabel suggestion
+        does not apply to this version of the fact; an edited fact comes back to the queue."""
+        from factdesk.curation import dismissals as dz
+
+        data, fact = self._read(path, None)
+        old = read_or_none(self.repo / dz.DISMISSALS_PATH)
+        try:
+            current = dz.parse_dismissals(old.decode("utf-8")) if old is not None else dz.Dismissals(())
+        except (dz.DismissalsError, UnicodeDecodeError) as exc:
+            raise Refused(f"{exc}; fix the file before dismissing more", rule="dismissals") from None
+        entry = dz.Dismissal(path=path, code=code, reason=" ".join(reason.split()),
+                             by=f"{self.curator.name} <{self.curator.email}>",
+                             at=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                             blob=gitrepo.blob_id(data))
+        new = dz.serialize_dismissals(dz.dismiss(current, entry)).encode("utf-8")
+        plan = _Plan("dismiss", f"dismiss: {code} on {_short(fact.title)}",
+                     [FileChange(dz.DISMISSALS_PATH, old, new)],
+                     [FieldChange(path, "dismissed", None, code)])
+        return self._run(plan, reason, expected_head, preview)
+
     # -- undo / redo --------------------------------------------------------------------------
 
     def stacks(self) -> tuple[list[ActionRecord], list[ActionRecord]]:
@@ -642,6 +679,10 @@ def _message(plan: _Plan, action_id: str, reason: str) -> str:
         lines.append(f"Factdesk-Change: {f.trailer()}")
     lines.append(f"Factdesk-Reason: {reason}")
     return "\n".join(lines) + "\n"
+
+
+def _short(text: str, limit: int = 72) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _unique(paths: Iterable[str]) -> list[str]:

@@ -27,6 +27,7 @@ from factdesk.curation import ChangeSet, Curation, CurationError, recover
 from factdesk.errors import QueryError
 from factdesk.gui import dialogs
 from factdesk.gui.inspector import InspectorPanel
+from factdesk.gui.mislabel_panel import MislabelPanel
 from factdesk.gui.overview import OverviewPanel
 from factdesk.gui.problems_panel import ProblemsPanel
 from factdesk.gui.relabel_dialog import RelabelDialog, seen_state
@@ -62,6 +63,9 @@ class MainWindow(QMainWindow):
         self.relabel_dialog: RelabelDialog | None = None
         self.last_change: ChangeSet | None = None
         self._reselect_path: str | None = None
+        self.mislabels = MislabelPanel(self.curation, run_action=self.run_action,
+                                       open_editor=self.open_relabel,
+                                       ask_text=lambda *a: self.ask_text(*a), parent=self)
         self._history: list[int] = []
         self._history_pos = -1
         self._navigating = False
@@ -97,6 +101,10 @@ class MainWindow(QMainWindow):
         self.center.addTab(facts, "Facts")
         self.center.addTab(self.problems, "Problems")
         self.center.addTab(self.overview, "Overview")
+        self.center.addTab(self.mislabels, "Mislabels")
+        self.center.currentChanged.connect(self._tab_shown)
+        self.mislabels.count_did_change.connect(
+            lambda n: self.center.setTabText(self.center.indexOf(self.mislabels), f"Mislabels ({n})"))
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.splitter.setObjectName("mainSplitter")
         self.splitter.addWidget(self.sidebar)
@@ -154,8 +162,8 @@ class MainWindow(QMainWindow):
         self._action(edit, "saveSearch", "Save search…",
                      lambda: self.sidebar.ask_and_save(self.search.text()), "Ctrl+S")
         go = bar.addMenu("&Go")
-        self._action(go, "next", "Next fact", lambda: self.table.move(1), "J")
-        self._action(go, "previous", "Previous fact", lambda: self.table.move(-1), "K")
+        self._action(go, "next", "Next fact", lambda: self.move(1), "J")
+        self._action(go, "previous", "Previous fact", lambda: self.move(-1), "K")
         self._action(go, "back", "Back", self.go_back, "Alt+Left")
         self._action(go, "forward", "Forward", self.go_forward, "Alt+Right")
         # Enter is handled by the table itself (a Return shortcut would steal the search
@@ -169,6 +177,8 @@ class MainWindow(QMainWindow):
                      "Ctrl+2")
         self._action(view, "showOverview", "Overview", lambda: self.center.setCurrentIndex(2),
                      "Ctrl+3")
+        self._action(view, "showMislabels", "Suspected mislabels",
+                     lambda: self.center.setCurrentWidget(self.mislabels), "Ctrl+4")
         columns = view.addMenu("Columns")
         columns.aboutToShow.connect(lambda: self._fill_columns_menu(columns))
         watch = self._action(view, "watch", "Watch for external changes", self._toggle_watch)
@@ -315,15 +325,30 @@ class MainWindow(QMainWindow):
         dialog.open()
         return dialog
 
+    def move(self, delta: int) -> None:
+        """J/K: the next/previous item of whatever list is in front (table or a queue)."""
+        if self.center.currentWidget() is self.mislabels:
+            self.mislabels.step(delta)
+        else:
+            self.table.move(delta)
+
+    def ask_text(self, title: str, label: str, default: str) -> str | None:
+        """A one-line question (tests replace this with an answer)."""
+        text, ok = QInputDialog.getText(self, title, label, text=default)
+        return text if ok and text.strip() else None
+
+    def _tab_shown(self, index: int) -> None:
+        if self.center.widget(index) is self.mislabels and not self.mislabels.loaded:
+            self.mislabels.load()
+
     def retract_selected(self, reason: str | None = None) -> None:
         paths = self.selected_paths()
         if not paths:
             return
         if reason is None:
-            text, ok = QInputDialog.getText(self, "Retract", f"Retract {len(paths)} fact(s). Reason:")
-            if not ok:
+            reason = self.ask_text("Retract", f"Retract {len(paths)} fact(s). Reason:", "")
+            if reason is None:
                 return
-            reason = text
         conn = self.session.conn
         blobs, head = seen_state(conn, paths) if conn is not None else ({}, None)
         self.run_action(lambda: self.curation.retract(paths, reason or "", expected=blobs,
@@ -439,5 +464,6 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_state()
         self.watcher.enabled = False
+        self.mislabels.close_worker()
         self.session.close()
         super().closeEvent(event)

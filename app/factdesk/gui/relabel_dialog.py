@@ -91,6 +91,7 @@ class RelabelDialog(QDialog):
         self.seen_blobs = dict(seen_blobs)
         self.seen_head = seen_head
         self.change: ChangeSet | None = None
+        self.preview: ChangeSet | None = None
         self.error: str | None = None
         self.facts: list[Fact] = []
         for path in self.paths[:MAX_CHECKED]:
@@ -293,7 +294,7 @@ class RelabelDialog(QDialog):
             fact.title, claimant=after.get("claimant_agent_id"), claimant_type=after.get("claimant_type"),
             subject_kind=after.get("subject_kind"), claim_type=claim))
         self.error = None
-        self.preview: ChangeSet | None = None
+        self.preview = None
         if not changes:
             self.diff_view.setPlainText("")
             self.error_label.setText("Change a field to see the diff.")

@@ -1,0 +1,288 @@
+"""The suspected-mislabels queue, one item at a time (Prodigy-style).
+
+The checker's heuristics (`model.mislabels`, via `curation.dismissals.queue_from_index`)
+propose a relabel for each likely mislabel; the fact is shown beside the suggestion and
+the curator accepts (A), edits in the relabel editor (E), dismisses with a reason (D,
+remembered in git) or moves on (J/K). The queue is computed off the GUI thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Qt, QThread, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from factdesk.curation import ChangeSet, Curation
+from factdesk.gui import theme
+from factdesk.gui.safe_browser import SafeTextBrowser
+from factdesk.index.indexer import Indexer
+from factdesk.model.mislabels import Suggestion
+
+
+class QueueWorker(QThread):
+    """Computes the queue with its own read connection."""
+
+    did_finish = Signal(object)  # list[Suggestion]
+    did_fail = Signal(str)
+
+    def __init__(self, repo: Path, indexer: Indexer, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._repo = repo
+        self._indexer = indexer
+
+    def run(self) -> None:
+        from factdesk.curation.dismissals import queue_from_index
+
+        try:
+            conn = self._indexer.connect(readonly=True)
+            try:
+                queue = queue_from_index(self._repo, conn)
+            finally:
+                conn.close()
+        except Exception as exc:  # reported in the panel, never a crash
+            self.did_fail.emit(f"{type(exc).__name__}: {exc}")
+            return
+        self.did_finish.emit(queue)
+
+
+def _label(parent: QWidget, name: str, *, wrap: bool = True) -> QLabel:
+    label = QLabel(parent)
+    label.setObjectName(name)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setWordWrap(wrap)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return label
+
+
+class MislabelPanel(QWidget):
+    """The queue tab. `actions` are the main window's hooks (run an action, open the editor,
+    ask for text) so the panel holds no write path of its own."""
+
+    queue_did_load = Signal(int)
+    count_did_change = Signal(int)
+
+    def __init__(self, curation: Curation, *,
+                 run_action: Callable[[Callable[[], ChangeSet]], ChangeSet | None],
+                 open_editor: Callable[..., object], ask_text: Callable[[str, str, str], str | None],
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("mislabelPanel")
+        self.curation = curation
+        self._run_action = run_action
+        self._open_editor = open_editor
+        self._ask_text = ask_text
+        self.queue: list[Suggestion] = []
+        self.item_index = 0
+        self.loaded = False
+        self._worker: QueueWorker | None = None
+        self._build()
+
+    def _build(self) -> None:
+        outer = QVBoxLayout(self)
+        self.status = _label(self, "mislabelStatus")
+        outer.addWidget(self.status)
+        split = QSplitter(Qt.Orientation.Horizontal, self)
+        card = QWidget(split)
+        layout = QVBoxLayout(card)
+        self.code_label = _label(card, "mislabelCode")
+        self.code_label.setStyleSheet(f"font-weight: bold; color: {theme.SEVERITY_COLORS['warning']};")
+        self.explanation = _label(card, "mislabelExplanation")
+        self.proposal = _label(card, "mislabelProposal")
+        self.proposal.setStyleSheet("font-family: monospace;")
+        for w in (self.code_label, self.explanation, QLabel("Proposed relabel:", card), self.proposal):
+            layout.addWidget(w)
+        layout.addStretch(1)
+        buttons = QHBoxLayout()
+        self.buttons: dict[str, QPushButton] = {}
+        for key, text, slot in (("accept", "Accept (A)", self.accept), ("edit", "Edit… (E)", self.edit),
+                                ("dismiss", "Dismiss… (D)", self.dismiss),
+                                ("previous", "Previous (K)", lambda: self.step(-1)),
+                                ("next", "Next (J)", lambda: self.step(1))):
+            button = QPushButton(text, card)
+            button.setObjectName(f"mislabel_{key}")
+            button.clicked.connect(slot)
+            buttons.addWidget(button)
+            self.buttons[key] = button
+        layout.addLayout(buttons)
+        fact = QWidget(split)
+        fact_layout = QVBoxLayout(fact)
+        self.title = _label(fact, "mislabelTitle")
+        self.title.setStyleSheet("font-size: 14px; font-weight: bold;")
+        self.path_label = _label(fact, "mislabelPath")
+        self.path_label.setStyleSheet(f"color: {theme.DERIVED_COLOR};")
+        self.envelope = _label(fact, "mislabelEnvelope")
+        self.body = SafeTextBrowser(fact)
+        for w in (self.title, self.path_label, self.envelope):
+            fact_layout.addWidget(w)
+        fact_layout.addWidget(self.body, 1)
+        split.addWidget(card)
+        split.addWidget(fact)
+        split.setSizes([420, 560])
+        outer.addWidget(split, 1)
+        # J/K are the window's next/previous actions, which step this queue while it is shown
+        for key, slot in (("A", self.accept), ("E", self.edit), ("D", self.dismiss)):
+            shortcut = QShortcut(QKeySequence(key), self)
+            shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            shortcut.activated.connect(slot)
+        self._show()
+
+    # -- loading --------------------------------------------------------------------------
+
+    def load(self) -> None:
+        """(Re)compute the queue in the background; the current item is kept by path."""
+        if self._worker is not None:
+            return
+        self.status.setText("Looking for likely mislabels…")
+        worker = QueueWorker(self.curation.repo, self.curation.indexer, self)
+        worker.did_finish.connect(self._loaded)
+        worker.did_fail.connect(self._failed)
+        self._worker = worker
+        worker.start()
+
+    def _reap(self) -> None:
+        if self._worker is not None:
+            self._worker.wait()
+            self._worker.deleteLater()
+            self._worker = None
+
+    def _loaded(self, queue: list[Suggestion]) -> None:
+        self._reap()
+        current = self.current()
+        self.queue = queue
+        self.loaded = True
+        self.item_index = 0
+        if current is not None:
+            for i, s in enumerate(queue):
+                if (s.path, s.code) == (current.path, current.code):
+                    self.item_index = i
+                    break
+            else:
+                self.item_index = min(self._last_pos, max(len(queue) - 1, 0))
+        self._show()
+        self.queue_did_load.emit(len(queue))
+        self.count_did_change.emit(len(queue))
+
+    def _failed(self, message: str) -> None:
+        self._reap()
+        self.status.setText(f"Could not compute the queue: {message}")
+
+    def close_worker(self) -> None:
+        self._reap()
+
+    # -- navigation -----------------------------------------------------------------------
+
+    _last_pos = 0
+
+    def current(self) -> Suggestion | None:
+        return self.queue[self.item_index] if 0 <= self.item_index < len(self.queue) else None
+
+    def step(self, delta: int) -> None:
+        if self.queue:
+            self.item_index = max(0, min(len(self.queue) - 1, self.item_index + delta))
+            self._show()
+
+    def _show(self) -> None:
+        s = self.current()
+        for button in self.buttons.values():
+            button.setEnabled(s is not None)
+        if s is None:
+            self.status.setText("No suspected mislabels." if self.loaded else "Not computed yet.")
+            for label in (self.code_label, self.explanation, self.proposal, self.title, self.path_label,
+                          self.envelope):
+                label.setText("")
+            self.body.show_markdown("")
+            return
+        self.status.setText(f"{self.item_index + 1} of {len(self.queue)} suspected mislabels")
+        self.code_label.setText(s.code)
+        self.explanation.setText(s.explanation)
+        lines = [f"{k}: {v if v is not None else '(remove)'}" for k, v in s.proposal.items()]
+        if s.needs_input:
+            lines.append(f"needs from you: {', '.join(s.needs_input)}")
+        if len(s.proposals) > 1:
+            lines.append("alternatives: "
+                         + "; ".join(p.label or ", ".join(p.changes) for p in s.proposals[1:]))
+        self.proposal.setText("\n".join(lines) or "(confirm the envelope)")
+        try:
+            _, fact = self.curation._read(s.path, None)
+        except Exception as exc:
+            self.title.setText(s.path)
+            self.envelope.setText(str(exc))
+            self.body.show_markdown("")
+            return
+        env = fact.envelope
+        self.title.setText(fact.title)
+        self.path_label.setText(f"{s.path}:{s.line}")
+        self.envelope.setText(
+            f"kind {fact.kind} · type {fact.type} · origin {fact.origin_raw or '(default)'}\n"
+            f"claim {env.claim_type or '(derived)'} · claimant {env.claimant_agent_id or '?'} "
+            f"({env.claimant_type or '?'}) · subject {env.subject_kind or '?'}\n"
+            f"refs: {', '.join(fact.refs) or '(none)'}")
+        self.body.show_markdown(fact.body)
+
+    # -- decisions ------------------------------------------------------------------------
+
+    def _done(self) -> None:
+        """The current item was handled: drop it and show the next one."""
+        if 0 <= self.item_index < len(self.queue):
+            del self.queue[self.item_index]
+        self.item_index = min(self.item_index, max(len(self.queue) - 1, 0))
+        self._last_pos = self.item_index
+        self._show()
+        self.count_did_change.emit(len(self.queue))
+
+    def accept(self) -> None:
+        """A: apply the preferred proposal (asks only for what the curator must supply)."""
+        s = self.current()
+        if s is None:
+            return
+        proposal = s.proposals[0]
+        reason = f"{s.code}: {s.explanation}"
+        changes = dict(proposal.changes)
+        if proposal.action == "relabel" and proposal.needs_input:
+            self.edit()
+            return
+        if proposal.action == "edit":
+            for field in proposal.needs_input:
+                text = self._ask_text("Accept suggestion", f"{field} (comma-separated) for {s.path}:", "")
+                if not text:
+                    return
+                changes[field] = text
+            result = self._run_action(lambda: self.curation.edit([s.path], changes, reason))
+        elif proposal.action == "attest":
+            result = self._run_action(lambda: self.curation.attest([s.path], reason, changes))
+        else:
+            result = self._run_action(lambda: self.curation.relabel([s.path], changes, reason))
+        if result is not None:
+            self._done()
+
+    def edit(self) -> None:
+        """E: open the relabel editor prefilled with the proposal."""
+        s = self.current()
+        if s is None:
+            return
+        dialog = self._open_editor([s.path], initial=dict(s.proposal), reason=f"{s.code}: {s.explanation}")
+        accepted = getattr(dialog, "accepted", None)
+        if accepted is not None:
+            accepted.connect(self._done)
+
+    def dismiss(self) -> None:
+        """D: not a mislabel; the reason and the fact's version are committed."""
+        s = self.current()
+        if s is None:
+            return
+        reason = self._ask_text("Dismiss suggestion", f"Why is {s.code} wrong for this fact?",
+                                "checked: correctly labelled")
+        if not reason:
+            return
+        if self._run_action(lambda: self.curation.dismiss(s.path, s.code, reason)) is not None:
+            self._done()

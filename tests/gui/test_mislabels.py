@@ -1,0 +1,88 @@
+"""The suspected-mislabels queue worked with the keyboard on a real git corpus."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+
+from factdesk.corpus.codec import parse_fact
+from factdesk.gui.main_window import MainWindow
+from tests.conftest import git
+from tests.gui.conftest import _commit, _write
+
+HEDGED = "kb/gotchas/db/f6f6f6f6.md"
+IMPERATIVE = "kb/gotchas/db/a7a7a7a7.md"
+
+
+def add_mislabels(repo: Path) -> None:
+    _write(repo, HEDGED, "---\ntype: observation\ndomain: [db]\nconfidence: 0.6\nsources: 1\n"
+           "refs: ['https://example.org/pool']\n---\n# The pool will probably run dry at 300 clients\n\n"
+           "It is likely that the pool runs dry at 300 clients.\n")
+    _write(repo, IMPERATIVE, "---\ntype: observation\ndomain: [db]\nconfidence: 0.9\nsources: 1\n"
+           "refs: ['https://example.org/migrations']\n---\n# Never run migrations during the batch window\n\n"
+           "Migrations during the batch window lock the ledger.\n")
+    _commit(repo, "learn: two more facts")
+
+
+def go_to(qtbot, panel, path: str) -> None:  # type: ignore[no-untyped-def]
+    """Press J until the queue shows `path` (K first, back to the top)."""
+    for _ in range(len(panel.queue)):
+        qtbot.keyClick(panel, Qt.Key.Key_K)
+    for _ in range(len(panel.queue)):
+        if panel.current().path == path:
+            return
+        qtbot.keyClick(panel, Qt.Key.Key_J)
+    assert panel.current().path == path
+
+
+def open_queue(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    with qtbot.waitSignal(window.index_did_update, timeout=10_000):
+        window.reindex()
+    with qtbot.waitSignal(window.mislabels.queue_did_load, timeout=20_000):
+        window.center.setCurrentWidget(window.mislabels)
+    window.mislabels.setFocus()
+
+
+def test_accept_dismiss_and_edit_with_the_keyboard(qtbot, window: MainWindow, repo: Path,
+                                                   tmp_path: Path) -> None:
+    add_mislabels(repo)
+    open_queue(qtbot, window)
+    panel = window.mislabels
+    codes = {(s.path, s.code) for s in panel.queue}
+    assert (IMPERATIVE, "imperative-epistemic") in codes
+    assert (HEDGED, "hedged-observation") in codes
+    panel.grab().save(str(tmp_path / "mislabels.png"))
+    # accept the imperative one: one key, one commit, the fact becomes a pragmatic policy
+    go_to(qtbot, panel, IMPERATIVE)
+    with qtbot.waitSignal(window.index_did_update, timeout=10_000):
+        qtbot.keyClick(panel, Qt.Key.Key_A)
+    fact = parse_fact(IMPERATIVE, (repo / IMPERATIVE).read_bytes()).fact
+    assert fact is not None and (fact.kind, fact.type) == ("pragmatic", "policy")
+    assert git(repo, "log", "-1", "--format=%s").startswith("relabel: Never run migrations")
+    assert all(s.path != IMPERATIVE for s in panel.queue)
+    # dismiss another: recorded in git, with the fact's blob
+    first = panel.current()
+    window.ask_text = lambda *a: "checked by hand: correct as it is"  # type: ignore[method-assign]
+    with qtbot.waitSignal(window.index_did_update, timeout=10_000):
+        qtbot.keyClick(panel, Qt.Key.Key_D)
+    text = (repo / ".factdesk/dismissals.yaml").read_text()
+    assert first.path in text and first.code in text and "checked by hand" in text
+    assert git(repo, "show", "--name-only", "--format=", "HEAD").split() == [".factdesk/dismissals.yaml"]
+    # a fresh queue remembers the dismissal (it is read from git, not a cache)
+    with qtbot.waitSignal(window.mislabels.queue_did_load, timeout=20_000):
+        panel.load()
+    assert all((s.path, s.code) != (first.path, first.code) for s in panel.queue)
+    # the hedged observation needs a settlement criterion: E opens the editor prefilled
+    go_to(qtbot, panel, HEDGED)
+    qtbot.keyClick(panel, Qt.Key.Key_A)  # needs input → the editor opens
+    dialog = window.relabel_dialog
+    assert dialog is not None and dialog.isVisible()
+    assert dialog.combos["type"].currentText() == "hypothesis"
+    qtbot.keyClicks(dialog.edits["settlement"], "pool errors at 300 clients in the load test")
+    with qtbot.waitSignal(window.index_did_update, timeout=10_000):
+        dialog.apply()
+    fact = parse_fact(HEDGED, (repo / HEDGED).read_bytes()).fact
+    assert fact is not None and fact.type == "hypothesis"
+    assert fact.envelope.settlement == "pool errors at 300 clients in the load test"
+    assert all(s.path != HEDGED for s in panel.queue)
