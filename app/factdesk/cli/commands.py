@@ -208,5 +208,8 @@ def _install_hook(repo: Path) -> str:
     hook.write_text(script, "utf-8")
     hook.chmod(hook.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return f"installed {hook}"
-from factdesk.cli import curation_cmds  # noqa: E402,F401  (registers relabel, edit, move, …)
-from factdesk.cli import reflect_cmds  # noqa: E402,F401  (registers transitions, queue)
+from factdesk.cli import (  # noqa: E402  (the command modules register themselves on `cli`)
+    curation_cmds,  # noqa: F401  (registers relabel, edit, move, …)
+    reflect_cmds,  # noqa: F401  (registers transitions, queue)
+    semantic_cmds,  # noqa: F401  (registers embed, similar, duplicates)
+)

@@ -14,7 +14,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Qt, QThread, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QHBoxLayout,
+    QGridLayout,
     QLabel,
     QPushButton,
     QSplitter,
@@ -99,10 +99,12 @@ class MislabelPanel(QWidget):
         self.explanation = _label(card, "mislabelExplanation")
         self.proposal = _label(card, "mislabelProposal")
         self.proposal.setStyleSheet("font-family: monospace;")
-        for w in (self.code_label, self.explanation, QLabel("Proposed relabel:", card), self.proposal):
+        heading = _label(card, "mislabelHeading")
+        heading.setText("Proposed relabel:")
+        for w in (self.code_label, self.explanation, heading, self.proposal):
             layout.addWidget(w)
         layout.addStretch(1)
-        buttons = QHBoxLayout()
+        buttons = QGridLayout()
         self.buttons: dict[str, QPushButton] = {}
         for key, text, slot in (("accept", "Accept (A)", self.accept), ("edit", "Edit… (E)", self.edit),
                                 ("dismiss", "Dismiss… (D)", self.dismiss),
@@ -111,7 +113,7 @@ class MislabelPanel(QWidget):
             button = QPushButton(text, card)
             button.setObjectName(f"mislabel_{key}")
             button.clicked.connect(slot)
-            buttons.addWidget(button)
+            buttons.addWidget(button, len(self.buttons) // 3, len(self.buttons) % 3)
             self.buttons[key] = button
         layout.addLayout(buttons)
         fact = QWidget(split)

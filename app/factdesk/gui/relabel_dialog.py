@@ -58,6 +58,12 @@ LABELS = {
 MAX_CHECKED = 50  # facts whose legality decides which values are offered in bulk mode
 
 
+def _plain(text: str, parent: QWidget) -> QLabel:
+    label = QLabel(text, parent)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    return label
+
+
 class DiffHighlighter(QSyntaxHighlighter):
     """Added lines green, removed lines red, file headers grey (plain text only)."""
 
@@ -149,7 +155,7 @@ class RelabelDialog(QDialog):
                 self._select(combo, common, key)
                 combo.currentIndexChanged.connect(self._changed)
                 self.combos[key] = combo
-                form.addRow(LABELS[key], combo)
+                form.addRow(_plain(LABELS[key], self), combo)
             else:
                 edit = QLineEdit(self)
                 edit.setObjectName(f"relabel_{key}")
@@ -165,7 +171,7 @@ class RelabelDialog(QDialog):
                     edit.setPlaceholderText("YYYY-MM-DD" if common is not KEEP else KEEP)
                 edit.textChanged.connect(self._changed)
                 self.edits[key] = edit
-                form.addRow(LABELS[key], edit)
+                form.addRow(_plain(LABELS[key], self), edit)
         layout.addLayout(form)
         self.attribution_label = QLabel(self)
         self.attribution_label.setObjectName("relabelAttribution")
@@ -187,7 +193,7 @@ class RelabelDialog(QDialog):
         self._highlighter = DiffHighlighter(self.diff_view.document())
         layout.addWidget(self.diff_view, 1)
         row = QHBoxLayout()
-        row.addWidget(QLabel("Reason (required):", self))
+        row.addWidget(_plain("Reason (required):", self))
         self.reason_edit = QLineEdit(self)
         self.reason_edit.setObjectName("relabelReason")
         self.reason_edit.setPlaceholderText("why: recorded in the commit for the next reader")
