@@ -17,6 +17,8 @@ from factdesk.reflect.queue import QueueItem, methodology_counts, open_hypothese
 from factdesk.reflect.stats import OpenClaim, Reflection, track_records
 from factdesk.reflect.transitions import counts, walk
 
+METHODOLOGY_ROWS = 25
+
 
 def _day(value: str | None) -> date:
     if value is None:
@@ -156,7 +158,9 @@ def _stats_text(ref: Reflection) -> str:
             lines.append(f"  {p.month}  {c['confirmed']:>5} {c['promoted']:>5} {c['refuted']:>5} "
                          f"{c['retracted']:>5}")
     lines.append("")
-    lines.append(f"methodology facts: {len(ref.methodologies)}")
-    for m in ref.methodologies:
+    lines.append(f"methodology facts: {len(ref.methodologies)} (most reinforced first)")
+    for m in ref.methodologies[:METHODOLOGY_ROWS]:
         lines.append(f"  {m.transitions:>4} transitions  {m.citing:>4} citing  {m.path}  {m.title}")
+    if len(ref.methodologies) > METHODOLOGY_ROWS:
+        lines.append(f"  … {len(ref.methodologies) - METHODOLOGY_ROWS} more (--format json lists all)")
     return "\n".join(lines)

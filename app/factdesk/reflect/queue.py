@@ -175,8 +175,8 @@ def methodology_counts(conn: sqlite3.Connection | Indexer) -> list[tuple[str, st
     """(path, title, live facts citing it) for every live methodology fact (§5.5)."""
     conn = _conn(conn)
     rows = conn.execute(
-        "SELECT f.path, f.title, (SELECT COUNT(*) FROM refs r JOIN facts s ON s.path = r.src "
-        "  WHERE (r.target = f.path OR r.target = lower(f.path)) AND s.status = 'live' "
+        "SELECT f.path, f.title, (SELECT COUNT(*) FROM refs r CROSS JOIN facts s ON s.path = r.src "
+        "  WHERE r.target IN (f.path, lower(f.path)) AND s.status = 'live' "
         "  AND s.path != f.path) AS n "
         "FROM facts f WHERE f.status = 'live' AND f.type = 'methodology' ORDER BY f.path")
     return [(r["path"], r["title"], int(r["n"])) for r in rows]
