@@ -292,3 +292,54 @@ def test_tree_building_matches_a_temporary_index(corpus: Corpus) -> None:
     ]
     for entries in cases:
         assert _build_tree(repo, head_sha, entries) == tree_with_index(repo, head_sha, entries), entries
+
+
+HYP = "kb/gotchas/db/h1h1h1h1.md"
+
+
+def _with_hypothesis(corpus: Corpus) -> Curation:
+    corpus.fact(HYP, title="The pool will run dry at 300 clients", type="hypothesis",
+                body="Settles by 2026-12-31: pool errors at 300 clients.")
+    corpus.commit("learn: a hypothesis")
+    return Curation(open_corpus(corpus.root))
+
+
+def test_confirm_links_and_retracts_in_one_commit(corpus: Corpus) -> None:
+    cur = _with_hypothesis(corpus)
+    corpus.fact("kb/gotchas/db/h2h2h2h2.md", title="Another guess", type="hypothesis",
+                body="Settles by 2027-01-01.")
+    corpus.commit("learn: guess 2")
+    with pytest.raises(Refused, match="R4"):  # in a settlement the non-hypothesis wins
+        cur.confirm(HYP, "kb/gotchas/db/h2h2h2h2.md", "a guess cannot settle a guess")
+    cur.confirm(HYP, A, "the load test saw it")
+    names = sorted(git(corpus.root, "show", "--name-status", "--format=", "HEAD").split("\n"))
+    assert f"D\t{HYP}" in names and f"M\t{A}" in names
+    fact = parse_fact(A, (corpus.root / A).read_bytes()).fact
+    assert fact is not None and HYP in fact.refs
+    assert "Factdesk-Confirmed-By: " + A in git(corpus.root, "log", "-1", "--format=%B")
+    cur.undo()
+    assert (corpus.root / HYP).exists()
+    cur.confirm(HYP, None, "observed", new_title="The pool ran dry at 300 clients",
+                new_body="Seen in the 2026-11 load test.")
+    added = [line.split("\t")[1] for line in git(corpus.root, "show", "--name-status", "--format=",
+                                                 "HEAD").splitlines() if line.startswith("A")]
+    assert len(added) == 1
+    new = parse_fact(added[0], (corpus.root / added[0]).read_bytes()).fact
+    assert new is not None and new.type == "observation" and new.refs == (HYP,)
+
+
+def test_refute_extend_promote(corpus: Corpus) -> None:
+    cur = _with_hypothesis(corpus)
+    cur.extend(HYP, "the load test slipped", settle_by="2027-03-31")
+    assert "settle_by: 2027-03-31" in (corpus.root / HYP).read_text()
+    assert git(corpus.root, "log", "-1", "--format=%s").startswith("extend: ")
+    cur.promote(HYP, "it held")
+    fact = parse_fact(HYP, (corpus.root / HYP).read_bytes()).fact
+    assert fact is not None and fact.type == "observation"
+    cur.undo()
+    cur.refute(HYP, "no errors at 400 clients", evidence=[A])
+    assert not (corpus.root / HYP).exists()
+    msg = git(corpus.root, "log", "-1", "--format=%s%n%B")
+    assert msg.startswith(f"retract(refuted): {HYP}") and f"Factdesk-Evidence: {A}" in msg
+    with pytest.raises(Refused, match="not a hypothesis"):
+        cur.promote(A, "no")

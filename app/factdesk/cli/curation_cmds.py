@@ -240,6 +240,46 @@ def attest(facts: tuple[str, ...], reason: str, query: str | None, preview: bool
 
 
 @cli.command()
+@click.argument("hypothesis")
+@click.option("--confirm", "confirm_by", default=None, metavar="FACT",
+              help="confirmed by this observation (it will cite the hypothesis; the hypothesis is retracted)")
+@click.option("--confirm-new", "confirm_title", default=None, metavar="TITLE",
+              help="confirmed by a new observation with this title (body from --body-file)")
+@click.option("--body-file", type=click.File("r", encoding="utf-8"), default=None)
+@click.option("--refute", is_flag=True, help="it did not hold: retract it")
+@click.option("--evidence", multiple=True, help="facts or URLs showing it did not hold (refute)")
+@click.option("--extend", "extend_to", default=None, metavar="YYYY-MM-DD", help="a new settle-by date")
+@click.option("--settlement", default=None, help="a new settlement criterion (extend)")
+@click.option("--promote", is_flag=True, help="promote in place: it becomes an observation")
+@REASON
+@PREVIEW
+@KB
+@FORMAT
+def settle(hypothesis: str, confirm_by: str | None, confirm_title: str | None, body_file: Any,
+           refute: bool, evidence: tuple[str, ...], extend_to: str | None, settlement: str | None,
+           promote: bool, reason: str, preview: bool, kb: Path, fmt: str) -> None:
+    """Settle a hypothesis: confirm, refute, extend or promote it (one commit)."""
+    chosen = [bool(confirm_by or confirm_title), refute, bool(extend_to or settlement), promote]
+    if sum(chosen) != 1:
+        raise click.UsageError("choose one of --confirm/--confirm-new, --refute, --extend/--settlement, "
+                               "--promote")
+    cur = _curation(kb)
+    hyp = _paths(cur.indexer, [hypothesis], None)[0]
+    if confirm_by or confirm_title:
+        obs = _paths(cur.indexer, [confirm_by], None)[0] if confirm_by else None
+        body = body_file.read() if body_file is not None else ""
+        _report(fmt, lambda: cur.confirm(hyp, obs, reason, new_title=confirm_title, new_body=body,
+                                         preview=preview))
+    elif refute:
+        _report(fmt, lambda: cur.refute(hyp, reason, evidence=evidence, preview=preview))
+    elif promote:
+        _report(fmt, lambda: cur.promote(hyp, reason, preview=preview))
+    else:
+        _report(fmt, lambda: cur.extend(hyp, reason, settle_by=extend_to, settlement=settlement,
+                                        preview=preview))
+
+
+@cli.command()
 @click.option("--all", "include_all", is_flag=True, help="also facts with no envelope at all")
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 1_000_000))
 @KB

@@ -532,6 +532,94 @@ class Curation:
         subject = self._subject("attest", file_changes[:-1], fields)
         return self._run(_Plan("attest", subject, file_changes, fields), reason, expected_head, preview)
 
+    # -- settling hypotheses (issue 5) ------------------------------------------------------------
+
+    def _hypothesis(self, path: str, expected: Mapping[str, str] | None) -> tuple[bytes, Fact]:
+        data, fact = self._read(path, expected)
+        if fact.type != "hypothesis":
+            raise Refused(f"{path} is typed {fact.type}: not a hypothesis", rule="settle")
+        return data, fact
+
+    def confirm(self, hypothesis: str, observation: str | None, reason: str, *,
+                new_title: str | None = None, new_body: str = "", confidence: float = 0.8,
+                expected: Mapping[str, str] | None = None, expected_head: str | None = None,
+                preview: bool = False) -> ChangeSet:
+        """Reality outranks prediction (R4, knomit's collision path §6.6): the observation
+        stays (or is written, from `new_title`/`new_body`), it cites the hypothesis, and the
+        hypothesis is retracted — all in one commit."""
+        h_data, hyp = self._hypothesis(hypothesis, expected)
+        changes = [FileChange(hypothesis, h_data, None)]
+        fields = [FieldChange(hypothesis, "status", "open hypothesis", "confirmed, retracted")]
+        if observation is not None:
+            o_data, obs = self._read(observation, expected)
+            if obs.type == "hypothesis":
+                raise Refused(f"{observation} is itself a hypothesis: in a settlement the "
+                              "non-hypothesis wins (R4)", rule="R4")
+            if obs.kind == "pragmatic":
+                raise Refused(f"{observation} is a {obs.type}: only evidence settles a prediction",
+                              rule="R4")
+            cited = {t for t in local_targets(obs.refs, self.repo_ids)}
+            if hypothesis.lower() not in cited:
+                new_refs = [*obs.refs, hypothesis]
+                changes.append(FileChange(observation, o_data, _apply(observation, o_data,
+                                                                      {"refs": new_refs})))
+                fields.append(FieldChange(observation, "refs", list(obs.refs), new_refs))
+            title = obs.title
+        else:
+            if not new_title:
+                raise Refused("confirm needs the confirming observation: an existing fact or a new "
+                              "title and body", rule="settle")
+            from factdesk.corpus.writer import serialize_fact
+
+            folder = hypothesis.rsplit("/", 1)[0]
+            name = secrets.token_hex(4)
+            while read_or_none(self.repo / f"{folder}/{name}.md") is not None:
+                name = secrets.token_hex(4)
+            observation = f"{folder}/{name}.md"
+            data = serialize_fact({"type": "observation", "domain": list(hyp.domain),
+                                   "confidence": confidence, "sources": 1,
+                                   "entities": list(hyp.entities), "refs": [hypothesis]},
+                                  new_title, new_body)
+            changes.append(FileChange(observation, None, data))
+            fields.append(FieldChange(observation, "status", None, "learned"))
+            title = new_title
+        subject = f"settle: confirmed {_short(hyp.title, 60)} (by {_short(title, 40)})"
+        plan = _Plan("confirm", subject, changes, fields,
+                     extra_trailers=[f"Factdesk-Confirmed-By: {observation}"])
+        return self._run(plan, reason, expected_head, preview)
+
+    def refute(self, hypothesis: str, reason: str, *, evidence: Sequence[str] = (),
+               expected: Mapping[str, str] | None = None, expected_head: str | None = None,
+               preview: bool = False) -> ChangeSet:
+        """The prediction did not hold: retract it with the reason and the evidence."""
+        data, _ = self._hypothesis(hypothesis, expected)
+        plan = _Plan("refute", f"retract(refuted): {hypothesis}", [FileChange(hypothesis, data, None)],
+                     [FieldChange(hypothesis, "status", "open hypothesis", "refuted, retracted")],
+                     extra_trailers=[f"Factdesk-Evidence: {e}" for e in evidence])
+        return self._run(plan, reason, expected_head, preview)
+
+    def extend(self, hypothesis: str, reason: str, *, settle_by: str | None = None,
+               settlement: str | None = None, expected: Mapping[str, str] | None = None,
+               expected_head: str | None = None, preview: bool = False) -> ChangeSet:
+        """A new date or criterion, with the reason."""
+        self._hypothesis(hypothesis, expected)
+        changes = {k: v for k, v in (("settle_by", settle_by), ("settlement", settlement)) if v}
+        if not changes:
+            raise Refused("extend needs a new settle-by date or criterion", rule="settle")
+        plan = self.plan_relabel([hypothesis], changes, expected)
+        plan.action = "extend"
+        plan.subject = plan.subject.replace("relabel: ", "extend: ", 1)
+        return self._run(plan, reason, expected_head, preview)
+
+    def promote(self, hypothesis: str, reason: str, *, expected: Mapping[str, str] | None = None,
+                expected_head: str | None = None, preview: bool = False) -> ChangeSet:
+        """Promote in place (knomit's update path): the hypothesis becomes an observation."""
+        self._hypothesis(hypothesis, expected)
+        plan = self.plan_relabel([hypothesis], {"type": "observation"}, expected)
+        plan.action = "promote"
+        plan.subject = plan.subject.replace("relabel: ", "promote: ", 1)
+        return self._run(plan, reason, expected_head, preview)
+
     # -- dismiss a suggested mislabel -----------------------------------------------------------
 
     def dismiss(self, path: str, code: str, reason: str, *, expected_head: str | None = None,
