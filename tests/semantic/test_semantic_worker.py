@@ -1,0 +1,52 @@
+"""The GUI's background embedding worker: progress, finished, failed, cancel."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.conftest import Corpus
+
+from factdesk.core import open_corpus
+from factdesk.gui.semantic_worker import EmbeddingWorker, start_in_thread, thread_for
+from factdesk.semantic.store import EmbedStats
+
+
+def test_worker_embeds_in_a_thread_with_progress(qtbot, corpus: Corpus, semantic_env: Path
+                                                 ) -> None:
+    indexer = open_corpus(corpus.root)
+    indexer.update()
+    worker = EmbeddingWorker(indexer, "static")
+    seen: list[tuple[int, int]] = []
+    worker.progress.connect(lambda d, t: seen.append((d, t)))
+    results: list[object] = []
+    worker.finished.connect(results.append)
+    thread = thread_for(worker)
+    with qtbot.waitSignal(thread.finished, timeout=120_000):
+        thread.start()
+    stats = results[0]
+    assert isinstance(stats, EmbedStats) and stats.embedded == 3
+    assert seen[-1] == (3, 3)
+
+
+def test_worker_reports_a_missing_model_as_failed(qtbot, corpus: Corpus,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FACTDESK_EMBEDDING_MODEL", "no-such-model")
+    indexer = open_corpus(corpus.root)
+    indexer.update()
+    worker = EmbeddingWorker(indexer)
+    with qtbot.waitSignal(worker.failed, timeout=30_000) as blocker:
+        start_in_thread(worker)
+    assert "Semantic search is off" in blocker.args[0]
+    assert "no-such-model" in blocker.args[0]
+
+
+def test_cancelled_worker_finishes_with_cancelled_stats(qtbot, corpus: Corpus,
+                                                        semantic_env: Path) -> None:
+    indexer = open_corpus(corpus.root)
+    indexer.update()
+    worker = EmbeddingWorker(indexer, "static")
+    worker.cancel()
+    with qtbot.waitSignal(worker.finished, timeout=120_000) as blocker:
+        start_in_thread(worker)
+    assert blocker.args[0].cancelled and blocker.args[0].embedded == 0
