@@ -110,6 +110,12 @@ def repo(corpus_template: Path, tmp_path: Path) -> Path:
     return dest
 
 
+@pytest.fixture(autouse=True)
+def no_background_embedding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GUI tests do not load the embedding model unless they ask for it."""
+    monkeypatch.setenv("FACTDESK_SEMANTIC", "off")
+
+
 @pytest.fixture
 def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "data"
@@ -121,7 +127,7 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def window(qtbot, repo: Path, data_dir: Path) -> Iterator[MainWindow]:
     """The main window over `repo`, shown, with its first index update finished."""
-    win = MainWindow(repo, make_settings(), watch=False, update_on_open=False)
+    win = MainWindow(repo, make_settings(), watch=False, update_on_open=False, semantic=False)
     qtbot.addWidget(win)
     win.resize(1400, 850)
     win.show()

@@ -6,10 +6,11 @@ is usable and brought up to date in the background (`IndexSession.update`).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, Signal
+from PySide6.QtCore import QByteArray, QObject, QSettings, Qt, QThread, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QInputDialog,
@@ -33,10 +34,35 @@ from factdesk.gui.problems_panel import ProblemsPanel
 from factdesk.gui.relabel_dialog import RelabelDialog, seen_state
 from factdesk.gui.search_bar import SearchBar, add_term
 from factdesk.gui.session import IndexSession
+from factdesk.gui.settlement_panel import SettlementPanel
 from factdesk.gui.sidebar import FacetSidebar
 from factdesk.gui.table import FactTableController
 from factdesk.gui.watcher import CorpusWatcher
 from factdesk.index.indexer import IndexStats
+
+
+class SemanticLoader(QThread):
+    """Loads the embedding model and embeds what is new, off the GUI thread."""
+
+    did_finish = Signal(object, object)  # SemanticSession, EmbedStats
+    did_fail = Signal(str)
+    progress_did_change = Signal(int, int)
+
+    def __init__(self, indexer: object, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._indexer = indexer
+
+    def run(self) -> None:
+        try:
+            from factdesk.semantic.search import session_for
+
+            session = session_for(self._indexer)  # type: ignore[arg-type]
+            stats = session.embed_pending(progress=lambda d, t: self.progress_did_change.emit(d, t))
+            session.vectors()  # the matrix, built here rather than on the first query
+        except Exception as exc:  # the app works without semantic search
+            self.did_fail.emit(f"Semantic search is off: {exc}")
+            return
+        self.did_finish.emit(session, stats)
 
 
 class MainWindow(QMainWindow):
@@ -46,7 +72,7 @@ class MainWindow(QMainWindow):
     query_did_apply = Signal(str)
 
     def __init__(self, repo: Path, settings: QSettings, *, watch: bool = True,
-                 update_on_open: bool = True) -> None:
+                 update_on_open: bool = True, semantic: bool | None = None) -> None:
         super().__init__()
         self.setObjectName("mainWindow")
         self.settings = settings
@@ -66,6 +92,15 @@ class MainWindow(QMainWindow):
         self.mislabels = MislabelPanel(self.curation, run_action=self.run_action,
                                        open_editor=self.open_relabel,
                                        ask_text=lambda *a: self.ask_text(*a), parent=self)
+        self.settlement = SettlementPanel(self.curation, run_action=self.run_action,
+                                          ask_text=lambda *a: self.ask_text(*a),
+                                          similar=self.similar_function, parent=self)
+        # semantic search is on unless turned off here or with FACTDESK_SEMANTIC=off
+        self.semantic_enabled = semantic if semantic is not None else \
+            os.environ.get("FACTDESK_SEMANTIC", "on").lower() not in ("off", "0", "no")
+        self.semantic: object | None = None  # a SemanticSession once embeddings are ready
+        self.semantic_notice: str | None = None
+        self._semantic_loader: SemanticLoader | None = None
         self._history: list[int] = []
         self._history_pos = -1
         self._navigating = False
@@ -75,6 +110,7 @@ class MainWindow(QMainWindow):
         self.actions_by_name: dict[str, QAction] = {}
         self._build_menus()
         self._connect()
+        self.table.id_source = self._similar_ids
         self.watcher = CorpusWatcher(self.session.repo, self.session.indexer.git_dir, self)
         self.watcher.corpus_did_change.connect(self.reindex)
         self.watcher.enabled = watch
@@ -102,6 +138,9 @@ class MainWindow(QMainWindow):
         self.center.addTab(self.problems, "Problems")
         self.center.addTab(self.overview, "Overview")
         self.center.addTab(self.mislabels, "Mislabels")
+        self.center.addTab(self.settlement, "Hypotheses")
+        self.settlement.count_did_change.connect(
+            lambda n: self.center.setTabText(self.center.indexOf(self.settlement), f"Hypotheses ({n})"))
         self.center.currentChanged.connect(self._tab_shown)
         self.mislabels.count_did_change.connect(
             lambda n: self.center.setTabText(self.center.indexOf(self.mislabels), f"Mislabels ({n})"))
@@ -159,11 +198,12 @@ class MainWindow(QMainWindow):
         edit.addSeparator()
         self._action(edit, "copyPath", "Copy path", self.copy_path, "Ctrl+L")
         self._action(edit, "find", "Search", self.focus_search, "/")
+        self._action(edit, "moreLikeThis", "More like this", self.more_like_this, "Shift+M")
         self._action(edit, "saveSearch", "Save search…",
                      lambda: self.sidebar.ask_and_save(self.search.text()), "Ctrl+S")
         go = bar.addMenu("&Go")
-        self._action(go, "next", "Next fact", lambda: self.move(1), "J")
-        self._action(go, "previous", "Previous fact", lambda: self.move(-1), "K")
+        self._action(go, "next", "Next fact", lambda: self.step_list(1), "J")
+        self._action(go, "previous", "Previous fact", lambda: self.step_list(-1), "K")
         self._action(go, "back", "Back", self.go_back, "Alt+Left")
         self._action(go, "forward", "Forward", self.go_forward, "Alt+Right")
         # Enter is handled by the table itself (a Return shortcut would steal the search
@@ -179,6 +219,8 @@ class MainWindow(QMainWindow):
                      "Ctrl+3")
         self._action(view, "showMislabels", "Suspected mislabels",
                      lambda: self.center.setCurrentWidget(self.mislabels), "Ctrl+4")
+        self._action(view, "showHypotheses", "Hypothesis settlement queue",
+                     lambda: self.center.setCurrentWidget(self.settlement), "Ctrl+5")
         columns = view.addMenu("Columns")
         columns.aboutToShow.connect(lambda: self._fill_columns_menu(columns))
         watch = self._action(view, "watch", "Watch for external changes", self._toggle_watch)
@@ -325,10 +367,12 @@ class MainWindow(QMainWindow):
         dialog.open()
         return dialog
 
-    def move(self, delta: int) -> None:
+    def step_list(self, delta: int) -> None:
         """J/K: the next/previous item of whatever list is in front (table or a queue)."""
         if self.center.currentWidget() is self.mislabels:
             self.mislabels.step(delta)
+        elif self.center.currentWidget() is self.settlement:
+            self.settlement.step(delta)
         else:
             self.table.move(delta)
 
@@ -340,6 +384,8 @@ class MainWindow(QMainWindow):
     def _tab_shown(self, index: int) -> None:
         if self.center.widget(index) is self.mislabels and not self.mislabels.loaded:
             self.mislabels.load()
+        if self.center.widget(index) is self.settlement and not self.settlement.loaded:
+            self.settlement.load()
 
     def retract_selected(self, reason: str | None = None) -> None:
         paths = self.selected_paths()
@@ -392,6 +438,80 @@ class MainWindow(QMainWindow):
             f"Committed {result.commit[:10] if result.commit else ''}: {result.subject}", 8000)
         self.session.update(hint=result.paths_touched)
 
+    # -- semantic layer -----------------------------------------------------------------------
+
+    def start_semantic(self) -> None:
+        """Embed new or changed facts in the background (the model loads there too)."""
+        if not self.semantic_enabled or self._semantic_loader is not None:
+            return
+        loader = SemanticLoader(self.session.indexer, self)
+        loader.did_finish.connect(self._semantic_ready)
+        loader.did_fail.connect(self._semantic_failed)
+        loader.progress_did_change.connect(self._semantic_progress)
+        self._semantic_loader = loader
+        loader.start()
+
+    def _semantic_progress(self, done: int, total: int) -> None:
+        if total:
+            self.statusBar().showMessage(f"Embedding facts for semantic search: {done}/{total}", 2000)
+
+    def _semantic_ready(self, session: object, stats: object) -> None:
+        self._reap_semantic()
+        self.semantic = session
+        self.semantic_notice = None
+        embedded = getattr(stats, "embedded", 0)
+        self.statusBar().showMessage(f"Semantic search ready ({embedded} facts embedded now)", 5000)
+        if self.settlement.loaded:
+            self.settlement._show_current()
+
+    def _semantic_failed(self, message: str) -> None:
+        self._reap_semantic()
+        self.semantic_enabled = False
+        self.semantic_notice = message
+        self.statusBar().showMessage(message, 10000)
+
+    def _reap_semantic(self) -> None:
+        if self._semantic_loader is not None:
+            self._semantic_loader.wait()
+            self._semantic_loader.deleteLater()
+            self._semantic_loader = None
+
+    def similar_function(self) -> Callable[[str], list[tuple[str, float]]] | None:
+        """Near-duplicates of a fact by path, when embeddings are ready."""
+        session = self.semantic
+        if session is None:
+            return None
+
+        def similar(path: str) -> list[tuple[str, float]]:
+            try:
+                return [(n.path, n.score) for n in session.neighbours(path, 20)]  # type: ignore[attr-defined]
+            except Exception:  # a fact not embedded yet: no neighbours
+                return []
+
+        return similar
+
+    def _similar_ids(self, text: str) -> list[int] | None:
+        from factdesk.semantic.search import parse_similar
+
+        target = parse_similar(text)
+        if target is None:
+            return None
+        if self.semantic is None:
+            raise QueryError(self.semantic_notice or "semantic search is not ready yet: facts are being "
+                             "embedded in the background")
+        paths = [h.path for h in self.semantic.similar(target, 200)]  # type: ignore[attr-defined]
+        conn = self.session.conn
+        if conn is None or not paths:
+            return []
+        marks = ",".join("?" * len(paths))
+        ids = dict(conn.execute(f"SELECT path, id FROM facts WHERE path IN ({marks})", paths).fetchall())
+        return [ids[p] for p in paths if p in ids]
+
+    def more_like_this(self) -> None:
+        """Shift+M: a `similar:` search for the selected fact."""
+        if self.inspector.path:
+            self.set_query(f"similar:{self.inspector.path}")
+
     # -- index --------------------------------------------------------------------------------
 
     def reindex(self, *, rebuild: bool = False) -> None:
@@ -409,6 +529,9 @@ class MainWindow(QMainWindow):
     def _on_index_updated(self, stats: IndexStats) -> None:
         self.progress.hide()
         self._refresh_all()
+        self.start_semantic()
+        if self.settlement.loaded:
+            self.settlement.load()
         if self._reselect_path and self.session.conn is not None:
             row = self.session.conn.execute("SELECT id FROM facts WHERE path = ?",
                                             (self._reselect_path,)).fetchone()
@@ -465,5 +588,8 @@ class MainWindow(QMainWindow):
         self.save_state()
         self.watcher.enabled = False
         self.mislabels.close_worker()
+        self.settlement.close_worker()
+        if self._semantic_loader is not None:
+            self._semantic_loader.wait()
         self.session.close()
         super().closeEvent(event)

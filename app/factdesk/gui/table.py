@@ -6,6 +6,8 @@ is kept as a fact id and restored after every re-query (Anki's `table/table.py`)
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import (
     QByteArray,
     QItemSelectionModel,
@@ -59,6 +61,8 @@ class FactTableController(QObject):
     def __init__(self, session: IndexSession, settings: QSettings,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        #: answers queries the index cannot (a `similar:` search): ids in order, or None
+        self.id_source: Callable[[str], list[int] | None] | None = None
         self._session = session
         self._settings = settings
         self.state = FactTableState(settings)
@@ -143,8 +147,11 @@ class FactTableController(QObject):
         """Re-run the query in SQL; raises QueryError for a bad query (state unchanged)."""
         conn = self._session.conn
         text = self.state.query if query is None else query
-        if conn is None:
-            ids: list[int] = []
+        special = self.id_source(text) if self.id_source is not None else None
+        if special is not None:
+            ids = special
+        elif conn is None:
+            ids = []
         else:
             ids = fact_ids(conn, text, sort=self.state.sort_key,
                            descending=self.state.descending)

@@ -1,0 +1,371 @@
+"""The hypothesis settlement queue: open hypotheses, overdue first, each with the facts that
+could settle it, worked with one key per decision (Prodigy-style).
+
+Left: every open hypothesis in work order (overdue, due, undated, no criterion — rule H1).
+Middle: its candidates — facts citing it and near-duplicate observations written after it
+(R4, with the cosine similarity when embeddings exist). Right: the hypothesis and the
+chosen candidate side by side. C confirms with the chosen candidate (or a new
+observation), F refutes, E extends, P promotes in place; each is one typed commit through
+the curation layer and Ctrl+Z undoes it. The panel holds no rules: `reflect.queue` orders
+and finds, `curation` validates and writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date
+
+from PySide6.QtCore import QObject, Qt, QThread, Signal
+from PySide6.QtGui import QBrush, QColor, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QGridLayout,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from factdesk.curation import ChangeSet, Curation
+from factdesk.gui import theme
+from factdesk.gui.safe_browser import SafeTextBrowser
+from factdesk.index.indexer import Indexer
+from factdesk.reflect.queue import Candidate, QueueItem, Similar, candidates, open_hypotheses
+
+GROUP_TITLES = {"overdue": "Overdue", "due": "Due", "undated": "No date",
+                "no-criterion": "No criterion (H1)"}
+
+
+class HypothesesWorker(QThread):
+    did_finish = Signal(object)  # list[QueueItem]
+    did_fail = Signal(str)
+
+    def __init__(self, indexer: Indexer, today: date, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._indexer = indexer
+        self._today = today
+
+    def run(self) -> None:
+        try:
+            conn = self._indexer.connect(readonly=True)
+            try:
+                items = open_hypotheses(conn, self._today)
+            finally:
+                conn.close()
+        except Exception as exc:  # shown in the panel, never a crash
+            self.did_fail.emit(f"{type(exc).__name__}: {exc}")
+            return
+        self.did_finish.emit(items)
+
+
+def _label(parent: QWidget, name: str) -> QLabel:
+    label = QLabel(parent)
+    label.setObjectName(name)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setWordWrap(True)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return label
+
+
+class SettlementPanel(QWidget):
+    """The Hypotheses tab."""
+
+    did_load = Signal(int)
+    count_did_change = Signal(int)
+
+    def __init__(self, curation: Curation, *,
+                 run_action: Callable[[Callable[[], ChangeSet]], ChangeSet | None],
+                 ask_text: Callable[[str, str, str], str | None],
+                 similar: Callable[[], Similar | None],
+                 today: date | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("settlementPanel")
+        self.curation = curation
+        self._run_action = run_action
+        self._ask_text = ask_text
+        self._similar = similar
+        self.today = today or date.today()
+        self.items: list[QueueItem] = []
+        self.current_candidates: list[Candidate] = []
+        self.loaded = False
+        self._worker: HypothesesWorker | None = None
+        self._build()
+
+    # -- construction ---------------------------------------------------------------------
+
+    def _build(self) -> None:
+        outer = QVBoxLayout(self)
+        self.status = _label(self, "settleStatus")
+        outer.addWidget(self.status)
+        split = QSplitter(Qt.Orientation.Horizontal, self)
+        self.list = QTreeWidget(split)
+        self.list.setObjectName("settleList")
+        self.list.setHeaderLabels(["Hypothesis", "Settle by", "Days"])
+        self.list.setRootIsDecorated(True)
+        self.list.currentItemChanged.connect(lambda *_: self._show_current())
+        middle = QWidget(split)
+        mid = QVBoxLayout(middle)
+        self.criterion = _label(middle, "settleCriterion")
+        mid.addWidget(self.criterion)
+        self.candidate_list = QTreeWidget(middle)
+        self.candidate_list.setObjectName("settleCandidates")
+        self.candidate_list.setHeaderLabels(["Candidate", "Type", "Cites it", "Similarity"])
+        self.candidate_list.setRootIsDecorated(False)
+        self.candidate_list.currentItemChanged.connect(lambda *_: self._show_candidate())
+        mid.addWidget(self.candidate_list, 1)
+        grid = QGridLayout()
+        self.buttons: dict[str, QPushButton] = {}
+        for key, text, slot in (("confirm", "Confirm (C)", self.confirm),
+                                ("refute", "Refute (F)", self.refute),
+                                ("extend", "Extend (E)", self.extend),
+                                ("promote", "Promote (P)", self.promote)):
+            button = QPushButton(text, middle)
+            button.setObjectName(f"settle_{key}")
+            button.clicked.connect(slot)
+            grid.addWidget(button, len(self.buttons) // 2, len(self.buttons) % 2)
+            self.buttons[key] = button
+        mid.addLayout(grid)
+        right = QSplitter(Qt.Orientation.Vertical, split)
+        self.hyp_view = SafeTextBrowser(right)
+        self.hyp_view.setObjectName("settleHypothesis")
+        self.cand_view = SafeTextBrowser(right)
+        self.cand_view.setObjectName("settleEvidence")
+        split.setSizes([330, 330, 420])
+        outer.addWidget(split, 1)
+        for key, slot in (("C", self.confirm), ("F", self.refute), ("E", self.extend), ("P", self.promote)):
+            shortcut = QShortcut(QKeySequence(key), self)
+            shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            shortcut.activated.connect(slot)
+        self._show_current()
+
+    # -- loading --------------------------------------------------------------------------
+
+    def load(self) -> None:
+        if self._worker is not None:
+            return
+        self.status.setText("Reading open hypotheses…")
+        worker = HypothesesWorker(self.curation.indexer, self.today, self)
+        worker.did_finish.connect(self._loaded)
+        worker.did_fail.connect(self._failed)
+        self._worker = worker
+        worker.start()
+
+    def _reap(self) -> None:
+        if self._worker is not None:
+            self._worker.wait()
+            self._worker.deleteLater()
+            self._worker = None
+
+    def close_worker(self) -> None:
+        self._reap()
+
+    def _failed(self, message: str) -> None:
+        self._reap()
+        self.status.setText(f"Could not read the hypotheses: {message}")
+
+    def _loaded(self, items: list[QueueItem]) -> None:
+        self._reap()
+        keep = self.current_item()
+        self.items = items
+        self.loaded = True
+        self.list.clear()
+        groups: dict[str, QTreeWidgetItem] = {}
+        first: QTreeWidgetItem | None = None
+        chosen: QTreeWidgetItem | None = None
+        for item in items:
+            group = groups.get(item.group)
+            if group is None:
+                group = QTreeWidgetItem(self.list, [GROUP_TITLES.get(item.group, item.group)])
+                group.setFlags(Qt.ItemFlag.ItemIsEnabled)
+                if item.group == "overdue":
+                    group.setForeground(0, QBrush(QColor(theme.ERROR_COLOR)))
+                groups[item.group] = group
+            days = "" if item.days_left is None else str(item.days_left)
+            row = QTreeWidgetItem(group, [item.title, item.settle_by or "", days])
+            row.setData(0, Qt.ItemDataRole.UserRole, item.path)
+            row.setToolTip(0, item.path)
+            first = first or row
+            if keep is not None and item.path == keep.path:
+                chosen = row
+        self.list.expandAll()
+        self.list.resizeColumnToContents(1)
+        target = chosen or first
+        if target is not None:
+            self.list.setCurrentItem(target)
+        self._update_status()
+        self._show_current()
+        self.did_load.emit(len(items))
+        self.count_did_change.emit(len(items))
+
+    def _update_status(self) -> None:
+        overdue = sum(1 for i in self.items if i.group == "overdue")
+        missing = sum(1 for i in self.items if i.group == "no-criterion")
+        self.status.setText(f"{len(self.items)} open hypotheses: {overdue} overdue, {missing} without a "
+                            f"settlement criterion" if self.items else "No open hypotheses.")
+
+    # -- navigation -----------------------------------------------------------------------
+
+    def current_item(self) -> QueueItem | None:
+        row = self.list.currentItem()
+        path = row.data(0, Qt.ItemDataRole.UserRole) if row is not None else None
+        return next((i for i in self.items if i.path == path), None)
+
+    def _rows(self) -> list[QTreeWidgetItem]:
+        out: list[QTreeWidgetItem] = []
+        for g in range(self.list.topLevelItemCount()):
+            group = self.list.topLevelItem(g)
+            if group is not None:
+                out += [c for c in (group.child(i) for i in range(group.childCount())) if c is not None]
+        return out
+
+    def step(self, delta: int) -> None:
+        rows = self._rows()
+        if not rows:
+            return
+        current = self.list.currentItem()
+        index = rows.index(current) if current in rows else -1
+        self.list.setCurrentItem(rows[max(0, min(len(rows) - 1, index + delta))])
+
+    def select_path(self, path: str) -> bool:
+        for row in self._rows():
+            if row.data(0, Qt.ItemDataRole.UserRole) == path:
+                self.list.setCurrentItem(row)
+                return True
+        return False
+
+    def _show_current(self) -> None:
+        item = self.current_item()
+        for button in self.buttons.values():
+            button.setEnabled(item is not None)
+        self.candidate_list.clear()
+        self.current_candidates = []
+        if item is None:
+            self.criterion.setText("")
+            self.hyp_view.show_markdown("")
+            self.cand_view.show_markdown("")
+            return
+        crit = item.settlement or ("(criterion in the body)" if item.criterion_in in ("body", "text")
+                                   else "none: add one (E)")
+        self.criterion.setText(f"{item.path}\nSettle by {item.settle_by or '—'} · criterion: {crit}\n"
+                               f"claimed by {item.claimant or '?'} ({item.claimant_type or '?'})")
+        try:
+            _, fact = self.curation._read(item.path, None)
+            self.hyp_view.show_markdown(f"# {fact.title}\n\n{fact.body}")
+        except Exception as exc:  # deleted on disk meanwhile
+            self.hyp_view.show_markdown(str(exc))
+        conn = self.curation.indexer.connect(readonly=True)
+        try:
+            self.current_candidates = candidates(conn, item.path, self._similar())
+        finally:
+            conn.close()
+        for cand in self.current_candidates:
+            score = "" if cand.score is None else f"{cand.score:.3f}"
+            cells = [cand.title, cand.type or "", "yes" if cand.cites else "", score]
+            row = QTreeWidgetItem(self.candidate_list, cells)
+            row.setData(0, Qt.ItemDataRole.UserRole, cand.path)
+            row.setToolTip(0, cand.path)
+        first = self.candidate_list.topLevelItem(0)
+        if first is not None:
+            self.candidate_list.setCurrentItem(first)
+        else:
+            self.cand_view.show_markdown("No candidate settling facts yet. Confirm (C) writes a new "
+                                         "observation; Extend (E) moves the date.")
+        for col in range(1, 4):
+            self.candidate_list.resizeColumnToContents(col)
+
+    def chosen_candidate(self) -> Candidate | None:
+        row = self.candidate_list.currentItem()
+        path = row.data(0, Qt.ItemDataRole.UserRole) if row is not None else None
+        return next((c for c in self.current_candidates if c.path == path), None)
+
+    def _show_candidate(self) -> None:
+        cand = self.chosen_candidate()
+        if cand is None:
+            return
+        try:
+            _, fact = self.curation._read(cand.path, None)
+            self.cand_view.show_markdown(f"# {fact.title}\n\n{fact.body}")
+        except Exception as exc:
+            self.cand_view.show_markdown(str(exc))
+
+    # -- decisions ------------------------------------------------------------------------
+
+    def _done(self, item: QueueItem) -> None:
+        rows = self._rows()
+        current = self.list.currentItem()
+        index = rows.index(current) if current in rows else 0
+        self.items = [i for i in self.items if i.path != item.path]
+        if current is not None and current.parent() is not None:
+            current.parent().removeChild(current)
+        rows = self._rows()
+        if rows:
+            self.list.setCurrentItem(rows[min(index, len(rows) - 1)])
+        self._update_status()
+        self._show_current()
+        self.count_did_change.emit(len(self.items))
+
+    def confirm(self) -> None:
+        """C: the chosen candidate settles it (or a new observation, asked for)."""
+        item = self.current_item()
+        if item is None:
+            return
+        cand = self.chosen_candidate()
+        if cand is not None:
+            reason = self._ask_text("Confirm", f"Confirmed by {cand.title}. Reason:",
+                                    f"observed: {cand.title}")
+            if not reason:
+                return
+            result = self._run_action(lambda: self.curation.confirm(item.path, cand.path, reason))
+        else:
+            title = self._ask_text("Confirm", "Title of the observation that settles it:", "")
+            if not title:
+                return
+            result = self._run_action(lambda: self.curation.confirm(
+                item.path, None, f"observed: {title}", new_title=title))
+        if result is not None:
+            self._done(item)
+
+    def refute(self) -> None:
+        """F: it did not hold; retracted with the reason (and the chosen evidence)."""
+        item = self.current_item()
+        if item is None:
+            return
+        reason = self._ask_text("Refute", "What showed it did not hold?", "")
+        if not reason:
+            return
+        cand = self.chosen_candidate()
+        evidence = [cand.path] if cand is not None else []
+        if self._run_action(lambda: self.curation.refute(item.path, reason, evidence=evidence)) is not None:
+            self._done(item)
+
+    def extend(self) -> None:
+        """E: a new date (YYYY-MM-DD) or criterion, with the reason."""
+        item = self.current_item()
+        if item is None:
+            return
+        answer = self._ask_text("Extend", "New settle-by date (YYYY-MM-DD) or criterion:", "")
+        if not answer:
+            return
+        reason = self._ask_text("Extend", "Why is more time (or a new criterion) right?", "")
+        if not reason:
+            return
+        is_date = len(answer) == 10 and answer[4] == "-" and answer[7] == "-"
+        result = self._run_action(lambda: self.curation.extend(
+            item.path, reason, settle_by=answer if is_date else None,
+            settlement=None if is_date else answer))
+        if result is not None:
+            self.load()  # its due date (and so its place) changed
+
+    def promote(self) -> None:
+        """P: promote in place — it becomes an observation."""
+        item = self.current_item()
+        if item is None:
+            return
+        reason = self._ask_text("Promote", "What shows it now holds as an observation?", "")
+        if not reason:
+            return
+        if self._run_action(lambda: self.curation.promote(item.path, reason)) is not None:
+            self._done(item)
+

@@ -1,0 +1,83 @@
+"""The hypothesis settlement queue worked with the keyboard on a real git corpus."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+
+from factdesk.corpus.codec import parse_fact
+from factdesk.gui.main_window import MainWindow
+from tests.conftest import git
+from tests.gui.conftest import IDS, _commit, _write
+
+HYP = IDS["hyp"]  # "Migrations will lock the ledger table", settles by 2020-01-01: overdue
+LATER = "kb/gotchas/db/c9c9c9c9.md"
+OBS = "kb/gotchas/db/d8d8d8d8.md"
+
+
+def prepare(repo: Path) -> None:
+    _write(repo, LATER, "---\ntype: hypothesis\ndomain: [db]\nconfidence: 0.5\nsources: 1\nrefs: []\n"
+           "settle_by: 2099-01-01\nsettlement: p99 under 20 ms\n---\n# Reads stay under 20 ms\n\nA guess.\n")
+    _write(repo, OBS, "---\ntype: observation\ndomain: [db]\nconfidence: 0.9\nsources: 1\n"
+           f"refs: ['{HYP}']\n---\n# The migration locked the ledger table for 40 s\n\nSeen in prod.\n")
+    _commit(repo, "learn: a later hypothesis and an observation")
+
+
+def open_tab(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    with qtbot.waitSignal(window.index_did_update, timeout=10_000):
+        window.reindex()
+    with qtbot.waitSignal(window.settlement.did_load, timeout=10_000):
+        qtbot.keyClick(window.table.view, Qt.Key.Key_5, Qt.KeyboardModifier.ControlModifier)
+    assert window.center.currentWidget() is window.settlement
+    window.settlement.list.setFocus()
+
+
+def test_queue_order_and_confirm_then_undo(qtbot, window: MainWindow, repo: Path, tmp_path: Path) -> None:
+    prepare(repo)
+    open_tab(qtbot, window)
+    panel = window.settlement
+    assert [i.path for i in panel.items] == [HYP, LATER]  # overdue first
+    assert panel.items[0].group == "overdue"
+    assert panel.current_item().path == HYP
+    # the observations that cite it are the candidates (the pool fact cites it too)
+    assert {c.path for c in panel.current_candidates if c.cites} == {OBS, IDS["pool"]}
+    rows = [panel.candidate_list.topLevelItem(i) for i in range(panel.candidate_list.topLevelItemCount())]
+    panel.candidate_list.setCurrentItem(next(r for r in rows if r.data(0, Qt.ItemDataRole.UserRole) == OBS))
+    panel.grab().save(str(tmp_path / "settlement.png"))
+    window.ask_text = lambda *a: "the lock was observed in production"  # type: ignore[method-assign]
+    head = git(repo, "rev-parse", "HEAD")
+    with qtbot.waitSignal(window.index_did_update, timeout=10_000):
+        qtbot.keyClick(panel.list, Qt.Key.Key_C)
+    assert git(repo, "rev-parse", "HEAD~1") == head
+    assert not (repo / HYP).exists()
+    assert git(repo, "log", "-1", "--format=%s").startswith("settle: confirmed Migrations will lock")
+    assert [i.path for i in panel.items] == [LATER]
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=3000)
+    with qtbot.waitSignal(window.index_did_update, timeout=10_000):
+        qtbot.keyClick(panel.list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert (repo / HYP).exists()
+    qtbot.waitUntil(lambda: HYP in [i.path for i in panel.items], timeout=10_000)
+
+
+def test_refute_and_extend_with_keys(qtbot, window: MainWindow, repo: Path) -> None:
+    prepare(repo)
+    open_tab(qtbot, window)
+    panel = window.settlement
+    answers = iter(["2099-06-30", "the benchmark moved to next year"])
+    window.ask_text = lambda *a: next(answers)  # type: ignore[method-assign]
+    assert panel.select_path(LATER)
+    with qtbot.waitSignal(window.index_did_update, timeout=10_000):
+        qtbot.keyClick(panel.list, Qt.Key.Key_E)
+    fact = parse_fact(LATER, (repo / LATER).read_bytes()).fact
+    assert fact is not None and fact.envelope.settle_by == "2099-06-30"
+    assert git(repo, "log", "-1", "--format=%s").startswith("extend: ")
+    qtbot.waitUntil(lambda: panel.select_path(HYP), timeout=10_000)
+    window.ask_text = lambda *a: "no lock in the last three migrations"  # type: ignore[method-assign]
+    with qtbot.waitSignal(window.index_did_update, timeout=10_000):
+        qtbot.keyClick(panel.list, Qt.Key.Key_F)
+    assert not (repo / HYP).exists()
+    msg = git(repo, "log", "-1", "--format=%B")
+    # the candidate chosen when F was pressed (the first) is recorded as the evidence
+    assert msg.startswith(f"retract(refuted): {HYP}") and "Factdesk-Evidence: kb/gotchas/db/" in msg
