@@ -210,3 +210,27 @@ def test_hinted_update_equals_rebuild(corpus: Corpus, tmp_path: Path) -> None:
     hinted = dump(ix)
     fresh.update(rebuild=True)
     assert dump(fresh) == hinted
+
+
+def test_reset_and_rebase_are_incremental_and_equal_a_rebuild(corpus: Corpus, tmp_path: Path) -> None:
+    """A branch moved back (git reset) or sideways (an amended commit) is updated in place,
+    not rebuilt, and still equals a rebuild (I1)."""
+    from factdesk.curation import Curation
+
+    ix = Indexer(corpus.root, today=date(2026, 11, 30))
+    ix.update()
+    start = git(corpus.root, "rev-parse", "HEAD").strip()
+    cur = Curation(ix)
+    cur.relabel(["kb/gotchas/db/a1a1a1a1.md"], {"type": "pattern"}, "p")
+    cur.retract(["kb/gotchas/db/b2b2b2b2.md"], "gone")
+    git(corpus.root, "reset", "-q", "--hard", start)
+    assert ix.update().mode == "incremental"
+    assert_incremental_equals_rebuild(corpus.root, tmp_path)
+    corpus.fact("kb/gotchas/db/e5e5e5e5.md", title="New")
+    corpus.commit("learn: new")
+    ix.update()
+    (corpus.root / "kb/gotchas/db/e5e5e5e5.md").write_text(
+        (corpus.root / "kb/gotchas/db/e5e5e5e5.md").read_text().replace("New", "Renamed"))
+    git(corpus.root, "commit", "-q", "--amend", "-am", "learn: amended")
+    assert ix.update().mode == "incremental"
+    assert_incremental_equals_rebuild(corpus.root, tmp_path)

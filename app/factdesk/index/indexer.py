@@ -210,6 +210,8 @@ class Indexer:
                 self._ingest_commits(conn, new, seq0=seq0)
                 touched = {c.path for commit in new for c in commit.changes
                            if c.path.startswith(self.root + "/")}
+            elif old_head and head and (rewound := self._rewind(conn, old_head, head)) is not None:
+                touched = rewound
             else:
                 return self._rebuild(conn, progress)
         if hint is not None and self._has_git():
@@ -254,6 +256,32 @@ class Indexer:
                     rescanned=looked_at)
         self._set_meta(conn, head, dirty=dirty)
         return self._stats(conn, "incremental", head, sorted(changed))
+
+    def _rewind(self, conn: sqlite3.Connection, old_head: str, head: str) -> set[str] | None:
+        """The branch moved to a commit that does not descend from the indexed one (a reset,
+        a rebase, a checkout of another branch). When their merge base lies on the new
+        head's first-parent chain, drop the commits only the old head reached, add the new
+        ones, and return every path either side touched; else None (rebuild)."""
+        base = gitrepo.run_git(self.repo, "merge-base", old_head, head, check=False).decode().strip()
+        if not base:
+            return None
+        chain = gitrepo.run_git(self.repo, "rev-list", "--first-parent", head, check=False).split()
+        if base.encode() not in chain:
+            return None
+        gone = gitrepo.run_git(self.repo, "rev-list", f"{head}..{old_head}", check=False).decode().split()
+        touched: set[str] = set()
+        for i in range(0, len(gone), 500):
+            part = gone[i : i + 500]
+            marks = ",".join("?" * len(part))
+            touched |= {r[0] for r in conn.execute(
+                f"SELECT DISTINCT path FROM changes WHERE sha IN ({marks})", part)}
+            conn.execute(f"DELETE FROM changes WHERE sha IN ({marks})", part)
+            conn.execute(f"DELETE FROM commits WHERE sha IN ({marks})", part)
+        seq0 = conn.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM commits").fetchone()[0]
+        new = gitrepo.log(self.repo, f"{old_head}..{head}")
+        self._ingest_commits(conn, new, seq0=seq0)
+        touched |= {c.path for commit in new for c in commit.changes if c.path.startswith(self.root + "/")}
+        return touched
 
     def _look(self, meta: dict[str, str], touched: set[str], known: set[str]
               ) -> tuple[set[str], list[FileEntry], list[Problem], str]:
