@@ -1,0 +1,708 @@
+"""The Transitions tab: hypothesis transitions over history and how predictions turned out.
+
+Reads `factdesk.reflect` only (no rules here): `cache.cached_walk` for the transition log,
+`queue.open_hypotheses` for what is still open or overdue, `stats.track_records` for the
+track records, `queue.methodology_counts` for reinforcement. All of it is computed off the
+GUI thread (`TransitionsWorker`, with its own read connection), like `factdesk transitions
+--stats`. Corpus text shown in the charts is HTML-escaped: QtCharts renders its labels as
+rich text (RELIABILITY H01).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCharts import (
+    QBarCategoryAxis,
+    QBarSet,
+    QChart,
+    QChartView,
+    QHorizontalStackedBarSeries,
+    QLineSeries,
+    QStackedBarSeries,
+    QValueAxis,
+)
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QMargins,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+    QThread,
+    Signal,
+)
+from PySide6.QtGui import QColor, QKeyEvent, QPainter, QPen
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QSplitter,
+    QTableView,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from factdesk.gui import theme
+from factdesk.index.indexer import Indexer
+from factdesk.reflect.model import CONFIRMED_BY, KINDS, MOVE, Transition
+from factdesk.reflect.stats import OUTCOMES, UNKNOWN, Reflection, TrackRecord, decisive, month_of
+
+#: stacked segments of the track-record chart: (attribute, legend, colour)
+RECORD_SEGMENTS = (
+    ("confirmed", "confirmed", "#2e7d32"),
+    ("promoted", "promoted", "#81c784"),
+    ("refuted", "refuted", "#c62828"),
+    ("retracted", "retracted", "#9e9e9e"),
+    ("overdue", "overdue", "#ef6c00"),
+    ("pending", "open", "#90caf9"),
+)
+OUTCOME_COLORS = {name: color for name, _legend, color in RECORD_SEGMENTS}
+HIT_RATE_COLOR = "#1a237e"
+COLUMNS = ("Time", "Kind", "Path", "Outcome / change", "Confirming fact", "Author", "Claimant",
+           "Commit", "Methodologies")
+ALL_KINDS = "All transitions"
+HYPOTHESES_ONLY = "Hypothesis transitions"
+ALL_CLAIMANTS = "All claimants"
+#: time buckets of the outcomes-over-time chart; "auto" picks the coarsest giving >= MIN_BUCKETS
+BUCKETS = ("auto", "month", "week", "day")
+MIN_BUCKETS = 4
+
+
+@dataclass(frozen=True, slots=True)
+class LoadResult:
+    """What the worker computed for one range."""
+
+    since: str | None
+    transitions: list[Transition]
+    commits: int
+    reflection: Reflection
+
+
+class TransitionsWorker(QThread):
+    """The transition log (cached) and the track records, with its own read connection."""
+
+    did_finish = Signal(object)  # LoadResult
+    did_fail = Signal(str)
+
+    def __init__(self, repo: Path, indexer: Indexer, since: str | None, today: date | None,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._repo = repo
+        self._indexer = indexer
+        self._since = since
+        self._today = today
+
+    def run(self) -> None:
+        from factdesk.reflect.cache import cached_walk
+        from factdesk.reflect.queue import methodology_counts, open_hypotheses
+        from factdesk.reflect.stats import OpenClaim, track_records
+
+        try:
+            log = cached_walk(self._repo, self._since)
+            conn = self._indexer.connect(readonly=True)
+            try:
+                queue = open_hypotheses(conn, self._today or date.today())
+                claims = [OpenClaim(i.path, i.claimant, i.claimant_type, i.overdue) for i in queue]
+                ref = track_records(log.transitions, claims, methodology_counts(conn))
+            finally:
+                conn.close()
+        except Exception as exc:  # reported in the panel, never a crash
+            self.did_fail.emit(f"{type(exc).__name__}: {exc}")
+            return
+        self.did_finish.emit(LoadResult(self._since, list(log.transitions), log.commits, ref))
+
+
+# -- pure helpers -----------------------------------------------------------------------------
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def track_record_line(reflection: Reflection | None, agent_id: str | None) -> str | None:
+    """One line on how an agent's predictions turned out, for the inspector, e.g.
+    "codex: 12 predictions — 7 confirmed, 2 refuted, 1 retracted, 2 open (1 overdue); 78% held".
+    None when the agent made no predictions (or there is no reflection yet)."""
+    if reflection is None or not agent_id:
+        return None
+    r = reflection.by_agent.get(agent_id)
+    if r is None:
+        return None
+    total = r.settled + r.open
+    if total == 0:
+        return None
+    parts = [f"{getattr(r, o)} {o}" for o in ("confirmed", "promoted", "refuted", "retracted")
+             if getattr(r, o)]
+    if r.open:
+        parts.append(f"{r.open} open" + (f" ({r.overdue} overdue)" if r.overdue else ""))
+    line = f"{agent_id}: {_plural(total, 'prediction')} — {', '.join(parts)}"
+    if r.hit_rate is not None:
+        line += f"; {r.hit_rate:.0%} held"
+    return line
+
+
+def segment_counts(record: TrackRecord) -> dict[str, int]:
+    """The stacked segments of one bar: the four outcomes, open-overdue, open-not-yet-due."""
+    out = {o: getattr(record, o) for o in OUTCOMES}
+    out["overdue"] = record.overdue
+    out["pending"] = record.open - record.overdue
+    return out
+
+
+def bucket_of(ts: int, bucket: str) -> str:
+    """The period of a commit time (UTC, like `stats.month_of`): YYYY-MM, YYYY-Www, YYYY-MM-DD."""
+    if bucket == "month":
+        return month_of(ts)
+    moment = datetime.fromtimestamp(ts, UTC)
+    if bucket == "week":
+        year, week, _ = moment.isocalendar()
+        return f"{year}-W{week:02d}"
+    return moment.strftime("%Y-%m-%d")
+
+
+def outcomes_over_time(transitions: Sequence[Transition], bucket: str = "auto",
+                       group: str = "all", key: str = "all") -> tuple[str, list[tuple[str, dict[str, int]]]]:
+    """(bucket used, [(period, outcome counts)]) of each hypothesis's decisive outcome
+    (`stats.decisive`, as the track records count them), for all claimants or one claimant
+    agent / type. With `bucket` "auto": months, else weeks, else days, whichever first gives
+    at least MIN_BUCKETS periods. Periods without outcomes are left out."""
+    chosen = list(decisive(transitions).values())
+    if group != "all":
+        chosen = [t for t in chosen
+                  if ((t.claimant if group == "agent" else t.claimant_type) or UNKNOWN) == key]
+    times = [t.time for t in chosen]
+    if bucket == "auto":
+        bucket = "day"
+        for candidate in ("month", "week"):
+            if len({bucket_of(ts, candidate) for ts in times}) >= MIN_BUCKETS:
+                bucket = candidate
+                break
+    table: dict[str, dict[str, int]] = {}
+    for t in chosen:
+        counts = table.setdefault(bucket_of(t.time, bucket), {o: 0 for o in OUTCOMES})
+        counts[t.outcome or "retracted"] += 1
+    return bucket, sorted(table.items())
+
+
+def period_label(period: str, bucket: str, count: int) -> str:
+    """A short axis label: weeks as W07, days as MM-DD, months as YYYY-MM (YY-MM when many)."""
+    if bucket == "week":
+        return period[5:]
+    if bucket == "day":
+        return period[5:]
+    return period[2:] if count > 8 else period
+
+
+def outcome_text(t: Transition) -> str:
+    """The 'Outcome / change' cell."""
+    if t.kind == MOVE:
+        return f"→ {t.new_path or ''}"
+    if t.reason:
+        return t.reason
+    if t.kind == CONFIRMED_BY:
+        return "confirmed"
+    if t.old_value is not None or t.new_value is not None:
+        return f"{t.old_value or '?'} → {t.new_value or '?'}"
+    return t.outcome or ""
+
+
+def target_path(t: Transition) -> str:
+    """The fact a row opens: where a moved fact went, else the transition's fact."""
+    return t.new_path or t.path
+
+
+def _when(ts: int) -> str:
+    return datetime.fromtimestamp(ts).astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def chart_text(text: str) -> str:
+    """Corpus text for a QtCharts label (rendered as rich text there)."""
+    return html.escape(text, quote=False)
+
+
+# -- the transitions table --------------------------------------------------------------------
+
+
+def _cells(t: Transition) -> tuple[str, ...]:
+    claimant = ""
+    if t.hypothesis:
+        claimant = f"{t.claimant or '?'} ({t.claimant_type or '?'})"
+    return (_when(t.time), t.kind, t.path, outcome_text(t), t.confirming or "",
+            t.author or t.author_email, claimant, t.sha[:10], ", ".join(t.methodologies))
+
+
+_SORT_KEYS: tuple[Callable[[Transition], Any], ...] = (
+    lambda t: (t.time, t.seq), lambda t: t.kind, lambda t: t.path, outcome_text,
+    lambda t: t.confirming or "", lambda t: t.author or t.author_email,
+    lambda t: (t.claimant or "", t.claimant_type or ""), lambda t: t.seq,
+    lambda t: len(t.methodologies),
+)
+
+
+class TransitionsModel(QAbstractTableModel):
+    """Transitions as rows (display text only: never markup)."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.rows: list[Transition] = []
+        self._cache: list[tuple[str, ...]] = []
+
+    def set_rows(self, rows: Sequence[Transition]) -> None:
+        self.beginResetModel()
+        self.rows = list(rows)
+        self._cache = [_cells(t) for t in self.rows]
+        self.endResetModel()
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()  # noqa: B008
+                 ) -> int:
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()  # noqa: B008
+                 ) -> int:
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def data(self, index: QModelIndex | QPersistentModelIndex,
+             role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._cache[index.row()][index.column()]
+        if role == Qt.ItemDataRole.ToolTipRole and index.column() == 2:
+            t = self.rows[index.row()]
+            return theme.tooltip(f"{t.title}\n{t.path}\n{t.subject}")
+        if role == Qt.ItemDataRole.ForegroundRole and index.column() == 3:
+            color = OUTCOME_COLORS.get(self.rows[index.row()].outcome or "")
+            return QColor(color) if color else None
+        return None
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section]
+        return None
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        self.layoutAboutToBeChanged.emit()
+        pairs = sorted(zip(self.rows, self._cache, strict=True), key=lambda p: _SORT_KEYS[column](p[0]),
+                       reverse=order == Qt.SortOrder.DescendingOrder)
+        self.rows = [p[0] for p in pairs]
+        self._cache = [p[1] for p in pairs]
+        self.layoutChanged.emit()
+
+
+class TransitionsTable(QTableView):
+    """Enter or double-click activates the row."""
+
+    row_activated = Signal(int)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and self.currentIndex().isValid():
+            self.row_activated.emit(self.currentIndex().row())
+            return
+        super().keyPressEvent(event)
+
+
+# -- charts -----------------------------------------------------------------------------------
+
+
+def _chart(title: str) -> tuple[QChart, QChartView]:
+    chart = QChart()
+    chart.setTitle(title)
+    chart.setAnimationOptions(QChart.AnimationOption.NoAnimation)
+    legend = chart.legend()
+    legend.setAlignment(Qt.AlignmentFlag.AlignBottom)
+    font = legend.font()
+    font.setPointSizeF(max(7.0, font.pointSizeF() - 1))
+    legend.setFont(font)
+    chart.setMargins(QMargins(4, 4, 4, 4))
+    view = QChartView(chart)
+    view.setRenderHint(QPainter.RenderHint.Antialiasing)
+    view.setMinimumSize(260, 220)
+    return chart, view
+
+
+def _clear(chart: QChart) -> None:
+    chart.removeAllSeries()
+    for axis in chart.axes():
+        chart.removeAxis(axis)
+
+
+def count_axis(peak: int) -> QValueAxis:
+    """A value axis of whole counts from 0 to at least `peak`, ticks at round steps."""
+    step = 1
+    while step * 6 < peak:
+        step = step * 5 // 2 if str(step).startswith("2") else step * 2
+    axis = QValueAxis()
+    axis.setLabelFormat("%d")
+    axis.setRange(0, max(step, -(-peak // step) * step))
+    axis.setTickType(QValueAxis.TickType.TicksDynamic)
+    axis.setTickAnchor(0)
+    axis.setTickInterval(step)
+    return axis
+
+
+def _bar_set(legend: str, color: str, values: Sequence[int]) -> QBarSet:
+    bars = QBarSet(legend)
+    bars.setColor(QColor(color))
+    bars.setBorderColor(QColor(color))
+    bars.append([float(v) for v in values])
+    return bars
+
+
+# -- the panel --------------------------------------------------------------------------------
+
+
+def _label(parent: QWidget, name: str) -> QLabel:
+    label = QLabel(parent)
+    label.setObjectName(name)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return label
+
+
+class TransitionsPanel(QWidget):
+    """Transitions over a commit range, track-record charts and methodology reinforcement.
+
+    Signals: `did_load(int)` (transitions in the range, after each load),
+    `fact_activated(str)` (a row's fact path: Enter or double-click)."""
+
+    did_load = Signal(int)
+    fact_activated = Signal(str)
+
+    def __init__(self, repo: Path, indexer: Indexer, parent: QWidget | None = None, *,
+                 today: date | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("transitionsPanel")
+        self.repo = repo
+        self.indexer = indexer
+        self.today = today  #: reference date for overdue hypotheses (None: today)
+        self.loaded = False
+        self.since: str | None = None
+        self.transitions: list[Transition] = []
+        self.commits = 0
+        self.reflection: Reflection | None = None
+        self._worker: TransitionsWorker | None = None
+        self._pending = False
+        self._build()
+
+    def _build(self) -> None:
+        outer = QVBoxLayout(self)
+        bar = QHBoxLayout()
+        self.since_edit = QLineEdit(self)
+        self.since_edit.setObjectName("transitionsSince")
+        self.since_edit.setPlaceholderText("since REV (empty: whole history) — Enter to apply")
+        self.since_edit.setClearButtonEnabled(True)
+        self.since_edit.returnPressed.connect(self.apply_since)
+        self.kind_combo = QComboBox(self)
+        self.kind_combo.setObjectName("transitionsKind")
+        self.kind_combo.addItems([ALL_KINDS, HYPOTHESES_ONLY, *KINDS])
+        self.kind_combo.currentIndexChanged.connect(lambda _i: self._fill_table())
+        self.status = _label(self, "transitionsStatus")
+        bar.addWidget(self.since_edit, 2)
+        bar.addWidget(self.kind_combo)
+        bar.addWidget(self.status, 3)
+        outer.addLayout(bar)
+
+        split = QSplitter(Qt.Orientation.Vertical, self)
+        self.model = TransitionsModel(self)
+        self.table = TransitionsTable(split)
+        self.table.setObjectName("transitionsTable")
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(0, Qt.SortOrder.DescendingOrder)  # newest first
+        self.table.setWordWrap(False)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(22)
+        header = self.table.horizontalHeader()
+        header.setStretchLastSection(True)
+        for col, width in enumerate((120, 110, 260, 170, 200, 90, 130, 90)):
+            header.resizeSection(col, width)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.table.doubleClicked.connect(lambda index: self._activate(index.row()))
+        self.table.row_activated.connect(self._activate)
+        split.addWidget(self.table)
+
+        lower = QSplitter(Qt.Orientation.Horizontal, split)
+        agents = QWidget(lower)
+        agents_layout = QVBoxLayout(agents)
+        agents_layout.setContentsMargins(0, 0, 0, 0)
+        self.group_combo = QComboBox(agents)
+        self.group_combo.setObjectName("transitionsGroup")
+        self.group_combo.addItem("Per claimant agent", "agent")
+        self.group_combo.addItem("Per claimant type", "type")
+        self.group_combo.currentIndexChanged.connect(lambda _i: self._fill_records())
+        self.records_chart, self.records_view = _chart("How predictions turned out")
+        self.records_view.setObjectName("transitionsRecordsChart")
+        self.records_chart.legend().setAlignment(Qt.AlignmentFlag.AlignRight)
+        agents_layout.addWidget(self.group_combo)
+        agents_layout.addWidget(self.records_view, 1)
+
+        months = QWidget(lower)
+        months_layout = QVBoxLayout(months)
+        months_layout.setContentsMargins(0, 0, 0, 0)
+        self.month_combo = QComboBox(months)
+        self.month_combo.setObjectName("transitionsMonthKey")
+        self.month_combo.currentIndexChanged.connect(lambda _i: self._fill_months())
+        self.bucket_combo = QComboBox(months)
+        self.bucket_combo.setObjectName("transitionsBucket")
+        self.bucket_combo.addItems(list(BUCKETS))
+        self.bucket_combo.currentIndexChanged.connect(lambda _i: self._fill_months())
+        self.bucket = "month"  #: the time bucket the chart shows (what "auto" chose)
+        self.months_chart, self.months_view = _chart("Outcomes over time, and share that held")
+        self.months_view.setObjectName("transitionsMonthsChart")
+        combos = QHBoxLayout()
+        combos.addWidget(self.month_combo, 2)
+        combos.addWidget(self.bucket_combo, 1)
+        months_layout.addLayout(combos)
+        months_layout.addWidget(self.months_view, 1)
+
+        meth = QWidget(lower)
+        meth_layout = QVBoxLayout(meth)
+        meth_layout.setContentsMargins(0, 0, 0, 0)
+        self.meth_caption = _label(meth, "transitionsMethodologyCaption")
+        self.meth_caption.setText("Methodology facts, most reinforced first")
+        self.methodology_table = QTableWidget(0, 3, meth)
+        self.methodology_table.setObjectName("transitionsMethodologies")
+        self.methodology_table.setHorizontalHeaderLabels(["Transitions", "Citing", "Methodology"])
+        self.methodology_table.verticalHeader().setVisible(False)
+        self.methodology_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.methodology_table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.methodology_table.horizontalHeader().setStretchLastSection(True)
+        self.methodology_table.setWordWrap(False)
+        self.methodology_table.verticalHeader().setDefaultSectionSize(22)
+        self.methodology_table.horizontalHeader().resizeSection(0, 80)
+        self.methodology_table.horizontalHeader().resizeSection(1, 55)
+        self.methodology_table.itemDoubleClicked.connect(self._activate_methodology)
+        meth_layout.addWidget(self.meth_caption)
+        meth_layout.addWidget(self.methodology_table, 1)
+
+        for w in (agents, months, meth):
+            lower.addWidget(w)
+        lower.setSizes([400, 450, 330])
+        split.addWidget(lower)
+        split.setSizes([330, 420])
+        outer.addWidget(split, 1)
+        self.status.setText("Not computed yet.")
+
+    # -- loading ------------------------------------------------------------------------------
+
+    def load(self) -> None:
+        """(Re)compute the transitions of the current range in the background; a load asked
+        for while one runs happens when it ends."""
+        if self._worker is not None:
+            self._pending = True
+            return
+        self._pending = False
+        what = f"since {self.since}" if self.since else "over the whole history"
+        self.status.setText(f"Finding transitions {what}…")
+        worker = TransitionsWorker(self.repo, self.indexer, self.since, self.today, self)
+        worker.did_finish.connect(self._loaded)
+        worker.did_fail.connect(self._failed)
+        self._worker = worker
+        worker.start()
+
+    def apply_since(self) -> None:
+        """Enter in the since field: the range after that revision (empty: everything)."""
+        self.since = self.since_edit.text().strip() or None
+        self.load()
+
+    def _reap(self) -> None:
+        if self._worker is not None:
+            self._worker.wait()
+            self._worker.deleteLater()
+            self._worker = None
+
+    def close_worker(self) -> None:
+        """Wait for a running computation (before the window or the index goes away)."""
+        self._pending = False
+        self._reap()
+
+    def _loaded(self, result: LoadResult) -> None:
+        self._reap()
+        if self._pending:
+            self.load()
+            return
+        self.transitions = result.transitions
+        self.commits = result.commits
+        self.reflection = result.reflection
+        self.loaded = True
+        self._fill_table()
+        self._fill_keys()
+        self._fill_records()
+        self._fill_months()
+        self._fill_methodologies()
+        self.did_load.emit(len(self.transitions))
+
+    def _failed(self, message: str) -> None:
+        self._reap()
+        if self._pending:
+            self.load()
+            return
+        self.status.setText(f"Could not compute transitions: {message}")
+
+    # -- views --------------------------------------------------------------------------------
+
+    def _fill_table(self) -> None:
+        choice = self.kind_combo.currentText()
+        if choice == ALL_KINDS:
+            rows = self.transitions
+        elif choice == HYPOTHESES_ONLY:
+            rows = [t for t in self.transitions if t.hypothesis]
+        else:
+            rows = [t for t in self.transitions if t.kind == choice]
+        self.model.set_rows(rows)
+        header = self.table.horizontalHeader()
+        if header.sortIndicatorSection() < len(COLUMNS):
+            self.model.sort(header.sortIndicatorSection(), header.sortIndicatorOrder())
+        if not self.loaded:
+            return
+        what = f"since {self.since}" if self.since else "over the whole history"
+        shown = "" if len(rows) == len(self.transitions) else f" ({len(rows)} shown)"
+        ref = self.reflection
+        rate = "" if ref is None or ref.total.hit_rate is None else \
+            f"; {ref.total.hit_rate:.0%} of judged predictions held"
+        self.status.setText(f"{_plural(len(self.transitions), 'transition')}{shown} in "
+                            f"{_plural(self.commits, 'commit')} {what}{rate}")
+
+    def _fill_keys(self) -> None:
+        ref = self.reflection
+        current = self.month_combo.currentData()
+        self.month_combo.blockSignals(True)
+        self.month_combo.clear()
+        self.month_combo.addItem(ALL_CLAIMANTS, "all:all")
+        if ref is not None:
+            for key in ref.by_agent:
+                self.month_combo.addItem(f"agent {key}", f"agent:{key}")
+            for key in ref.by_type:
+                self.month_combo.addItem(f"type {key}", f"type:{key}")
+        found = self.month_combo.findData(current) if current is not None else -1
+        self.month_combo.setCurrentIndex(max(found, 0))
+        self.month_combo.blockSignals(False)
+
+    def record_rows(self) -> dict[str, TrackRecord]:
+        """The track records the bar chart shows (per agent or per type)."""
+        if self.reflection is None:
+            return {}
+        by_type = self.group_combo.currentData() == "type"
+        return self.reflection.by_type if by_type else self.reflection.by_agent
+
+    def _fill_records(self) -> None:
+        chart = self.records_chart
+        _clear(chart)
+        rows = [r for r in self.record_rows().values() if r.settled + r.open]
+        if not rows:
+            return
+        rows.reverse()  # horizontal bars are drawn bottom-up: keep the sorted order top-down
+        series = QHorizontalStackedBarSeries()
+        counts = [segment_counts(r) for r in rows]
+        for attr, legend, color in RECORD_SEGMENTS:
+            series.append(_bar_set(legend, color, [c[attr] for c in counts]))
+        series.setBarWidth(0.7)
+        chart.addSeries(series)
+        categories = QBarCategoryAxis()
+        categories.append([chart_text(r.key) for r in rows])
+        chart.addAxis(categories, Qt.AlignmentFlag.AlignLeft)
+        series.attachAxis(categories)
+        values = count_axis(max(sum(c.values()) for c in counts))
+        chart.addAxis(values, Qt.AlignmentFlag.AlignBottom)
+        series.attachAxis(values)
+
+    def month_points(self) -> list[tuple[str, dict[str, int]]]:
+        """(period, outcome counts) for the claimants and time bucket chosen in the combos."""
+        if not self.loaded:
+            return []
+        group, _, key = str(self.month_combo.currentData() or "all:all").partition(":")
+        bucket, points = outcomes_over_time(self.transitions, self.bucket_combo.currentText(),
+                                            group, key)
+        self.bucket = bucket
+        return points
+
+    def _fill_months(self) -> None:
+        chart = self.months_chart
+        _clear(chart)
+        points = self.month_points()
+        if not points:
+            return
+        series = QStackedBarSeries()
+        for attr, legend, color in RECORD_SEGMENTS:
+            if attr in OUTCOMES:
+                series.append(_bar_set(legend, color, [c[attr] for _m, c in points]))
+        series.setBarWidth(0.8)
+        chart.addSeries(series)
+        rate = QLineSeries()
+        rate.setName("% held")
+        pen = QPen(QColor(HIT_RATE_COLOR))
+        pen.setWidth(2)
+        rate.setPen(pen)
+        rate.setPointsVisible(True)
+        for i, (_m, c) in enumerate(points):
+            held = c["confirmed"] + c["promoted"]
+            judged = held + c["refuted"]
+            if judged:
+                rate.append(float(i), 100.0 * held / judged)
+        chart.addSeries(rate)
+        chart.setTitle(f"Outcomes per {self.bucket}, and share that held")
+        months = QBarCategoryAxis()
+        months.append([period_label(m, self.bucket, len(points)) for m, _c in points])
+        chart.addAxis(months, Qt.AlignmentFlag.AlignBottom)
+        series.attachAxis(months)
+        rate.attachAxis(months)
+        if len(points) > 8:
+            months.setLabelsAngle(-90)
+        counts = count_axis(max(sum(c.values()) for _m, c in points))
+        chart.addAxis(counts, Qt.AlignmentFlag.AlignLeft)
+        series.attachAxis(counts)
+        share = QValueAxis()
+        share.setRange(0, 100)
+        share.setLabelFormat("%d%%")
+        share.setLinePenColor(QColor(HIT_RATE_COLOR))
+        share.setLabelsColor(QColor(HIT_RATE_COLOR))
+        share.setGridLineVisible(False)
+        chart.addAxis(share, Qt.AlignmentFlag.AlignRight)
+        rate.attachAxis(share)
+
+    def _fill_methodologies(self) -> None:
+        table = self.methodology_table
+        table.setSortingEnabled(False)
+        items = self.reflection.methodologies if self.reflection else []
+        table.setRowCount(len(items))
+        for row, m in enumerate(items):
+            for col, value in enumerate((m.transitions, m.citing)):
+                cell = QTableWidgetItem()
+                cell.setData(Qt.ItemDataRole.DisplayRole, value)
+                table.setItem(row, col, cell)
+            name = QTableWidgetItem(f"{m.title}  ({m.path})" if m.title else m.path)
+            name.setData(Qt.ItemDataRole.UserRole, m.path)
+            name.setToolTip(theme.tooltip(m.path))
+            table.setItem(row, 2, name)
+        table.setSortingEnabled(True)
+
+    # -- activation ---------------------------------------------------------------------------
+
+    def _activate(self, row: int) -> None:
+        if 0 <= row < len(self.model.rows):
+            self.fact_activated.emit(target_path(self.model.rows[row]))
+
+    def _activate_methodology(self, item: QTableWidgetItem) -> None:
+        cell = self.methodology_table.item(item.row(), 2)
+        path = cell.data(Qt.ItemDataRole.UserRole) if cell is not None else None
+        if path:
+            self.fact_activated.emit(str(path))
+
+    def track_record(self, agent_id: str | None) -> str | None:
+        """`track_record_line` for the loaded range (None before the first load)."""
+        return track_record_line(self.reflection, agent_id)
