@@ -43,7 +43,7 @@ class EmbeddingWorker(QObject):
 
         try:
             self.status.emit("loading the embedding model…")
-            session = session_for(self.indexer, self.setting)
+            session = session_for(self.indexer, self.setting, progress=self.status.emit)
             self.status.emit(f"embedding with {session.model_id}")
             stats = session.embed_pending(progress=self.progress.emit, cancel=self._cancel)
         except FactdeskError as exc:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -183,12 +184,14 @@ _sessions: dict[tuple[Path, str], SemanticSession] = {}
 _sessions_lock = threading.Lock()
 
 
-def session_for(indexer: Indexer, setting: str | None = None) -> SemanticSession:
-    """The process-wide session for a corpus and backend (loads the model on first use).
+def session_for(indexer: Indexer, setting: str | None = None, *,
+                progress: Callable[[str], None] | None = None) -> SemanticSession:
+    """The process-wide session for a corpus and backend (loads the model on first use;
+    `progress` hears about a first-use distillation).
 
     Raises ModelUnavailable when the model cannot be loaded.
     """
-    backend = load_backend(setting)
+    backend = load_backend(setting, progress=progress)
     key = (indexer.repo, backend.model_id)
     with _sessions_lock:
         if key not in _sessions:
