@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from datetime import date
 from pathlib import Path
 
@@ -234,3 +235,26 @@ def test_reset_and_rebase_are_incremental_and_equal_a_rebuild(corpus: Corpus, tm
     git(corpus.root, "commit", "-q", "--amend", "-am", "learn: amended")
     assert ix.update().mode == "incremental"
     assert_incremental_equals_rebuild(corpus.root, tmp_path)
+
+
+def test_concurrent_updaters_never_move_a_rebuild_aside(generated_corpus, copy_tree, tmp_path: Path) -> None:
+    """A second process arriving while the first rebuilds waits for it; it must not take the
+    half-built index (not yet marked complete) for damage and move it aside."""
+    import subprocess
+    import sys
+
+    repo = copy_tree(generated_corpus[0], tmp_path / "kb")
+    code = ("import sys; from pathlib import Path; from factdesk.index.indexer import Indexer; "
+            "print(Indexer(Path(sys.argv[1])).update(rebuild=sys.argv[2] == 'rebuild').mode)")
+    first = subprocess.Popen([sys.executable, "-c", code, str(repo), "rebuild"], stdout=subprocess.PIPE,
+                             text=True)
+    ix = Indexer(repo)
+    deadline = time.monotonic() + 30
+    while not ix.path.exists() and time.monotonic() < deadline:  # the rebuild has begun
+        time.sleep(0.01)
+    second = subprocess.run([sys.executable, "-c", code, str(repo), "update"], capture_output=True,
+                            text=True, timeout=300)
+    first.communicate(timeout=300)
+    assert first.returncode == 0 and second.returncode == 0, second.stderr
+    assert second.stdout.strip() in ("unchanged", "incremental")
+    assert not list(ix.path.parent.glob("*.corrupt-*"))

@@ -8,6 +8,8 @@ changed, paths touched by new commits, and every fact that cites one of those
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import multiprocessing
 import os
 import sqlite3
@@ -137,6 +139,11 @@ class Indexer:
         the next plain update still looks at everything."""
         started = time.perf_counter()
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        with _update_lock(self.path):
+            return self._update_locked(rebuild, progress, hint, started)
+
+    def _update_locked(self, rebuild: bool, progress: Progress | None, hint: Iterable[str] | None,
+                       started: float) -> IndexStats:
         usable = schema.is_usable(self.path)
         if not usable and self.path.exists():
             schema.move_aside(self.path)
@@ -546,6 +553,18 @@ class Indexer:
     def _report(progress: Progress | None, stage: str, done: int, total: int) -> None:
         if progress is not None:
             progress(stage, done, total)
+
+
+@contextlib.contextmanager
+def _update_lock(path: Path) -> Iterator[None]:
+    """One updater per index file across processes. Without it a second process could find
+    a rebuild half-done (not yet marked complete), take it for damage and move it aside."""
+    fd = os.open(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _lines(text: str) -> list[str]:
