@@ -879,6 +879,24 @@ def _attestation_entry(path: str, blob: str, curator: Identity, reason: str,
             f"  reason: {render_item(reason)}\n")
 
 
+def load_attestations(repo: Path) -> dict[str, list[dict[str, str]]]:
+    """`.factdesk/attestations.yaml` by fact path (unreadable or absent: none)."""
+    import yaml
+
+    data = read_or_none(repo / ATTESTATIONS)
+    if data is None:
+        return {}
+    try:
+        entries = yaml.safe_load(data)
+    except (yaml.YAMLError, UnicodeDecodeError):
+        return {}
+    out: dict[str, list[dict[str, str]]] = {}
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict) and isinstance(entry.get("path"), str):
+            out.setdefault(entry["path"], []).append({k: str(v) for k, v in entry.items()})
+    return out
+
+
 # -- the undo history ----------------------------------------------------------------------------
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from datetime import datetime
 
 from PySide6.QtCore import Qt, QUrl, Signal
@@ -80,6 +81,9 @@ class InspectorPanel(QWidget):
         super().__init__(parent)
         self.setObjectName("inspector")
         self._session = session
+        #: path → attestation entries (read from the corpus), and agent → track-record line
+        self.attestations: Callable[[], dict[str, list[dict[str, str]]]] | None = None
+        self.track_record: Callable[[str], str | None] | None = None
         self.fact_id: int | None = None
         self.path: str | None = None
         self.title = plain_label("No fact selected", self, name="inspectorTitle")
@@ -151,6 +155,10 @@ class InspectorPanel(QWidget):
         layout.addLayout(axes)
         layout.addLayout(trust_row)
         layout.addWidget(self.attribution)
+        self.provenance = plain_label("", self, name="inspectorProvenance")
+        self.provenance.setWordWrap(True)
+        self.provenance.setStyleSheet(f"color: {theme.DERIVED_COLOR}; padding: 0 4px;")
+        layout.addWidget(self.provenance)
         layout.addWidget(self.tabs, 1)
         self._history_loaded = False
         self.show_fact(None)
@@ -167,6 +175,7 @@ class InspectorPanel(QWidget):
             for w in widget:
                 w.setVisible(row is not None)
         self.attribution.setVisible(row is not None)
+        self.provenance.setVisible(row is not None)
         self.tabs.setEnabled(row is not None)
         if row is None:
             self.title.setText("No fact selected")
@@ -180,6 +189,7 @@ class InspectorPanel(QWidget):
         self.title.setText(row["title"] or "(untitled)")
         self.path_label.setText(row["path"])
         self._show_envelope(row)
+        self._show_provenance(row)
         self._show_retraction(row)
         self.body.show_markdown(row["body"])
         assert conn is not None
@@ -217,6 +227,20 @@ class InspectorPanel(QWidget):
                 subject_kind=row["subject_kind"], claim_type=row["claim_type"]))
         else:
             self.attribution.setText("(not parsed: see Problems)")
+
+    def _show_provenance(self, row: sqlite3.Row) -> None:
+        """A curator's attestation (the one way to ground truth) and the claimant's track
+        record of predictions, when known."""
+        lines = []
+        for entry in (self.attestations() if self.attestations else {}).get(row["path"], []):
+            lines.append(f"✔ envelope attested by {entry.get('by', '?')} at {entry.get('at', '?')}: "
+                         f"{entry.get('reason', '')}")
+        if self.track_record is not None and row["claimant"]:
+            record = self.track_record(row["claimant"])
+            if record:
+                lines.append(f"Track record — {record}")
+        self.provenance.setText("\n".join(lines))
+        self.provenance.setVisible(bool(lines))
 
     def _show_retraction(self, row: sqlite3.Row) -> None:
         if row["status"] != "retracted":

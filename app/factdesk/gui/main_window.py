@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
     QProgressBar,
+    QScrollArea,
     QSplitter,
     QTabWidget,
     QVBoxLayout,
@@ -37,6 +38,7 @@ from factdesk.gui.session import IndexSession
 from factdesk.gui.settlement_panel import SettlementPanel
 from factdesk.gui.sidebar import FacetSidebar
 from factdesk.gui.table import FactTableController
+from factdesk.gui.transitions_panel import TransitionsPanel, track_record_line
 from factdesk.gui.watcher import CorpusWatcher
 from factdesk.index.indexer import IndexStats
 
@@ -96,6 +98,7 @@ class MainWindow(QMainWindow):
                                           ask_text=lambda *a: self.ask_text(*a),
                                           similar=self.similar_function, parent=self)
         # semantic search is on unless turned off here or with FACTDESK_SEMANTIC=off
+        self.transitions = TransitionsPanel(self.session.repo, self.session.indexer, self)
         self.semantic_enabled = semantic if semantic is not None else \
             os.environ.get("FACTDESK_SEMANTIC", "on").lower() not in ("off", "0", "no")
         self.semantic: object | None = None  # a SemanticSession once embeddings are ready
@@ -111,6 +114,15 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._connect()
         self.table.id_source = self._similar_ids
+        self.sidebar.open_reader = lambda: self.session.indexer.connect(readonly=True)
+        self._light_refresh = False
+        self._stale_tabs: set[QWidget] = set()
+        self.transitions.fact_activated.connect(self.show_path)
+        self.transitions.did_load.connect(lambda _n: self._refresh_inspector())
+        from factdesk.curation.ops import load_attestations
+
+        self.inspector.attestations = lambda: load_attestations(self.session.repo)
+        self.inspector.track_record = lambda agent: track_record_line(self.transitions.reflection, agent)
         self.watcher = CorpusWatcher(self.session.repo, self.session.indexer.git_dir, self)
         self.watcher.corpus_did_change.connect(self.reindex)
         self.watcher.enabled = watch
@@ -139,6 +151,11 @@ class MainWindow(QMainWindow):
         self.center.addTab(self.overview, "Overview")
         self.center.addTab(self.mislabels, "Mislabels")
         self.center.addTab(self.settlement, "Hypotheses")
+        # in a scroll area: its charts and toolbar must not set the window's minimum width
+        self.transitions_tab = QScrollArea(self)
+        self.transitions_tab.setWidgetResizable(True)
+        self.transitions_tab.setWidget(self.transitions)
+        self.center.addTab(self.transitions_tab, "Transitions")
         self.settlement.count_did_change.connect(
             lambda n: self.center.setTabText(self.center.indexOf(self.settlement), f"Hypotheses ({n})"))
         self.center.currentChanged.connect(self._tab_shown)
@@ -221,6 +238,8 @@ class MainWindow(QMainWindow):
                      lambda: self.center.setCurrentWidget(self.mislabels), "Ctrl+4")
         self._action(view, "showHypotheses", "Hypothesis settlement queue",
                      lambda: self.center.setCurrentWidget(self.settlement), "Ctrl+5")
+        self._action(view, "showTransitions", "Transitions and track records",
+                     lambda: self.center.setCurrentWidget(self.transitions_tab), "Ctrl+6")
         columns = view.addMenu("Columns")
         columns.aboutToShow.connect(lambda: self._fill_columns_menu(columns))
         watch = self._action(view, "watch", "Watch for external changes", self._toggle_watch)
@@ -381,11 +400,33 @@ class MainWindow(QMainWindow):
         text, ok = QInputDialog.getText(self, title, label, text=default)
         return text if ok and text.strip() else None
 
+    def show_path(self, path: str) -> None:
+        """Show a fact by path (from the transitions list: it may be retracted by now)."""
+        conn = self.session.conn
+        row = conn.execute("SELECT id FROM facts WHERE path = ?", (path,)).fetchone() if conn else None
+        if row is None:
+            self.statusBar().showMessage(f"{path} is not in the index", 5000)
+            return
+        self.show_fact(int(row[0]))
+
+    def _refresh_inspector(self) -> None:
+        if self.inspector.fact_id is not None:
+            self.inspector.show_fact(self.inspector.fact_id)
+
+    def _refresh_front(self) -> None:
+        front = self.center.currentWidget()
+        if front in self._stale_tabs:
+            self._stale_tabs.discard(front)
+            front.refresh()  # type: ignore[attr-defined]
+
     def _tab_shown(self, index: int) -> None:
+        self._refresh_front()
         if self.center.widget(index) is self.mislabels and not self.mislabels.loaded:
             self.mislabels.load()
         if self.center.widget(index) is self.settlement and not self.settlement.loaded:
             self.settlement.load()
+        if self.center.widget(index) is self.transitions_tab and not self.transitions.loaded:
+            self.transitions.load()
 
     def retract_selected(self, reason: str | None = None) -> None:
         paths = self.selected_paths()
@@ -436,6 +477,10 @@ class MainWindow(QMainWindow):
             self._reselect_path = moved
         self.statusBar().showMessage(
             f"Committed {result.commit[:10] if result.commit else ''}: {result.subject}", 8000)
+        # no file came or went: the folder tree and the watched folders stay as they are
+        self._light_refresh = set(result.paths_after) == set(result.paths_touched)
+        if not self._light_refresh:
+            self.watcher.watch_folders({str(Path(p).parent) for p in result.paths_after})
         self.session.update(hint=result.paths_touched)
 
     # -- semantic layer -----------------------------------------------------------------------
@@ -528,17 +573,21 @@ class MainWindow(QMainWindow):
 
     def _on_index_updated(self, stats: IndexStats) -> None:
         self.progress.hide()
-        self._refresh_all()
+        light, self._light_refresh = self._light_refresh, False
+        self._refresh_all(light=light)
         self.start_semantic()
         if self.settlement.loaded:
             self.settlement.load()
+        if self.transitions.loaded or not light:
+            self.transitions.load()  # in the background; the inspector's track records follow
         if self._reselect_path and self.session.conn is not None:
             row = self.session.conn.execute("SELECT id FROM facts WHERE path = ?",
                                             (self._reselect_path,)).fetchone()
             if row is not None and self.table.current_id() != row[0]:
                 self.table.select_id(row[0])
             self._reselect_path = None
-        self.watcher.watch()
+        if not light:
+            self.watcher.watch()
         self.statusBar().showMessage(
             f"Index up to date: {stats.facts} facts, {stats.retracted} retracted, "
             f"{stats.problems} findings ({stats.seconds:.1f}s)", 5000)
@@ -550,13 +599,21 @@ class MainWindow(QMainWindow):
         self.last_error = message
         dialogs.show_error(self, "Indexing failed", message)
 
-    def _refresh_all(self) -> None:
+    def _refresh_all(self, *, light: bool = False) -> None:
+        """Every view after an index update. `light`: after our own action that added or
+        removed no file, so the folder tree keeps its shape. Panels not in front are
+        refreshed when they are next shown."""
+        self.table.model.invalidate()
         if not self.apply_query(self.search.text()):
             self.table.refresh()
-        self.sidebar.refresh_ontology()
-        self.problems.refresh()
-        self.overview.refresh()
-        self.center.setTabText(1, f"Problems ({self.problems.total})")
+        if not light:
+            self.sidebar.refresh_ontology()
+        self._stale_tabs = {self.problems, self.overview}
+        self._refresh_front()
+        conn = self.session.conn
+        if conn is not None:
+            total = conn.execute("SELECT COUNT(*) FROM problems").fetchone()[0]
+            self.center.setTabText(1, f"Problems ({total})")
         if self.inspector.fact_id is not None:
             self.inspector.show_fact(self.inspector.fact_id)
 
@@ -588,7 +645,9 @@ class MainWindow(QMainWindow):
         self.save_state()
         self.watcher.enabled = False
         self.mislabels.close_worker()
+        self.sidebar.close_worker()
         self.settlement.close_worker()
+        self.transitions.close_worker()
         if self._semantic_loader is not None:
             self._semantic_loader.wait()
         self.session.close()

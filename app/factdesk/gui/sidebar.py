@@ -10,7 +10,7 @@ import json
 import sqlite3
 from collections.abc import Callable
 
-from PySide6.QtCore import QPoint, QSettings, Qt, Signal
+from PySide6.QtCore import QObject, QPoint, QSettings, Qt, QThread, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QHeaderView,
@@ -41,17 +41,61 @@ FACETS: dict[str, tuple[str, str]] = {
 ONTOLOGY_SQL = "SELECT folder, COUNT(*) FROM facts WHERE status != 'retracted' GROUP BY folder"
 
 
+#: above this many facts, facet counts are computed on a worker thread (they scan the index)
+ASYNC_FACTS = 20_000
+
+
+def count_all(conn: sqlite3.Connection, query: str) -> list[tuple[str, list[tuple[str | None, int]]]]:
+    """Every facet column's value counts among the facts `query` selects."""
+    out = []
+    for column in FACETS:
+        try:
+            out.append((column, facet_counts(conn, column, query)))
+        except QueryError:
+            out.append((column, []))
+    return out
+
+
+class FacetWorker(QThread):
+    """Counts facets with its own read connection, off the GUI thread."""
+
+    did_count = Signal(str, object)  # query, counts
+
+    def __init__(self, open_reader: Callable[[], sqlite3.Connection], query: str,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._open = open_reader
+        self.query = query
+
+    def run(self) -> None:
+        try:
+            conn = self._open()
+            try:
+                counts = count_all(conn, self.query)
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            counts = []
+        self.did_count.emit(self.query, counts)
+
+
 class FacetSidebar(QWidget):
     """Left pane; emits `term_did_activate(field, value)` and `query_did_activate(text)`."""
 
     term_did_activate = Signal(str, str)
     query_did_activate = Signal(str)
+    facets_did_update = Signal(str)
 
     def __init__(self, connection: Callable[[], sqlite3.Connection | None],
                  settings: QSettings, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("sidebar")
         self._connection = connection
+        #: opens a private read connection for the worker thread (None: always count inline)
+        self.open_reader: Callable[[], sqlite3.Connection] | None = None
+        self.async_threshold = ASYNC_FACTS
+        self._facet_worker: FacetWorker | None = None
+        self._wanted: str | None = None
         self._settings = settings
         self.ontology = QTreeWidget(self)
         self.ontology.setObjectName("ontologyTree")
@@ -122,18 +166,53 @@ class FacetSidebar(QWidget):
             self.ontology.topLevelItem(i).setExpanded(True)
 
     def refresh_facets(self, query: str) -> None:
-        """Counts of every facet value among the facts `query` selects."""
+        """Counts of every facet value among the facts `query` selects. On a large corpus
+        they are counted on a worker thread and filled in when ready (the latest query wins);
+        `facets_did_update(query)` says when."""
         conn = self._connection()
+        if conn is None:
+            self._fill(query, [])
+            return
+        if self.open_reader is not None and self._large(conn):
+            self._wanted = query
+            if self._facet_worker is None:
+                self._start_worker(query)
+            return
+        self._fill(query, count_all(conn, query))
+
+    def _large(self, conn: sqlite3.Connection) -> bool:
+        row = conn.execute("SELECT MAX(id) FROM facts").fetchone()
+        return bool(row and row[0] and row[0] > self.async_threshold)
+
+    def _start_worker(self, query: str) -> None:
+        assert self.open_reader is not None
+        worker = FacetWorker(self.open_reader, query, self)
+        worker.did_count.connect(self._counted)
+        self._facet_worker = worker
+        worker.start()
+
+    def _counted(self, query: str, counts: list[tuple[str, list[tuple[str | None, int]]]]) -> None:
+        if self._facet_worker is not None:
+            self._facet_worker.wait()
+            self._facet_worker.deleteLater()
+            self._facet_worker = None
+        if self._wanted is not None and self._wanted != query:
+            self._start_worker(self._wanted)
+            return
+        self._wanted = None
+        self._fill(query, counts)
+
+    def close_worker(self) -> None:
+        self._wanted = None
+        if self._facet_worker is not None:
+            self._facet_worker.wait()
+
+    def _fill(self, query: str, all_counts: list[tuple[str, list[tuple[str | None, int]]]]) -> None:
         expanded = {self.facets.topLevelItem(i).data(0, TERM_ROLE): self.facets.topLevelItem(i)
                     .isExpanded() for i in range(self.facets.topLevelItemCount())}
         self.facets.clear()
-        if conn is None:
-            return
-        for column, (heading, field) in FACETS.items():
-            try:
-                counts = facet_counts(conn, column, query)
-            except QueryError:
-                counts = []
+        for column, counts in all_counts:
+            heading, field = FACETS[column]
             group = QTreeWidgetItem([heading, str(sum(n for _v, n in counts))])
             group.setData(0, TERM_ROLE, column)
             group.setFlags(group.flags() & ~Qt.ItemFlag.ItemIsSelectable)
@@ -142,15 +221,16 @@ class FacetSidebar(QWidget):
                 if value is None:
                     continue
                 marked = column in ("type", "kind", "origin", "status")
-                item = QTreeWidgetItem(group, [theme.labelled(column, value) if marked
+                item = QTreeWidgetItem(group, [theme.labelled(column, str(value)) if marked
                                                else str(value), str(count)])
                 item.setData(0, TERM_ROLE, (field, str(value)))
                 item.setToolTip(0, theme.tooltip(f"{field}:{value}"))
                 item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight)
-                mark = theme.mark_for(column, value)
+                mark = theme.mark_for(column, str(value))
                 if mark is not None:
                     item.setForeground(0, QBrush(QColor(mark.color)))
             group.setExpanded(expanded.get(column, True))
+        self.facets_did_update.emit(query)
 
     def _item_clicked(self, item: QTreeWidgetItem, _column: int = 0) -> None:
         data = item.data(0, TERM_ROLE)

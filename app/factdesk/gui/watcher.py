@@ -51,6 +51,14 @@ class CorpusWatcher(QObject):
         if existing:
             self._watcher.addPaths(existing)
 
+    def watch_folders(self, folders: set[str]) -> None:
+        """Add folders our own action created (cheaper than re-walking the tree)."""
+        known = set(self._watcher.directories())
+        new = [str(self._repo / f) for f in folders
+               if (self._repo / f).is_dir() and str(self._repo / f) not in known]
+        if new and len(known) < MAX_WATCHED_DIRS:
+            self._watcher.addPaths(new)
+
     def _poke(self, _path: str) -> None:
         if self.enabled:
             self._timer.start()

@@ -319,7 +319,10 @@ class _Walker:
         moves = _pair_moves(dels, adds)
         for old, new in moves:
             self.move(old, new, dels.pop(old), adds.pop(new), info)
-        for path, blob in adds.items():
+        # a hypothesis added in the same commit as an observation citing it must be tracked
+        # before that observation is read, whatever the paths' order
+        for path, blob in sorted(adds.items(),
+                                 key=lambda kv: sniff_type(self.blob(kv[1])) == FactType.OBSERVATION):
             self.add(path, blob, info)
         for ch in mods:
             self.modify(ch, info)
