@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Render the main window offscreen to docs/screenshots/{demo,real,inspector}.png.
+"""Render the main window offscreen to docs/screenshots/: demo, real, inspector, and the
+curation screens on the demo corpus: relabel (the editor), mislabels, hypotheses,
+transitions (the tabs).
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python scripts/screenshots.py
 
@@ -22,8 +24,52 @@ BUNDLE = ROOT.parent / "shared" / "corpora" / "agentic-engineering-kb.bundle"
 SIZE = (1400, 850)
 
 
+def _wait(app: object, signal: object, timeout_ms: int = 120_000) -> None:
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    loop = QEventLoop()
+    signal.connect(loop.quit)  # type: ignore[attr-defined]
+    QTimer.singleShot(timeout_ms, loop.quit)
+    loop.exec()
+
+
+def curation_shots(win: object, app: object) -> None:
+    """The relabel editor on a hedged observation, then each curation tab."""
+    from factdesk.gui.main_window import MainWindow
+
+    assert isinstance(win, MainWindow)
+    conn = win.session.conn
+    assert conn is not None
+    row = conn.execute("SELECT id, path FROM facts WHERE type = 'observation' AND status = 'live' "
+                       "AND (title LIKE '%probably%' OR title LIKE '%likely%' OR body LIKE '%probably%') "
+                       "ORDER BY path LIMIT 1").fetchone()
+    if row is not None:
+        win.show_fact(row[0])
+        dialog = win.open_relabel([row[1]])
+        if dialog is not None:
+            dialog.set_field("type", "hypothesis")
+            dialog.set_field("settle_by", "2027-03-31")
+            dialog.reason_edit.setText("hedged wording: a guess, not an observation")
+            dialog.update_preview()
+            app.processEvents()  # type: ignore[attr-defined]
+            dialog.grab().save(str(OUT / "relabel.png"))
+            print(f"wrote {OUT / 'relabel.png'}")
+            dialog.reject()
+    for name, panel, tab, signal in (
+            ("mislabels", win.mislabels, win.mislabels, win.mislabels.queue_did_load),
+            ("hypotheses", win.settlement, win.settlement, win.settlement.did_load),
+            ("transitions", win.transitions, win.transitions_tab, win.transitions.did_load)):
+        win.center.setCurrentWidget(tab)
+        _wait(app, signal)
+        for _ in range(5):
+            app.processEvents()  # type: ignore[attr-defined]
+        win.grab().save(str(OUT / f"{name}.png"))
+        print(f"wrote {OUT / f'{name}.png'} ({type(panel).__name__})")
+    win.center.setCurrentIndex(0)
+
+
 def render(repo: Path, name: str, workdir: Path, *, query: str = "",
-           inspector_shot: bool = False) -> None:
+           inspector_shot: bool = False, curation: bool = False) -> None:
     from PySide6.QtCore import QEventLoop, QTimer
     from PySide6.QtWidgets import QApplication
 
@@ -33,7 +79,7 @@ def render(repo: Path, name: str, workdir: Path, *, query: str = "",
     os.environ["FACTDESK_DATA_DIR"] = str(workdir / f"data-{name}")
     app = QApplication.instance() or QApplication([])
     app.setStyle("Fusion")
-    win = MainWindow(repo, make_settings(), watch=False, update_on_open=False)
+    win = MainWindow(repo, make_settings(), watch=False, update_on_open=False, semantic=False)
     win.resize(*SIZE)
     win.show()
     loop = QEventLoop()
@@ -53,6 +99,8 @@ def render(repo: Path, name: str, workdir: Path, *, query: str = "",
     if inspector_shot:
         win.inspector.grab().save(str(OUT / "inspector.png"))
         print(f"wrote {OUT / 'inspector.png'}")
+    if curation:
+        curation_shots(win, app)
     win.close()
 
 
@@ -65,7 +113,7 @@ def main() -> int:
             print(f"skipping demo.png: factdesk.demo is not available ({exc})")
         else:
             repo = Path(ensure_demo_workspace(workdir / "demo"))
-            render(repo, "demo", workdir, inspector_shot=True)
+            render(repo, "demo", workdir, inspector_shot=True, curation=True)
         if not BUNDLE.exists():
             print(f"skipping real.png: {BUNDLE} is absent")
         else:

@@ -19,6 +19,7 @@ from PySide6.QtCore import QObject, Qt, QThread, Signal
 from PySide6.QtGui import QBrush, QColor, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QGridLayout,
+    QHeaderView,
     QLabel,
     QPushButton,
     QSplitter,
@@ -58,6 +59,11 @@ class HypothesesWorker(QThread):
             self.did_fail.emit(f"{type(exc).__name__}: {exc}")
             return
         self.did_finish.emit(items)
+
+
+def _md_escape(text: str) -> str:
+    """A title as literal markdown text (it is corpus text: no markup of its own)."""
+    return "".join("\\" + ch if ch in "\\`*_{}[]()#+-.!<>|" else ch for ch in text)
 
 
 def _label(parent: QWidget, name: str) -> QLabel:
@@ -104,6 +110,10 @@ class SettlementPanel(QWidget):
         self.list.setObjectName("settleList")
         self.list.setHeaderLabels(["Hypothesis", "Settle by", "Days"])
         self.list.setRootIsDecorated(True)
+        self.list.header().setStretchLastSection(False)
+        self.list.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for col in (1, 2):
+            self.list.header().setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
         self.list.currentItemChanged.connect(lambda *_: self._show_current())
         middle = QWidget(split)
         mid = QVBoxLayout(middle)
@@ -113,6 +123,10 @@ class SettlementPanel(QWidget):
         self.candidate_list.setObjectName("settleCandidates")
         self.candidate_list.setHeaderLabels(["Candidate", "Type", "Cites it", "Similarity"])
         self.candidate_list.setRootIsDecorated(False)
+        self.candidate_list.header().setStretchLastSection(False)
+        self.candidate_list.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for col in (1, 2, 3):
+            self.candidate_list.header().setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
         self.candidate_list.currentItemChanged.connect(lambda *_: self._show_candidate())
         mid.addWidget(self.candidate_list, 1)
         grid = QGridLayout()
@@ -132,7 +146,9 @@ class SettlementPanel(QWidget):
         self.hyp_view.setObjectName("settleHypothesis")
         self.cand_view = SafeTextBrowser(right)
         self.cand_view.setObjectName("settleEvidence")
-        split.setSizes([330, 330, 420])
+        split.setStretchFactor(0, 4)
+        split.setStretchFactor(1, 3)
+        split.setStretchFactor(2, 4)
         outer.addWidget(split, 1)
         for key, slot in (("C", self.confirm), ("F", self.refute), ("E", self.extend), ("P", self.promote)):
             shortcut = QShortcut(QKeySequence(key), self)
@@ -190,7 +206,6 @@ class SettlementPanel(QWidget):
             if keep is not None and item.path == keep.path:
                 chosen = row
         self.list.expandAll()
-        self.list.resizeColumnToContents(1)
         target = chosen or first
         if target is not None:
             self.list.setCurrentItem(target)
@@ -252,7 +267,7 @@ class SettlementPanel(QWidget):
                                f"claimed by {item.claimant or '?'} ({item.claimant_type or '?'})")
         try:
             _, fact = self.curation._read(item.path, None)
-            self.hyp_view.show_markdown(f"# {fact.title}\n\n{fact.body}")
+            self.hyp_view.show_markdown(f"**{_md_escape(fact.title)}**\n\n{fact.body}")
         except Exception as exc:  # deleted on disk meanwhile
             self.hyp_view.show_markdown(str(exc))
         conn = self.curation.indexer.connect(readonly=True)
@@ -272,8 +287,6 @@ class SettlementPanel(QWidget):
         else:
             self.cand_view.show_markdown("No candidate settling facts yet. Confirm (C) writes a new "
                                          "observation; Extend (E) moves the date.")
-        for col in range(1, 4):
-            self.candidate_list.resizeColumnToContents(col)
 
     def chosen_candidate(self) -> Candidate | None:
         row = self.candidate_list.currentItem()
@@ -286,7 +299,7 @@ class SettlementPanel(QWidget):
             return
         try:
             _, fact = self.curation._read(cand.path, None)
-            self.cand_view.show_markdown(f"# {fact.title}\n\n{fact.body}")
+            self.cand_view.show_markdown(f"**{_md_escape(fact.title)}**\n\n{fact.body}")
         except Exception as exc:
             self.cand_view.show_markdown(str(exc))
 
