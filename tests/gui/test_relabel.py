@@ -52,6 +52,11 @@ def test_relabel_from_the_table_commits_and_updates_the_table(qtbot, window: Mai
     conn = window.session.conn
     assert conn.execute("SELECT type FROM facts WHERE path = ?", (IDS["pool"],)).fetchone()[0] == "hypothesis"
     assert window.inspector.path == IDS["pool"]  # the user's place is kept
+    # git's own index is synced off the critical path, then the journal goes
+    from factdesk.curation.gitwrite import pending_actions
+
+    qtbot.waitUntil(lambda: git(repo, "status", "--porcelain") == "" and not pending_actions(repo),
+                    timeout=5000)
     assert "hypothesis" in window.inspector.badges["type"].text()
 
 

@@ -83,6 +83,10 @@ class Committed:
     parent: str
     branch: str
     rebased: bool
+    #: paths whose real-index entries still wait for `finish_sync` (deferred), and the
+    #: journal kept until then
+    pending_sync: tuple[str, ...] = ()
+    journal: Path | None = None
 
 
 def _git(repo: Path, *args: str, input: bytes | None = None, env: Mapping[str, str] | None = None,
@@ -175,8 +179,11 @@ def touched_between(repo: Path, old: str, new: str, paths: Sequence[str]) -> lis
 
 def commit_files(repo: Path, changes: Sequence[FileChange], message: str, *,
                  author: Identity, committer: Identity, action_id: str,
-                 expected_head: str | None = None, allow_dirty: bool = False) -> Committed:
-    """Write `changes` and publish them as one commit on the current branch (see module doc)."""
+                 expected_head: str | None = None, allow_dirty: bool = False,
+                 defer_sync: bool = False) -> Committed:
+    """Write `changes` and publish them as one commit on the current branch (see module doc).
+    `defer_sync`: leave step 8 (the real index) and 9 to `finish_sync`, off the user's
+    critical path; the journal stays until then, so a crash in between is recovered."""
     if not changes:
         raise Refused("nothing to change")
     paths = [c.path for c in changes]
@@ -210,10 +217,39 @@ def commit_files(repo: Path, changes: Sequence[FileChange], message: str, *,
             _restore_files(repo, changes)
             journal.remove()
             raise
+        if defer_sync:
+            return Committed(done.sha, done.parent, done.branch, done.rebased,
+                             pending_sync=tuple(paths), journal=journal.path)
         sync_index(repo, paths, {c.path: blobs.get(c.path) for c in changes})
         faults.point("commit.index_synced")
         journal.remove()
         return done
+
+
+def finish_sync(repo: Path, committed: Committed) -> None:
+    """Step 8 and 9 of a deferred commit: the real index gets HEAD's blobs for the paths
+    (read now, under the writer lock, so a later action's version is never overwritten
+    by an earlier one's), then the journal goes."""
+    if not committed.pending_sync:
+        return
+    with writer_lock(repo):
+        paths = list(committed.pending_sync)
+        heads = _modes_and_blobs(repo, "HEAD", paths)
+        sync_index(repo, paths, {p: heads.get(p) for p in paths})
+        faults.point("commit.index_synced")
+        if committed.journal is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(committed.journal)
+
+
+def _modes_and_blobs(repo: Path, rev: str, paths: Sequence[str]) -> dict[str, str]:
+    out = _git(repo, "ls-tree", "-z", "--end-of-options", rev, "--", *paths, check=False).stdout
+    blobs = {}
+    for entry in out.split(b"\0"):
+        if b"\t" in entry:
+            meta, path = entry.split(b"\t", 1)
+            blobs[path.decode("utf-8", "surrogateescape")] = meta.split()[2].decode()
+    return blobs
 
 
 def gitrepo_path_ok(path: str) -> bool:

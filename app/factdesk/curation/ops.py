@@ -46,6 +46,7 @@ from factdesk.curation.gitwrite import (
     Refused,
     commit_files,
     current_branch,
+    finish_sync,
     head_blob,
 )
 from factdesk.fsio import read_or_none
@@ -95,6 +96,12 @@ class ChangeSet:
     paths_after: list[str] = field(default_factory=list)
     #: every file the action wrote or deleted (an index update hint)
     paths_touched: list[str] = field(default_factory=list)
+    committed: Committed | None = None
+
+    def finish(self, repo: Path) -> None:
+        """Complete a commit made with `defer_index_sync` (a no-op otherwise)."""
+        if self.committed is not None and self.committed.pending_sync:
+            finish_sync(repo, self.committed)
 
     @property
     def preview(self) -> bool:
@@ -160,11 +167,14 @@ class Curation:
     """The write operations over one corpus (an `Indexer` for its index)."""
 
     def __init__(self, indexer: Indexer, curator: Identity | None = None, *,
-                 update_index: bool = True) -> None:
+                 update_index: bool = True, defer_index_sync: bool = False) -> None:
         self.indexer = indexer
         self.repo = indexer.repo
         self.curator = curator or curator_identity(self.repo)
         self.update_index = update_index
+        #: the GUI defers syncing git's own index to after its view has updated
+        #: (`ChangeSet.finish()`, run on a worker thread)
+        self.defer_index_sync = defer_index_sync
         self._registry = load_registry(self.repo)
         self._repo_ids: frozenset[str] | None = None
 
@@ -748,7 +758,9 @@ class Curation:
         author = with_op(self.curator, plan.action)
         committed: Committed = commit_files(self.repo, plan.changes, message, author=author,
                                             committer=self.curator, action_id=action_id,
-                                            expected_head=expected_head)
+                                            expected_head=expected_head,
+                                            defer_sync=self.defer_index_sync)
+        result.committed = committed
         result.commit = committed.sha
         result.rebased = committed.rebased
         if self.update_index:

@@ -87,7 +87,7 @@ class MainWindow(QMainWindow):
         self.inspector = InspectorPanel(self.session, self)
         self.problems = ProblemsPanel(conn, self)
         self.overview = OverviewPanel(conn, self)
-        self.curation = Curation(self.session.indexer, update_index=False)
+        self.curation = Curation(self.session.indexer, update_index=False, defer_index_sync=True)
         self.relabel_dialog: RelabelDialog | None = None
         self.last_change: ChangeSet | None = None
         self._reselect_path: str | None = None
@@ -481,7 +481,7 @@ class MainWindow(QMainWindow):
         self._light_refresh = set(result.paths_after) == set(result.paths_touched)
         if not self._light_refresh:
             self.watcher.watch_folders({str(Path(p).parent) for p in result.paths_after})
-        self.session.update(hint=result.paths_touched)
+        self.session.update(hint=result.paths_touched, after=lambda: result.finish(self.session.repo))
 
     # -- semantic layer -----------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ thread only reads, through one read-only connection opened once the index is usa
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QThread, Signal
@@ -25,20 +26,32 @@ class IndexWorker(QThread):
     update_did_fail = Signal(str)
 
     def __init__(self, indexer: Indexer, *, rebuild: bool = False, hint: list[str] | None = None,
+                 after: list[Callable[[], None]] | None = None,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._indexer = indexer
         self._rebuild = rebuild
         self._hint = hint
+        self._after = after or []
 
     def run(self) -> None:
         try:
             stats = self._indexer.update(rebuild=self._rebuild, progress=self._progress,
                                          hint=self._hint)
         except Exception as exc:  # a failed update must reach the user, not kill the thread
+            self._run_after()
             self.update_did_fail.emit(f"{type(exc).__name__}: {exc}")
             return
         self.update_did_finish.emit(stats)
+        self._run_after()
+
+    def _run_after(self) -> None:
+        """Work that must follow the update but not delay the view (git's index sync)."""
+        for job in self._after:
+            try:
+                job()
+            except Exception as exc:  # reported; the journal makes the next start finish it
+                self.update_did_fail.emit(f"{type(exc).__name__}: {exc}")
 
     def _progress(self, stage: str, done: int, total: int) -> None:
         self.progress_did_change.emit(stage, done, total)
@@ -58,6 +71,7 @@ class IndexSession(QObject):
         self.conn: sqlite3.Connection | None = None
         self._worker: IndexWorker | None = None
         self._pending = False
+        self._after: list[Callable[[], None]] = []
         self.repo_ids: frozenset[str] = frozenset()
         if schema.is_usable(self.indexer.path):
             self._open_reader()
@@ -72,13 +86,18 @@ class IndexSession(QObject):
         row = self.conn.execute("SELECT value FROM meta WHERE key = 'repo_id'").fetchone()
         self.repo_ids = frozenset((row[0] if row else "").split())
 
-    def update(self, *, rebuild: bool = False, hint: list[str] | None = None) -> None:
+    def update(self, *, rebuild: bool = False, hint: list[str] | None = None,
+               after: Callable[[], None] | None = None) -> None:
         """Start a background update; a request during a running one is queued once.
-        `hint`: the paths factdesk's own action just committed (a fast update)."""
+        `hint`: the paths factdesk's own action just committed (a fast update); `after`:
+        run on the worker thread once the update is done."""
+        if after is not None:
+            self._after.append(after)
         if self._worker is not None:
             self._pending = True
             return
-        worker = IndexWorker(self.indexer, rebuild=rebuild, hint=hint, parent=self)
+        jobs, self._after = self._after, []
+        worker = IndexWorker(self.indexer, rebuild=rebuild, hint=hint, after=jobs, parent=self)
         worker.progress_did_change.connect(self.progress_did_change)
         worker.update_did_finish.connect(self._on_finished)
         worker.update_did_fail.connect(self._on_failed)
@@ -114,6 +133,9 @@ class IndexSession(QObject):
             self._worker.wait()
             self._worker.deleteLater()
             self._worker = None
+        jobs, self._after = self._after, []
+        for job in jobs:  # deferred git-index syncs queued behind an update: do them now
+            job()
         if self.conn is not None:
             self.conn.close()
             self.conn = None

@@ -201,6 +201,7 @@ class Indexer:
 
     def _incremental(self, conn: sqlite3.Connection, progress: Progress | None,
                      hint: set[str] | None = None) -> IndexStats:
+        schema.ensure_sort_indexes(conn)
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
         head = gitrepo.head_sha(self.repo) if self._has_git() else None
         old_head = meta.get("head") or None

@@ -22,6 +22,11 @@ SORTABLE = {
     "problems": "(f.errors * 1000 + f.warnings)", "created": "f.created_at",
 }
 
+#: the covering (column, status) index of a sort order (schema.SORT_INDEXES)
+SORT_INDEX = {"updated": "facts_sort_updated", "created": "facts_sort_created",
+              "confidence": "facts_sort_confidence", "evidence_weight": "facts_sort_weight",
+              "title": "facts_sort_title", "author": "facts_sort_author"}
+
 
 @dataclass(frozen=True, slots=True)
 class SearchHit:
@@ -96,7 +101,12 @@ def fact_ids(conn: sqlite3.Connection, query: str | CompiledQuery, *, sort: str 
     if q.fts:
         where = f"f.id IN (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?) AND {where}"
         params.insert(0, q.fts)
-    sql = (f"SELECT f.id FROM facts f WHERE {where} "
+    # Unfiltered (the default view): read the id list from the sort's covering index. With
+    # filters the planner picks (a facet index is better for a selective one).
+    hint = ""
+    if not q.fts and not q.where and sort in SORT_INDEX:
+        hint = f" INDEXED BY {SORT_INDEX[sort]}"
+    sql = (f"SELECT f.id FROM facts f{hint} WHERE {where} "
            f"ORDER BY {order} {direction}, f.id {direction}")
     return [r[0] for r in conn.execute(sql, params)]
 
