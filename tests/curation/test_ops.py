@@ -227,11 +227,19 @@ def test_stale_view_is_a_conflict(corpus: Corpus, cur: Curation) -> None:
 
 
 def test_detached_head_and_index_lock(corpus: Corpus, cur: Curation) -> None:
+    from factdesk.curation import recover
+    from factdesk.curation.gitwrite import pending_actions
+
     lock = corpus.root / ".git/index.lock"
     lock.write_bytes(b"")
     cur.relabel([A], {"type": "pattern"}, "works with index.lock held")
-    assert lock.exists()
+    assert lock.exists()  # never removed by us
+    assert git(corpus.root, "log", "-1", "--format=%s").startswith("relabel: ")
+    assert pending_actions(corpus.root)  # git's index is still to be synced: remembered
+    assert recover(corpus.root)[0].outcome == "needs attention"  # still locked: kept
     lock.unlink()
+    assert [r.outcome for r in recover(corpus.root)] == ["already committed"]
+    assert not pending_actions(corpus.root) and git(corpus.root, "status", "--porcelain") == ""
     git(corpus.root, "checkout", "-q", "--detach")
     with pytest.raises(Refused, match="detached"):
         cur.relabel([B], {"type": "pattern"}, "p")

@@ -162,3 +162,28 @@ def test_retract_asks_nothing_more_than_a_reason(qtbot, window: MainWindow, repo
         window.retract_selected("a policy we dropped")
     assert not (repo / IDS["policy"]).exists()
     assert git(repo, "log", "-1", "--format=%s").startswith("retract(curation): ")
+
+
+def test_patched_table_order_equals_a_full_requery(qtbot, window: MainWindow, repo: Path) -> None:
+    """After a relabel the table moves the changed facts in place (no full re-query); the
+    order must be exactly what a re-query gives, for every sort and a few queries."""
+    from factdesk.index.search import fact_ids
+
+    kinds = ["pattern", "observation", "concept"]
+    patched: list[bool] = []
+    real_patch = window.table.patch
+    window.table.patch = lambda ids: patched.append(real_patch(ids)) or patched[-1]  # type: ignore[method-assign]
+    for n, (sort, desc, query) in enumerate([
+            ("updated", True, ""), ("title", False, ""), ("confidence", True, ""),
+            ("type", False, ""), ("path", True, ""), ("problems", True, ""),
+            ("updated", True, "type:observation"), ("title", True, "pool"),
+            ("claimant", False, "-kind:pragmatic")]):
+        window.table.state.sort_key, window.table.state.descending = sort, desc
+        window.set_query(query)
+        with qtbot.waitSignal(window.index_did_update, timeout=10_000):
+            window.run_action(lambda n=n: window.curation.relabel(
+                [IDS["pool"]], {"type": kinds[n % 3]}, f"round {n}"))
+        conn = window.session.conn
+        expected = fact_ids(conn, query, sort=sort, descending=desc)
+        assert window.table.model.ids == expected, (sort, desc, query)
+    assert patched == [True] * 9  # every refresh was a patch, none fell back

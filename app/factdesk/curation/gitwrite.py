@@ -220,9 +220,9 @@ def commit_files(repo: Path, changes: Sequence[FileChange], message: str, *,
         if defer_sync:
             return Committed(done.sha, done.parent, done.branch, done.rebased,
                              pending_sync=tuple(paths), journal=journal.path)
-        sync_index(repo, paths, {c.path: blobs.get(c.path) for c in changes})
-        faults.point("commit.index_synced")
-        journal.remove()
+        if sync_index(repo, paths, {c.path: blobs.get(c.path) for c in changes}, retry=True):
+            faults.point("commit.index_synced")
+            journal.remove()  # else kept: the next start syncs (an agent holds index.lock)
         return done
 
 
@@ -235,7 +235,8 @@ def finish_sync(repo: Path, committed: Committed) -> None:
     with writer_lock(repo):
         paths = list(committed.pending_sync)
         heads = _modes_and_blobs(repo, "HEAD", paths)
-        sync_index(repo, paths, {p: heads.get(p) for p in paths})
+        if not sync_index(repo, paths, {p: heads.get(p) for p in paths}, retry=True):
+            return  # index.lock held by another git process: the journal stays for recovery
         faults.point("commit.index_synced")
         if committed.journal is not None:
             with contextlib.suppress(FileNotFoundError):
@@ -479,12 +480,18 @@ def _index_info(entries: Mapping[str, str | None], modes: Mapping[str, str]) -> 
     return b"".join(line.encode("utf-8", "surrogateescape") + b"\0" for line in lines)
 
 
-def sync_index(repo: Path, paths: Sequence[str], entries: Mapping[str, str | None] | None = None) -> bool:
+def sync_index(repo: Path, paths: Sequence[str], entries: Mapping[str, str | None] | None = None,
+               *, retry: bool = False) -> bool:
     """Make the real git index agree with HEAD for `paths` (our files only). Skipped when
     another git process holds `index.lock`; `git status` then shows our paths as staged
     reversions until the next sync, which recovery retries. With the blob ids known, one
     `update-index --index-info` (no refresh of the other entries) does it."""
-    if (gitrepo.git_dir(repo) / "index.lock").exists():
+    lock = gitrepo.git_dir(repo) / "index.lock"
+    for _ in range(40 if retry else 1):  # another git command's lock is gone within ms
+        if not lock.exists():
+            break
+        time.sleep(0.025)
+    else:
         return False
     if entries is None:
         proc = _git(repo, "reset", "-q", "--", *paths, check=False)
@@ -533,6 +540,12 @@ class Recovered:
     message: str
 
 
+class _KeepJournal(Exception):
+    def __init__(self, report: Recovered) -> None:
+        super().__init__(report.message)
+        self.report = report
+
+
 def pending_actions(repo: Path) -> list[Path]:
     directory = gitrepo.git_dir(repo) / "factdesk" / "journal"
     return sorted(directory.glob("*.json")) if directory.is_dir() else []
@@ -548,7 +561,11 @@ def recover(repo: Path) -> list[Recovered]:
             out.append(Recovered(path.stem, "needs attention", f"unreadable journal {path}: {exc}"))
             continue
         with writer_lock(repo):
-            out.append(_recover_one(repo, record))
+            try:
+                out.append(_recover_one(repo, record))
+            except _KeepJournal as keep:
+                out.append(keep.report)
+                continue
             entries = record.get("changes") or []
             for folder in {(repo / str(e["path"])).parent for e in entries}:
                 fsio.remove_stale_temps(folder)
@@ -567,7 +584,11 @@ def _recover_one(repo: Path, record: dict[str, object]) -> Recovered:
     paths = [str(e["path"]) for e in entries]
     tip = _git(repo, "rev-parse", "-q", "--verify", ref, check=False).stdout.decode().strip() or ZERO
     if _action_in_history(repo, ref, action_id, base):
-        sync_index(repo, paths)
+        if not sync_index(repo, paths, retry=True):
+            raise _KeepJournal(Recovered(
+                action_id, "needs attention",
+                f"'{subject}' is committed, but git's index could not be synced for its files: "
+                f"{gitrepo.git_dir(repo) / 'index.lock'} is held; it will be retried"))
         return Recovered(action_id, "already committed",
                          f"'{subject}' was committed before the interruption; the index was synced")
     disk = {p: _blob_or_none(repo / p) for p in paths}

@@ -400,6 +400,14 @@ class MainWindow(QMainWindow):
         text, ok = QInputDialog.getText(self, title, label, text=default)
         return text if ok and text.strip() else None
 
+    def _patch_table(self, paths: list[str]) -> bool:
+        conn = self.session.conn
+        if conn is None or not paths:
+            return False
+        marks = ",".join("?" * len(paths))
+        ids = [r[0] for r in conn.execute(f"SELECT id FROM facts WHERE path IN ({marks})", paths)]
+        return self.table.patch(ids)
+
     def show_path(self, path: str) -> None:
         """Show a fact by path (from the transitions list: it may be retracted by now)."""
         conn = self.session.conn
@@ -604,7 +612,9 @@ class MainWindow(QMainWindow):
         removed no file, so the folder tree keeps its shape. Panels not in front are
         refreshed when they are next shown."""
         self.table.model.invalidate()
-        if not self.apply_query(self.search.text()):
+        if light and self.last_change is not None and self._patch_table(self.last_change.paths_touched):
+            self.sidebar.refresh_facets(self.search.text())
+        elif not self.apply_query(self.search.text()):
             self.table.refresh()
         if not light:
             self.sidebar.refresh_ontology()

@@ -101,24 +101,24 @@ class IndexSession(QObject):
         worker.progress_did_change.connect(self.progress_did_change)
         worker.update_did_finish.connect(self._on_finished)
         worker.update_did_fail.connect(self._on_failed)
+        worker.finished.connect(self._on_thread_done)
         self._worker = worker
         worker.start()
 
-    def _reap(self) -> None:
+    def _on_finished(self, stats: IndexStats) -> None:
+        """The index is up to date: the views refresh now, while the worker may still be
+        finishing its `after` jobs (the thread is reaped when it ends, never waited for)."""
+        self._open_reader()
+        self.index_did_update.emit(stats)
+
+    def _on_failed(self, message: str) -> None:
+        self.index_did_fail.emit(message)
+
+    def _on_thread_done(self) -> None:
         if self._worker is not None:
             self._worker.wait()
             self._worker.deleteLater()
             self._worker = None
-
-    def _on_finished(self, stats: IndexStats) -> None:
-        self._reap()
-        self._open_reader()
-        self.index_did_update.emit(stats)
-        self._run_pending()
-
-    def _on_failed(self, message: str) -> None:
-        self._reap()
-        self.index_did_fail.emit(message)
         self._run_pending()
 
     def _run_pending(self) -> None:

@@ -21,10 +21,11 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QAction, QKeyEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTableView, QWidget
 
+from factdesk.errors import QueryError
 from factdesk.gui.session import IndexSession
 from factdesk.gui.table_model import FactTableModel
 from factdesk.gui.table_state import DEFAULT_HIDDEN, FactTableState
-from factdesk.index.search import fact_ids
+from factdesk.index.search import fact_ids, place_ids
 
 
 class FactTableView(QTableView):
@@ -169,6 +170,32 @@ class FactTableController(QObject):
             self.fact_did_select.emit(None)
         self.rows_did_change.emit(len(ids))
         return len(ids)
+
+    def patch(self, changed: list[int]) -> bool:
+        """After our own small action (no file added or removed): move the changed facts to
+        where a full re-query would put them (`search.place_ids`), without re-reading every
+        id. False when that cannot be done exactly: the caller re-queries."""
+        conn = self._session.conn
+        text = self.state.query
+        if conn is None or (self.id_source is not None and self.id_source(text) is not None):
+            return False
+        try:
+            ids = place_ids(conn, text, self.model.ids, changed, sort=self.state.sort_key,
+                            descending=self.state.descending)
+        except QueryError:
+            return False
+        if ids is None:
+            return False
+        keep = self._current
+        self._resetting = True
+        try:
+            self.model.set_ids(ids)
+        finally:
+            self._resetting = False
+        if keep is not None and self.model.row_of(keep) is not None:
+            self.select_id(keep)
+        self.rows_did_change.emit(len(ids))
+        return True
 
     def refresh(self) -> None:
         """The index changed: drop the page cache and re-run the same query."""

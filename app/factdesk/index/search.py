@@ -8,6 +8,7 @@ very common terms, bm25 is computed over at most RANK_WINDOW matches, newest fir
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -108,7 +109,65 @@ def fact_ids(conn: sqlite3.Connection, query: str | CompiledQuery, *, sort: str 
         hint = f" INDEXED BY {SORT_INDEX[sort]}"
     sql = (f"SELECT f.id FROM facts f{hint} WHERE {where} "
            f"ORDER BY {order} {direction}, f.id {direction}")
-    return [r[0] for r in conn.execute(sql, params)]
+    cursor = conn.cursor()
+    cursor.row_factory = None  # plain tuples: a third faster than sqlite3.Row for 100k ids
+    return [fid for (fid,) in cursor.execute(sql, params).fetchall()]
+
+
+def place_ids(conn: sqlite3.Connection, query: str | CompiledQuery, ids: list[int],
+              changed: Iterable[int], *, sort: str = "updated", descending: bool = True
+              ) -> list[int] | None:
+    """`fact_ids(query, sort)` after only the facts `changed` changed, given its result
+    `ids` from before: each changed fact is dropped, then put back (if it still matches)
+    by a binary search with the sort key read by id — a few dozen indexed lookups instead
+    of re-reading every id. None when the order is by relevance (ask `fact_ids`)."""
+    q = _compiled(conn, query)
+    if sort not in SORTABLE or (sort == "relevance" and q.fts):
+        return None
+    order = SORTABLE[sort]
+    nocase = "NOCASE" in order
+    where = q.where_sql()
+    params: list[object] = list(q.params)
+    if q.fts:
+        where = f"f.id IN (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?) AND {where}"
+        params.insert(0, q.fts)
+    wanted = set(changed)
+    out = [i for i in ids if i not in wanted]
+
+    def key(fid: int) -> tuple[object, ...]:
+        row = conn.execute(f"SELECT {order} FROM facts f WHERE f.id = ?", (fid,)).fetchone()
+        return (*_order_key(row[0] if row else None, nocase=nocase), fid)
+
+    for fid in sorted(wanted):
+        if conn.execute(f"SELECT 1 FROM facts f WHERE f.id = ? AND {where}",
+                        [fid, *params]).fetchone() is None:
+            continue  # it no longer matches
+        mine = key(fid)
+        lo, hi = 0, len(out)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            other = key(out[mid])
+            if (other > mine) if descending else (other < mine):
+                lo = mid + 1
+            else:
+                hi = mid
+        out.insert(lo, fid)
+    return out
+
+
+def _order_key(value: object, *, nocase: bool) -> tuple[object, ...]:
+    """SQLite's ORDER BY as a Python key: NULL < numbers < text (bytes; NOCASE folds ASCII)."""
+    if value is None:
+        return (0,)
+    if isinstance(value, (int, float)):
+        return (1, value)
+    text = str(value)
+    if nocase:
+        text = text.translate(_ASCII_LOWER)
+    return (2, text.encode("utf-8"))
+
+
+_ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
 
 
 def count(conn: sqlite3.Connection, query: str | CompiledQuery) -> int:
