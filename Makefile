@@ -35,6 +35,7 @@ bench: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) bench/curation_bench.py
 	$(PY) bench/semantic_bench.py
 	$(PY) bench/mislabel_quality.py
+	$(PY) bench/settlement_recall.py
 
 screenshots: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) scripts/screenshots.py
