@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.conftest import Corpus, git
 
 from factdesk.index.indexer import Indexer
 from factdesk.index.search import fact_ids, search
+from tests.conftest import Corpus, git
 
 TABLES = {
     "facts": "SELECT * FROM facts ORDER BY path",

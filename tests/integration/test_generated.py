@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from tests.conftest import GeneratedCorpus
 
 from factdesk.cli import main
+from tests.conftest import GeneratedCorpus
 
 EXPECTED_CODE = {
     "authority_tool_asserts_user": "A1",

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import Corpus
-
 from factdesk.reflect.cache import cache_path, cached_walk
 from factdesk.reflect.model import Transition
 from factdesk.reflect.transitions import walk
+from tests.conftest import Corpus
 
 
 def _dicts(items: list[Transition]) -> list[dict[str, object]]:

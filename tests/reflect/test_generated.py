@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.conftest import GeneratedCorpus
 
 from factdesk.cli import main
 from factdesk.core import open_corpus
@@ -19,6 +18,7 @@ from factdesk.reflect.model import CONFIDENCE, Transition
 from factdesk.reflect.queue import GROUPS, open_hypotheses
 from factdesk.reflect.stats import OpenClaim, track_records
 from factdesk.reflect.transitions import TransitionLog, extend, walk
+from tests.conftest import GeneratedCorpus
 
 Key = tuple[str, ...]
 

@@ -8,7 +8,6 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-from tests.conftest import Corpus, git
 
 from factdesk.cli import main
 from factdesk.core import open_corpus
@@ -17,6 +16,7 @@ from factdesk.reflect.model import Transition
 from factdesk.reflect.queue import open_hypotheses
 from factdesk.reflect.stats import OpenClaim, track_records
 from factdesk.reflect.transitions import RangeError, extend, sniff_type, transitions, walk
+from tests.conftest import Corpus, git
 
 
 def fact_text(title: str, *, type: str = "hypothesis", confidence: float = 0.8,

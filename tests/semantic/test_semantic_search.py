@@ -6,8 +6,6 @@ import json
 
 import numpy as np
 import pytest
-from tests.conftest import Corpus
-from tests.semantic.conftest import PARAPHRASE, PARAPHRASE_SOURCE, UNRELATED, filler
 
 from factdesk.cli import main
 from factdesk.core import open_corpus
@@ -15,6 +13,8 @@ from factdesk.semantic.search import SemanticSession, hybrid_search, parse_simil
 from factdesk.semantic.store import EmbeddingStore
 from factdesk.semantic.thresholds import duplicate_threshold
 from factdesk.semantic.vectors import VectorIndex, duplicate_scan
+from tests.conftest import Corpus
+from tests.semantic.conftest import PARAPHRASE, PARAPHRASE_SOURCE, UNRELATED, filler
 
 SOURCE = "kb/gotchas/db/d4d4d4d4.md"
 TWIN = "kb/decisions/api/e5e5e5e5.md"

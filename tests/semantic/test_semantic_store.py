@@ -8,12 +8,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tests.conftest import Corpus
-from tests.semantic.conftest import PARAPHRASE, PARAPHRASE_SOURCE, UNRELATED
 
 from factdesk.core import open_corpus
 from factdesk.semantic import backends
 from factdesk.semantic.store import EmbeddingStore, embed_pending, store_path
+from tests.conftest import Corpus
+from tests.semantic.conftest import PARAPHRASE, PARAPHRASE_SOURCE, UNRELATED
 
 
 def _indexed(corpus: Corpus):

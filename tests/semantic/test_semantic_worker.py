@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.conftest import Corpus
 
 from factdesk.core import open_corpus
 from factdesk.gui.semantic_worker import EmbeddingWorker, start_in_thread, thread_for
 from factdesk.semantic.store import EmbedStats
+from tests.conftest import Corpus
 
 
 def test_worker_embeds_in_a_thread_with_progress(qtbot, corpus: Corpus, semantic_env: Path
