@@ -9,9 +9,8 @@ remembered in git) or moves on (J/K). The queue is computed off the GUI thread.
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
-from PySide6.QtCore import QObject, Qt, QThread, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QGridLayout,
@@ -25,34 +24,8 @@ from PySide6.QtWidgets import (
 from factdesk.curation import ChangeSet, Curation
 from factdesk.gui import theme
 from factdesk.gui.safe_browser import SafeTextBrowser
-from factdesk.index.indexer import Indexer
+from factdesk.gui.workers import ReadWorker
 from factdesk.model.mislabels import Suggestion
-
-
-class QueueWorker(QThread):
-    """Computes the queue with its own read connection."""
-
-    did_finish = Signal(object)  # list[Suggestion]
-    did_fail = Signal(str)
-
-    def __init__(self, repo: Path, indexer: Indexer, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._repo = repo
-        self._indexer = indexer
-
-    def run(self) -> None:
-        from factdesk.curation.dismissals import queue_from_index
-
-        try:
-            conn = self._indexer.connect(readonly=True)
-            try:
-                queue = queue_from_index(self._repo, conn)
-            finally:
-                conn.close()
-        except Exception as exc:  # reported in the panel, never a crash
-            self.did_fail.emit(f"{type(exc).__name__}: {exc}")
-            return
-        self.did_finish.emit(queue)
 
 
 def _label(parent: QWidget, name: str, *, wrap: bool = True) -> QLabel:
@@ -84,7 +57,7 @@ class MislabelPanel(QWidget):
         self.queue: list[Suggestion] = []
         self.item_index = 0
         self.loaded = False
-        self._worker: QueueWorker | None = None
+        self._worker: ReadWorker | None = None
         self._build()
 
     def _build(self) -> None:
@@ -145,7 +118,10 @@ class MislabelPanel(QWidget):
         if self._worker is not None:
             return
         self.status.setText("Looking for likely mislabels…")
-        worker = QueueWorker(self.curation.repo, self.curation.indexer, self)
+        from factdesk.curation.dismissals import queue_from_index
+
+        repo = self.curation.repo
+        worker = ReadWorker(self.curation.indexer, lambda conn: queue_from_index(repo, conn), self)
         worker.did_finish.connect(self._loaded)
         worker.did_fail.connect(self._failed)
         self._worker = worker

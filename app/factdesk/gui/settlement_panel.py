@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import date
 
-from PySide6.QtCore import QObject, Qt, QThread, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QGridLayout,
@@ -32,33 +32,11 @@ from PySide6.QtWidgets import (
 from factdesk.curation import ChangeSet, Curation
 from factdesk.gui import theme
 from factdesk.gui.safe_browser import SafeTextBrowser
-from factdesk.index.indexer import Indexer
+from factdesk.gui.workers import ReadWorker
 from factdesk.reflect.queue import Candidate, QueueItem, Similar, candidates, open_hypotheses
 
 GROUP_TITLES = {"overdue": "Overdue", "due": "Due", "undated": "No date",
                 "no-criterion": "No criterion (H1)"}
-
-
-class HypothesesWorker(QThread):
-    did_finish = Signal(object)  # list[QueueItem]
-    did_fail = Signal(str)
-
-    def __init__(self, indexer: Indexer, today: date, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._indexer = indexer
-        self._today = today
-
-    def run(self) -> None:
-        try:
-            conn = self._indexer.connect(readonly=True)
-            try:
-                items = open_hypotheses(conn, self._today)
-            finally:
-                conn.close()
-        except Exception as exc:  # shown in the panel, never a crash
-            self.did_fail.emit(f"{type(exc).__name__}: {exc}")
-            return
-        self.did_finish.emit(items)
 
 
 def _md_escape(text: str) -> str:
@@ -96,7 +74,7 @@ class SettlementPanel(QWidget):
         self.items: list[QueueItem] = []
         self.current_candidates: list[Candidate] = []
         self.loaded = False
-        self._worker: HypothesesWorker | None = None
+        self._worker: ReadWorker | None = None
         self._build()
 
     # -- construction ---------------------------------------------------------------------
@@ -162,7 +140,8 @@ class SettlementPanel(QWidget):
         if self._worker is not None:
             return
         self.status.setText("Reading open hypotheses…")
-        worker = HypothesesWorker(self.curation.indexer, self.today, self)
+        today = self.today
+        worker = ReadWorker(self.curation.indexer, lambda conn: open_hypotheses(conn, today), self)
         worker.did_finish.connect(self._loaded)
         worker.did_fail.connect(self._failed)
         self._worker = worker

@@ -157,6 +157,11 @@ class FactTableController(QObject):
             ids = fact_ids(conn, text, sort=self.state.sort_key,
                            descending=self.state.descending)
         self.state.query = text
+        self._show_ids(ids)
+        return len(ids)
+
+    def _show_ids(self, ids: list[int]) -> None:
+        """Replace the rows, keeping the current fact selected when it is still there."""
         keep = self._current
         self._resetting = True
         try:
@@ -169,7 +174,6 @@ class FactTableController(QObject):
             self._current = None
             self.fact_did_select.emit(None)
         self.rows_did_change.emit(len(ids))
-        return len(ids)
 
     def patch(self, changed: list[int]) -> bool:
         """After our own small action (no file added or removed): move the changed facts to
@@ -186,15 +190,7 @@ class FactTableController(QObject):
             return False
         if ids is None:
             return False
-        keep = self._current
-        self._resetting = True
-        try:
-            self.model.set_ids(ids)
-        finally:
-            self._resetting = False
-        if keep is not None and self.model.row_of(keep) is not None:
-            self.select_id(keep)
-        self.rows_did_change.emit(len(ids))
+        self._show_ids(ids)
         return True
 
     def refresh(self) -> None:
