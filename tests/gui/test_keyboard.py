@@ -25,7 +25,10 @@ def test_j_and_k_move_through_the_table(window, qtbot) -> None:
 
 
 def test_j_types_into_the_search_bar_instead(window, qtbot) -> None:
+    window.activateWindow()  # focus goes to the line only in the active window
+    qtbot.waitUntil(window.isActiveWindow, timeout=3000)
     window.search.line.setFocus()
+    qtbot.waitUntil(window.search.line.hasFocus, timeout=3000)
     qtbot.keyClicks(window.search.line, "jk")
     assert window.search.text() == "jk"
     assert window.table.current_id() is None

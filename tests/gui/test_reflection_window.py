@@ -26,3 +26,40 @@ def test_track_record_and_attestation_in_the_inspector(qtbot, window: MainWindow
         window.run_action(lambda: window.curation.attest([IDS["pool"]], "checked the commit by hand"))
     qtbot.waitUntil(lambda: "attested by" in window.inspector.provenance.text(), timeout=5000)
     assert "checked the commit by hand" in window.inspector.provenance.text()
+
+
+def test_semantic_search_in_the_window_and_the_model_setting(qtbot, repo: Path, data_dir: Path,
+                                                             monkeypatch) -> None:
+    """With embeddings on (the static model, built offline from the installed MiniLM), the
+    window embeds in the background, `similar:` lists neighbours and the model choice is a
+    setting; the GUI never waits for the model."""
+    from factdesk.gui.app import make_settings
+
+    monkeypatch.setenv("FACTDESK_SEMANTIC", "on")
+    win = MainWindow(repo, make_settings(), watch=False, update_on_open=False)
+    qtbot.addWidget(win)
+    win.show()
+    with qtbot.waitSignal(win.index_did_update, timeout=20_000):
+        win.reindex()
+    assert win.actions_by_name["model_static"].isChecked()
+    assert not win.apply_query("similar:pool") or win.semantic is not None  # not ready: explained
+    qtbot.waitUntil(lambda: win.semantic is not None or win.semantic_notice is not None, timeout=300_000)
+    assert win.semantic is not None, win.semantic_notice
+    neighbours = win.semantic.neighbours(IDS["pool"], 5)  # type: ignore[attr-defined]
+    assert len(neighbours) == 4 and IDS["pool"] not in [n.path for n in neighbours]  # 5 live facts
+    assert win.apply_query(f"similar:{IDS['pool']}")
+    # the table lists exactly the neighbours above the model's similarity floor, best first
+    above = [n.path for n in win.semantic.similar(IDS["pool"], 200)]  # type: ignore[attr-defined]
+    conn = win.session.conn
+    shown = [conn.execute("SELECT path FROM facts WHERE id = ?", (i,)).fetchone()[0]
+             for i in win.table.model.ids]
+    assert shown == above
+    started: list[bool] = []
+    # not the slow full model here (tests/semantic loads it)
+    win.start_semantic = lambda: started.append(True)  # type: ignore[method-assign]
+    win.actions_by_name["model_full"].trigger()
+    assert win.settings.value("semantic/model") == "full" and win.embedding_model() == "full"
+    assert win.actions_by_name["model_full"].isChecked()
+    assert not win.actions_by_name["model_static"].isChecked()
+    assert started == [True] and win.semantic is None  # re-embedding with the new model
+    win.close()

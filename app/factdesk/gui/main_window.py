@@ -6,6 +6,7 @@ is usable and brought up to date in the background (`IndexSession.update`).
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -50,15 +51,17 @@ class SemanticLoader(QThread):
     did_fail = Signal(str)
     progress_did_change = Signal(int, int)
 
-    def __init__(self, indexer: object, parent: QObject | None = None) -> None:
+    def __init__(self, indexer: object, setting: str | None = None,
+                 parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._indexer = indexer
+        self._setting = setting
 
     def run(self) -> None:
         try:
             from factdesk.semantic.search import session_for
 
-            session = session_for(self._indexer)  # type: ignore[arg-type]
+            session = session_for(self._indexer, self._setting)  # type: ignore[arg-type]
             stats = session.embed_pending(progress=lambda d, t: self.progress_did_change.emit(d, t))
             session.vectors()  # the matrix, built here rather than on the first query
         except Exception as exc:  # the app works without semantic search
@@ -240,6 +243,15 @@ class MainWindow(QMainWindow):
                      lambda: self.center.setCurrentWidget(self.settlement), "Ctrl+5")
         self._action(view, "showTransitions", "Transitions and track records",
                      lambda: self.center.setCurrentWidget(self.transitions_tab), "Ctrl+6")
+        models = view.addMenu("Semantic model")
+        self._model_actions: dict[str, QAction] = {}
+        for key, text in (("static", "Fast (static, distilled from MiniLM)"),
+                          ("full", "Full MiniLM (slow on a CPU, best neighbours)")):
+            action = self._action(models, f"model_{key}", text,
+                                  functools.partial(self.choose_embedding_model, key))
+            action.setCheckable(True)
+            self._model_actions[key] = action
+        self._model_actions[self.embedding_model() or "static"].setChecked(True)
         columns = view.addMenu("Columns")
         columns.aboutToShow.connect(lambda: self._fill_columns_menu(columns))
         watch = self._action(view, "watch", "Watch for external changes", self._toggle_watch)
@@ -497,12 +509,31 @@ class MainWindow(QMainWindow):
         """Embed new or changed facts in the background (the model loads there too)."""
         if not self.semantic_enabled or self._semantic_loader is not None:
             return
-        loader = SemanticLoader(self.session.indexer, self)
+        loader = SemanticLoader(self.session.indexer, self.embedding_model(), self)
         loader.did_finish.connect(self._semantic_ready)
         loader.did_fail.connect(self._semantic_failed)
         loader.progress_did_change.connect(self._semantic_progress)
         self._semantic_loader = loader
         loader.start()
+
+    def embedding_model(self) -> str | None:
+        """The chosen embedding model (View menu, kept in settings), else the default."""
+        value = self.settings.value("semantic/model", "")
+        return str(value) if value in ("static", "full") else None
+
+    def choose_embedding_model(self, name: str) -> None:
+        """Switch between the fast static model and the full model; re-embeds in the
+        background (vectors of both are kept, so switching back costs nothing)."""
+        self.settings.setValue("semantic/model", name)
+        for key, action in self._model_actions.items():
+            action.setChecked(key == name)
+        self.semantic = None
+        self.semantic_enabled = True
+        self.statusBar().showMessage(f"Semantic search: switching to the {name} model…", 5000)
+        if self._semantic_loader is None:
+            self.start_semantic()
+        else:
+            self._semantic_loader.finished.connect(self.start_semantic)
 
     def _semantic_progress(self, done: int, total: int) -> None:
         if total:
