@@ -5,6 +5,10 @@
     factdesk index  [--kb PATH] [--rebuild]
     factdesk search QUERY [--kb PATH] [--limit N] [--format text|json]
     factdesk show   FACT [--kb PATH] [--format text|json]
+    factdesk relabel|edit|move|retract|restore|attest|settle|dismiss … --reason "…"
+    factdesk undo | redo [--list]
+    factdesk mislabels | queue | transitions [--since REV] [--stats]
+    factdesk embed | similar FACT_OR_TEXT | duplicates
 """
 
 from __future__ import annotations
