@@ -23,6 +23,7 @@ from pathlib import Path
 from factdesk.corpus import gitrepo
 from factdesk.corpus.codec import ParseOutcome, parse_fact
 from factdesk.corpus.ontology import (
+    Ontology,
     RuleEngine,
     check_ontology,
     find_ontology,
@@ -37,6 +38,7 @@ from factdesk.index.rows import ROW_COLUMNS, fact_from_row, fact_row
 from factdesk.model.enums import FactType, Severity
 from factdesk.model.fact import Fact, Problem
 from factdesk.model.refs import local_targets
+from factdesk.model.registry import Registry
 from factdesk.model.rules import CheckContext, check_fact
 from factdesk.model.weight import evidence_weight, is_weighted
 
@@ -125,6 +127,8 @@ class Indexer:
         self.git_dir = gitrepo.git_dir(self.repo)
         self.path = schema.index_path(self.git_dir)
         self._repo_ids: frozenset[str] | None = None
+        self._parsed: tuple[tuple[str, str], Registry, Ontology | None] | None = None
+        self._engine: RuleEngine | None = None
 
     # -- public -------------------------------------------------------------------------
 
@@ -355,6 +359,21 @@ class Indexer:
 
     # -- shared -------------------------------------------------------------------------
 
+    def _registry_and_ontology(self) -> tuple[Registry, Ontology | None]:
+        """Parsed once per content (stamped by blob id): an update after a one-fact change
+        does not re-read them."""
+        stamp = (self._registry_stamp(), self._ontology_stamp())
+        if self._parsed is None or self._parsed[0] != stamp:
+            self._parsed = (stamp, load_registry(self.repo), load_ontology(self.repo))
+        return self._parsed[1], self._parsed[2]
+
+    def _rule_engine(self) -> RuleEngine:
+        """One sandboxed V8 context per indexer (starting one costs ~50 ms); compiled rules
+        are kept by their source text, so a changed ontology compiles what is new."""
+        if self._engine is None:
+            self._engine = RuleEngine()
+        return self._engine
+
     def _has_git(self) -> bool:
         return (self.repo / ".git").exists()
 
@@ -407,8 +426,7 @@ class Indexer:
                scan_problems: list[Problem], *, full: bool,
                rescanned: set[str] | None = None) -> None:
         repo_id = self._repo_ids
-        registry = load_registry(self.repo)
-        ontology = load_ontology(self.repo)
+        registry, ontology = self._registry_and_ontology()
         # Retracted facts: their last version, read from git.
         retracted_facts: dict[str, Fact] = {}
         retracted_outcomes: dict[str, ParseOutcome] = {}
@@ -436,7 +454,7 @@ class Indexer:
             retracted=retracted_view, creators=creators, history_known=self._has_git(),
             cited_types_then=self._cited_types_then(conn, outcomes, files, histories, repo_id),
         )
-        engine = RuleEngine() if ontology is not None else None
+        engine = self._rule_engine() if ontology is not None else None
         if not full:
             for path in list(outcomes) + list(retracted):
                 conn.execute("DELETE FROM problems WHERE path = ?", (path,))
