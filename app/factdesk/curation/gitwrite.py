@@ -203,7 +203,8 @@ def commit_files(repo: Path, changes: Sequence[FileChange], message: str, *,
         faults.point("action.before_write")
         blobs = {c.path: _hash_object(repo, c.new) for c in changes if c.new is not None}
         faults.point("commit.blob_written")
-        journal = _Journal.write(repo, action_id, ref, r0, message, changes, blobs, author, committer)
+        journal = _Journal.write(repo, action_id, ref, r0, message, changes, blobs, author, committer,
+                                 store_old=allow_dirty)
         faults.point("action.journal_written")
         try:
             _replace_files(repo, changes)
@@ -409,7 +410,10 @@ class _TreeIO:
     def root_of(self, commit: str) -> str | None:
         if commit == ZERO:
             return None
-        return _git(self.repo, "rev-parse", f"{commit}^{{tree}}").stdout.decode().strip()
+        data = self.reader.read(commit)  # the commit object: its first line names the tree
+        if data is None or not data.startswith(b"tree "):
+            raise GitError(f"commit {commit} is missing from the object store")
+        return data[5:45].decode()
 
     def read(self, tree: str | None) -> dict[str, tuple[str, str]]:
         """name → (mode, sha) of a tree object."""
@@ -512,10 +516,13 @@ class _Journal:
     @classmethod
     def write(cls, repo: Path, action_id: str, ref: str, r0: str, message: str,
               changes: Sequence[FileChange], blobs: Mapping[str, str], author: Identity,
-              committer: Identity) -> _Journal:
+              committer: Identity, *, store_old: bool = False) -> _Journal:
         directory = state_dir(repo) / "journal"
         directory.mkdir(exist_ok=True)
-        old_blobs = {c.path: (_hash_object(repo, c.old) if c.old is not None else None)
+        # the old bytes are HEAD's (checked above), so their blobs are in git already;
+        # with allow_dirty they may not be, and a rollback needs them: store them
+        old_blobs = {c.path: None if c.old is None else
+                     (_hash_object(repo, c.old) if store_old else gitrepo.blob_id(c.old))
                      for c in changes}
         record = {
             "action_id": action_id, "ref": ref, "base": r0, "message": message,

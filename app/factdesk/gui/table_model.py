@@ -68,9 +68,14 @@ class FactTableModel(QAbstractTableModel):
                                   self.index(len(self._ids) - 1, self.columnCount() - 1))
 
     def row_of(self, fact_id: int) -> int | None:
-        if self._row_of is None:
-            self._row_of = {fid: row for row, fid in enumerate(self._ids)}
-        return self._row_of.get(fact_id)
+        """The row of a fact: a C-speed scan of the id list (about a millisecond at 100,000
+        rows), far cheaper than building a position map after every change of the list."""
+        if self._row_of is not None:
+            return self._row_of.get(fact_id)
+        try:
+            return self._ids.index(fact_id)
+        except ValueError:
+            return None
 
     def fact_id(self, row: int) -> int | None:
         return self._ids[row] if 0 <= row < len(self._ids) else None
