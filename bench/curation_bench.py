@@ -116,79 +116,81 @@ def main() -> int:
         assert window.session.conn is not None
         return int(window.session.conn.execute("SELECT id FROM facts WHERE path = ?", (path,)).fetchone()[0])
 
-    # -- 1. GUI: keypress → table updated ------------------------------------------------------
-    gui: list[float] = []
-    tails: list[float] = []
-    print(f"GUI relabel × {args.runs} …", file=sys.stderr)
-    for path in picks[: args.runs]:
-        window.show_fact(id_of(path))
-        dialog = window.open_relabel([path])
-        assert dialog is not None
-        dialog.set_field("type", "pattern")
-        dialog.reason_edit.setText("benchmark")
-        dialog.update_preview()
-        app.processEvents()
-        idle_wait = time.perf_counter()
-        while window.session.is_updating:  # the previous action's tail (git index sync)
+    try:
+        # -- 1. GUI: keypress → table updated ------------------------------------------------------
+        gui: list[float] = []
+        tails: list[float] = []
+        print(f"GUI relabel × {args.runs} …", file=sys.stderr)
+        for path in picks[: args.runs]:
+            window.show_fact(id_of(path))
+            dialog = window.open_relabel([path])
+            assert dialog is not None
+            dialog.set_field("type", "pattern")
+            dialog.reason_edit.setText("benchmark")
+            dialog.update_preview()
             app.processEvents()
-            time.sleep(0.001)
-        tails.append((time.perf_counter() - idle_wait) * 1000)
-        done: list[bool] = []
-        window.index_did_update.connect(lambda _s, d=done: d.append(True))
-        t0 = time.perf_counter()
-        QTest.keyClick(dialog.reason_edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
-        while not done:
+            idle_wait = time.perf_counter()
+            while window.session.is_updating:  # the previous action's tail (git index sync)
+                app.processEvents()
+                time.sleep(0.001)
+            tails.append((time.perf_counter() - idle_wait) * 1000)
+            done: list[bool] = []
+            window.index_did_update.connect(lambda _s, d=done: d.append(True))
+            t0 = time.perf_counter()
+            QTest.keyClick(dialog.reason_edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+            while not done:
+                app.processEvents()
+            window.table.view.viewport().repaint()
+            window.inspector.repaint()
             app.processEvents()
-        window.table.view.viewport().repaint()
-        window.inspector.repaint()
-        app.processEvents()
-        gui.append((time.perf_counter() - t0) * 1000)
-        if "pattern" not in window.inspector.badges["type"].text():
-            raise RuntimeError(f"the inspector did not update for {path}")
-        window.undo()
-        wait_update()
-    results["gui_relabel_ms"] = gui
-    results["gui_tail_wait_ms"] = tails
+            gui.append((time.perf_counter() - t0) * 1000)
+            if "pattern" not in window.inspector.badges["type"].text():
+                raise RuntimeError(f"the inspector did not update for {path}")
+            window.undo()
+            wait_update()
+        results["gui_relabel_ms"] = gui
+        results["gui_tail_wait_ms"] = tails
 
-    # -- 2. core steps ------------------------------------------------------------------------
-    cur = Curation(open_corpus(kb), update_index=False)
-    commit_ms: list[float] = []
-    index_ms: list[float] = []
-    print(f"core relabel × {args.runs} …", file=sys.stderr)
-    for path in picks[args.runs: 2 * args.runs]:
+        # -- 2. core steps ------------------------------------------------------------------------
+        cur = Curation(open_corpus(kb), update_index=False)
+        commit_ms: list[float] = []
+        index_ms: list[float] = []
+        print(f"core relabel × {args.runs} …", file=sys.stderr)
+        for path in picks[args.runs: 2 * args.runs]:
+            t0 = time.perf_counter()
+            change = cur.relabel([path], {"type": "pattern"}, "benchmark")
+            commit_ms.append((time.perf_counter() - t0) * 1000)
+            t0 = time.perf_counter()
+            cur.indexer.update(hint=change.paths_touched)
+            index_ms.append((time.perf_counter() - t0) * 1000)
+            undone = cur.undo()
+            cur.indexer.update(hint=undone.paths_touched)
+        results["core_commit_ms"] = commit_ms
+        results["core_index_ms"] = index_ms
+
+        # -- 3. bulk ------------------------------------------------------------------------------
+        bulk = picks[2 * args.runs:]
+        print(f"bulk relabel of {len(bulk)} …", file=sys.stderr)
         t0 = time.perf_counter()
-        change = cur.relabel([path], {"type": "pattern"}, "benchmark")
-        commit_ms.append((time.perf_counter() - t0) * 1000)
+        cur.relabel(bulk, {"type": "pattern"}, "benchmark", preview=True)
+        results["bulk_preview_s"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        change = cur.relabel(bulk, {"type": "pattern"}, "benchmark")
+        results["bulk_commit_s"] = time.perf_counter() - t0
+        files = git(kb, "show", "--name-only", "--format=", "HEAD").split()
+        results["bulk_files_in_commit"] = len(files)
         t0 = time.perf_counter()
         cur.indexer.update(hint=change.paths_touched)
-        index_ms.append((time.perf_counter() - t0) * 1000)
+        results["bulk_index_s"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
         undone = cur.undo()
         cur.indexer.update(hint=undone.paths_touched)
-    results["core_commit_ms"] = commit_ms
-    results["core_index_ms"] = index_ms
+        results["bulk_undo_s"] = time.perf_counter() - t0
 
-    # -- 3. bulk ------------------------------------------------------------------------------
-    bulk = picks[2 * args.runs:]
-    print(f"bulk relabel of {len(bulk)} …", file=sys.stderr)
-    t0 = time.perf_counter()
-    cur.relabel(bulk, {"type": "pattern"}, "benchmark", preview=True)
-    results["bulk_preview_s"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    change = cur.relabel(bulk, {"type": "pattern"}, "benchmark")
-    results["bulk_commit_s"] = time.perf_counter() - t0
-    files = git(kb, "show", "--name-only", "--format=", "HEAD").split()
-    results["bulk_files_in_commit"] = len(files)
-    t0 = time.perf_counter()
-    cur.indexer.update(hint=change.paths_touched)
-    results["bulk_index_s"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    undone = cur.undo()
-    cur.indexer.update(hint=undone.paths_touched)
-    results["bulk_undo_s"] = time.perf_counter() - t0
-
+    finally:  # whatever happened, leave the corpus as it was
+        window.close()
+        git(kb, "reset", "-q", "--hard", start_head)
     # -- restore ------------------------------------------------------------------------------
-    window.close()
-    git(kb, "reset", "-q", "--hard", start_head)
     t0 = time.perf_counter()
     mode = open_corpus(kb).update().mode
     results["restore"] = {"mode": mode, "seconds": time.perf_counter() - t0}
