@@ -258,3 +258,25 @@ def test_concurrent_updaters_never_move_a_rebuild_aside(generated_corpus, copy_t
     assert first.returncode == 0 and second.returncode == 0, second.stderr
     assert second.stdout.strip() in ("unchanged", "incremental")
     assert not list(ix.path.parent.glob("*.corrupt-*"))
+
+
+def test_indexers_on_two_threads_share_one_rule_engine(corpus: Corpus, copy_tree, tmp_path: Path) -> None:
+    """py_mini_racer crashes the process (SIGSEGV) when a second V8 context is made while one
+    lives on another thread; indexers on the GUI's worker thread and the main thread must
+    share one. Run in a child process so a crash is a failed test, not a dead session."""
+    import subprocess
+    import sys
+
+    other = copy_tree(corpus.root, tmp_path / "other")
+    code = (
+        "import sys, threading; from pathlib import Path; from datetime import date\n"
+        "from factdesk.index.indexer import Indexer\n"
+        "a, b = Indexer(Path(sys.argv[1])), Indexer(Path(sys.argv[2]))\n"
+        "for _ in range(3):\n"
+        "    a.update(rebuild=True)\n"
+        "    t = threading.Thread(target=lambda: b.update(rebuild=True)); t.start(); t.join()\n"
+        "assert a._rule_engine() is b._rule_engine()\n"
+        "print('ok')\n")
+    proc = subprocess.run([sys.executable, "-X", "faulthandler", "-c", code, str(corpus.root), str(other)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]

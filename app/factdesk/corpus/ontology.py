@@ -8,6 +8,7 @@ with knomit's 100 ms budget (FORMAT.md §1.6), in an embedded V8 (mini-racer) th
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -176,6 +177,7 @@ class RuleEngine:
         self._ctx = MiniRacer()
         self._ctx.eval("delete globalThis.process; delete globalThis.require;")
         self._compiled: dict[str, str | Exception] = {}
+        self._lock = threading.Lock()
 
     def _function(self, rule: str) -> str | Exception:
         name = self._compiled.get(rule)
@@ -192,6 +194,10 @@ class RuleEngine:
         return name
 
     def passes(self, rule: str, fact_js: dict[str, object]) -> tuple[bool, str | None]:
+        with self._lock:  # one caller at a time (the GUI's worker and the CLI may share it)
+            return self._passes(rule, fact_js)
+
+    def _passes(self, rule: str, fact_js: dict[str, object]) -> tuple[bool, str | None]:
         fname = self._function(rule)
         if isinstance(fname, Exception):
             return False, f"rule does not compile: {fname}"
@@ -200,6 +206,21 @@ class RuleEngine:
         except Exception as exc:
             return False, f"rule failed: {type(exc).__name__}: {exc}"
         return bool(result), None
+
+
+_shared: RuleEngine | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_engine() -> RuleEngine:
+    """The process's one V8 context for ontology rules. py_mini_racer crashes (SIGSEGV)
+    when a second context is created while one lives on another thread, so every indexer
+    in a process shares this one; starting it costs ~50 ms, once."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = RuleEngine()
+        return _shared
 
 
 def check_ontology(fact: Fact, onto: Ontology, engine: RuleEngine) -> list[Problem]:

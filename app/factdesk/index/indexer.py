@@ -28,6 +28,7 @@ from factdesk.corpus.ontology import (
     check_ontology,
     find_ontology,
     load_ontology,
+    shared_engine,
     topic_problems,
 )
 from factdesk.corpus.registry_io import load_registry
@@ -368,10 +369,10 @@ class Indexer:
         return self._parsed[1], self._parsed[2]
 
     def _rule_engine(self) -> RuleEngine:
-        """One sandboxed V8 context per indexer (starting one costs ~50 ms); compiled rules
-        are kept by their source text, so a changed ontology compiles what is new."""
+        """The process's sandboxed V8 context (`shared_engine`); compiled rules are kept by
+        their source text, so a changed ontology compiles only what is new."""
         if self._engine is None:
-            self._engine = RuleEngine()
+            self._engine = shared_engine()
         return self._engine
 
     def _has_git(self) -> bool:
