@@ -51,9 +51,11 @@ from factdesk.curation.gitwrite import (
 )
 from factdesk.fsio import read_or_none
 from factdesk.index.indexer import Indexer, IndexStats
+from factdesk.index.search import rows_in
 from factdesk.model import legality
 from factdesk.model.fact import Fact
 from factdesk.model.refs import RefKind, classify_ref, is_contained_repo_path, local_targets
+from factdesk.model.registry import Registry
 
 __all__ = ["ChangeSet", "Conflict", "Curation", "CurationError", "Refused", "curator_identity"]
 
@@ -214,30 +216,24 @@ class Curation:
                           f"({first.message if first else 'unparseable'}); fix the file first")
         return data, outcome.fact
 
-    def _values(self, fact: Fact) -> dict[str, str | None]:
-        env = fact.envelope
-        return {
-            "type": fact.type, "kind": fact.kind, "origin": fact.origin_raw,
-            "claim_type": env.claim_type, "claimant_agent_id": env.claimant_agent_id,
-            "claimant_type": env.claimant_type, "subject_kind": env.subject_kind,
-            "subject_ref": env.subject_ref, "settle_by": env.settle_by, "settlement": env.settlement,
-        }
+    def read_fact(self, path: str) -> Fact:
+        """The fact as it is on disk now (Refused when it is missing or unreadable)."""
+        return self._read(path, None)[1]
 
-    def context_for(self, fact: Fact, *, refs: Sequence[str] | None = None, attesting: bool = False,
-                    text: str | None = None) -> legality.Context:
-        refs_t = tuple(fact.refs if refs is None else refs)
+    @property
+    def registry(self) -> Registry:
+        return self._registry
+
+    def context_for(self, fact: Fact, *, attesting: bool = False) -> legality.Context:
+        """What the legality rules need to know about `fact` besides its envelope."""
         return legality.Context(
-            was_ground_truth=legality.is_ground_truth(self._values(fact)),
+            was_ground_truth=legality.is_ground_truth(legality.values_of(fact)),
             registry=self._registry,
-            local_refs=len(local_targets(refs_t, self.repo_ids)),
-            any_refs=bool(refs_t),
-            text=f"{fact.title}\n{fact.body}" if text is None else text,
+            local_refs=len(local_targets(fact.refs, self.repo_ids)),
+            any_refs=bool(fact.refs),
+            text=f"{fact.title}\n{fact.body}",
             attesting=attesting,
         )
-
-    def envelope_values(self, fact: Fact) -> dict[str, str | None]:
-        """The relabel editor's starting values for a fact."""
-        return self._values(fact)
 
     # -- relabel ------------------------------------------------------------------------------
 
@@ -253,7 +249,7 @@ class Curation:
         fields: list[FieldChange] = []
         for path in _unique(paths):
             data, fact = self._read(path, expected)
-            before = self._values(fact)
+            before = legality.values_of(fact)
             after = legality.follow(before, changes)
             problems = legality.violations(after, self.context_for(fact))
             if problems:
@@ -322,7 +318,7 @@ class Curation:
                 ref = classify_ref(raw, self.repo_ids)
                 if ref.kind is RefKind.MALFORMED:
                     raise Refused(f"{path}: ref {raw!r}: {ref.warning}", rule="ref-shape")
-            problems = legality.violations(self._values(after), self.context_for(after))
+            problems = legality.violations(legality.values_of(after), self.context_for(after))
             if problems:
                 raise Refused(f"{path}: {problems[0]}", rule=problems[0].rule)
             file_changes.append(FileChange(path, data, new))
@@ -360,7 +356,8 @@ class Curation:
         # refs to the moved facts, updated in the same commit
         conn = self.indexer.connect(readonly=True)
         try:
-            citing = _citing(conn, list(lower_moves))
+            citing = {src for (src,) in rows_in(
+                conn, "SELECT DISTINCT src FROM refs WHERE target IN ({marks})", list(lower_moves))}
         finally:
             conn.close()
         for src in sorted(citing):
@@ -501,7 +498,7 @@ class Curation:
         try:
             for path in _unique(paths):
                 data, fact = self._read(path, expected)
-                before = self._values(fact)
+                before = legality.values_of(fact)
                 row = conn.execute("SELECT claim_type, claimant, claimant_type, subject_kind "
                                    "FROM facts WHERE path = ?", (path,)).fetchone()
                 derived = {
@@ -867,16 +864,6 @@ def _check_edit_values(changes: Mapping[str, object]) -> dict[str, object]:
             out[key] = items
         else:
             out[key] = value
-    return out
-
-
-def _citing(conn: sqlite3.Connection, targets: Sequence[str]) -> set[str]:
-    out: set[str] = set()
-    for i in range(0, len(targets), 500):
-        part = targets[i : i + 500]
-        marks = ",".join("?" * len(part))
-        out |= {r[0] for r in conn.execute(f"SELECT DISTINCT src FROM refs WHERE target IN ({marks})",
-                                           part)}
     return out
 
 

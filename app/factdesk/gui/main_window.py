@@ -33,7 +33,7 @@ from factdesk.gui.inspector import InspectorPanel
 from factdesk.gui.mislabel_panel import MislabelPanel
 from factdesk.gui.overview import OverviewPanel
 from factdesk.gui.problems_panel import ProblemsPanel
-from factdesk.gui.relabel_dialog import RelabelDialog, seen_state
+from factdesk.gui.relabel_dialog import RelabelDialog
 from factdesk.gui.search_bar import SearchBar, add_term
 from factdesk.gui.session import IndexSession
 from factdesk.gui.settlement_panel import SettlementPanel
@@ -42,6 +42,7 @@ from factdesk.gui.table import FactTableController
 from factdesk.gui.transitions_panel import TransitionsPanel, track_record_line
 from factdesk.gui.watcher import CorpusWatcher
 from factdesk.index.indexer import IndexStats
+from factdesk.index.search import ids_of_paths, live_paths_of_ids, problem_count, seen_state
 
 
 class SemanticLoader(QThread):
@@ -367,16 +368,7 @@ class MainWindow(QMainWindow):
     def selected_paths(self) -> list[str]:
         conn = self.session.conn
         ids = self.table.selected_ids()
-        if conn is None or not ids:
-            return []
-        out = []
-        for i in range(0, len(ids), 500):
-            part = ids[i : i + 500]
-            marks = ",".join("?" * len(part))
-            rows = dict(conn.execute(f"SELECT id, path FROM facts WHERE id IN ({marks}) "
-                                     "AND status != 'retracted'", part).fetchall())
-            out += [rows[i] for i in part if i in rows]
-        return out
+        return live_paths_of_ids(conn, ids) if conn is not None and ids else []
 
     def open_relabel(self, paths: list[str] | None = None, *,
                      initial: dict[str, str | None] | None = None, reason: str = "") -> RelabelDialog | None:
@@ -416,18 +408,16 @@ class MainWindow(QMainWindow):
         conn = self.session.conn
         if conn is None or not paths:
             return False
-        marks = ",".join("?" * len(paths))
-        ids = [r[0] for r in conn.execute(f"SELECT id FROM facts WHERE path IN ({marks})", paths)]
-        return self.table.patch(ids)
+        return self.table.patch(list(ids_of_paths(conn, paths).values()))
 
     def show_path(self, path: str) -> None:
         """Show a fact by path (from the transitions list: it may be retracted by now)."""
         conn = self.session.conn
-        row = conn.execute("SELECT id FROM facts WHERE path = ?", (path,)).fetchone() if conn else None
-        if row is None:
+        fact_id = ids_of_paths(conn, [path]).get(path) if conn is not None else None
+        if fact_id is None:
             self.statusBar().showMessage(f"{path} is not in the index", 5000)
             return
-        self.show_fact(int(row[0]))
+        self.show_fact(fact_id)
 
     def _refresh_inspector(self) -> None:
         if self.inspector.fact_id is not None:
@@ -587,8 +577,7 @@ class MainWindow(QMainWindow):
         conn = self.session.conn
         if conn is None or not paths:
             return []
-        marks = ",".join("?" * len(paths))
-        ids = dict(conn.execute(f"SELECT path, id FROM facts WHERE path IN ({marks})", paths).fetchall())
+        ids = ids_of_paths(conn, paths)
         return [ids[p] for p in paths if p in ids]
 
     def more_like_this(self) -> None:
@@ -620,10 +609,9 @@ class MainWindow(QMainWindow):
         if self.transitions.loaded or not light:
             self.transitions.load()  # in the background; the inspector's track records follow
         if self._reselect_path and self.session.conn is not None:
-            row = self.session.conn.execute("SELECT id FROM facts WHERE path = ?",
-                                            (self._reselect_path,)).fetchone()
-            if row is not None and self.table.current_id() != row[0]:
-                self.table.select_id(row[0])
+            fact_id = ids_of_paths(self.session.conn, [self._reselect_path]).get(self._reselect_path)
+            if fact_id is not None and self.table.current_id() != fact_id:
+                self.table.select_id(fact_id)
             self._reselect_path = None
         if not light:
             self.watcher.watch()
@@ -653,8 +641,7 @@ class MainWindow(QMainWindow):
         self._refresh_front()
         conn = self.session.conn
         if conn is not None:
-            total = conn.execute("SELECT COUNT(*) FROM problems").fetchone()[0]
-            self.center.setTabText(1, f"Problems ({total})")
+            self.center.setTabText(1, f"Problems ({problem_count(conn)})")
         if self.inspector.fact_id is not None:
             self.inspector.show_fact(self.inspector.fact_id)
 

@@ -191,7 +191,7 @@ class MislabelPanel(QWidget):
                          + "; ".join(p.label or ", ".join(p.changes) for p in s.proposals[1:]))
         self.proposal.setText("\n".join(lines) or "(confirm the envelope)")
         try:
-            _, fact = self.curation._read(s.path, None)
+            fact = self.curation.read_fact(s.path)
         except Exception as exc:
             self.title.setText(s.path)
             self.envelope.setText(str(exc))

@@ -10,7 +10,6 @@ conflict, never overwritten); Esc cancels. The dialog holds no rules of its own.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping, Sequence
 
 from PySide6.QtCore import Qt, QTimer
@@ -99,11 +98,8 @@ class RelabelDialog(QDialog):
         self.change: ChangeSet | None = None
         self.preview: ChangeSet | None = None
         self.error: str | None = None
-        self.facts: list[Fact] = []
-        for path in self.paths[:MAX_CHECKED]:
-            _, fact = curation._read(path, None)
-            self.facts.append(fact)
-        self.values = [curation.envelope_values(f) for f in self.facts]
+        self.facts: list[Fact] = [curation.read_fact(p) for p in self.paths[:MAX_CHECKED]]
+        self.values = [legality.values_of(f) for f in self.facts]
         self.bulk = len(self.paths) > 1
         self.setWindowTitle(f"Relabel {len(self.paths)} facts" if self.bulk
                             else f"Relabel — {self.facts[0].title[:60]}")
@@ -148,7 +144,7 @@ class RelabelDialog(QDialog):
                     model.appendRow(QStandardItem(NONE))
                 vocab = list(legality.VOCABULARY[key])
                 if key == "claimant_type":
-                    vocab += [t for t in self.curation._registry.agent_types if t not in vocab]
+                    vocab += [t for t in self.curation.registry.agent_types if t not in vocab]
                 for value in vocab:
                     model.appendRow(QStandardItem(value))
                 combo.setModel(model)
@@ -164,7 +160,7 @@ class RelabelDialog(QDialog):
                 elif common is not None:
                     edit.setText(str(common))
                 if key == "claimant_agent_id":
-                    agents = sorted(self.curation._registry.agents)
+                    agents = sorted(self.curation.registry.agents)
                     edit.setToolTip("registered agents: " + ", ".join(agents) if agents
                                     else "no agent registry in this corpus")
                 if key == "settle_by":
@@ -348,15 +344,3 @@ class RelabelDialog(QDialog):
             return
         self.accept()
 
-
-def seen_state(conn: sqlite3.Connection, paths: Sequence[str]) -> tuple[dict[str, str], str | None]:
-    """The blob of each path and the branch tip as the index (what the user sees) has them."""
-    blobs: dict[str, str] = {}
-    for i in range(0, len(paths), 500):
-        part = list(paths[i : i + 500])
-        marks = ",".join("?" * len(part))
-        for path, blob in conn.execute(f"SELECT path, blob FROM facts WHERE path IN ({marks})", part):
-            if blob:
-                blobs[path] = blob
-    row = conn.execute("SELECT value FROM meta WHERE key = 'head'").fetchone()
-    return blobs, (row[0] if row and row[0] else None)

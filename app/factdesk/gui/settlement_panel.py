@@ -245,7 +245,7 @@ class SettlementPanel(QWidget):
         self.criterion.setText(f"{item.path}\nSettle by {item.settle_by or '—'} · criterion: {crit}\n"
                                f"claimed by {item.claimant or '?'} ({item.claimant_type or '?'})")
         try:
-            _, fact = self.curation._read(item.path, None)
+            fact = self.curation.read_fact(item.path)
             self.hyp_view.show_markdown(f"**{_md_escape(fact.title)}**\n\n{fact.body}")
         except Exception as exc:  # deleted on disk meanwhile
             self.hyp_view.show_markdown(str(exc))
@@ -277,7 +277,7 @@ class SettlementPanel(QWidget):
         if cand is None:
             return
         try:
-            _, fact = self.curation._read(cand.path, None)
+            fact = self.curation.read_fact(cand.path)
             self.cand_view.show_markdown(f"**{_md_escape(fact.title)}**\n\n{fact.body}")
         except Exception as exc:
             self.cand_view.show_markdown(str(exc))

@@ -8,7 +8,7 @@ very common terms, bm25 is computed over at most RANK_WINDOW matches, newest fir
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -168,6 +168,41 @@ def _order_key(value: object, *, nocase: bool) -> tuple[object, ...]:
 
 
 _ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
+
+
+def rows_in(conn: sqlite3.Connection, sql: str, items: Sequence[object], *, batch: int = 500
+            ) -> list[Any]:
+    """`sql` with one `IN ({marks})` placeholder run over `items` in batches (SQLite's
+    variable limit), rows concatenated."""
+    out: list[Any] = []
+    for i in range(0, len(items), batch):
+        part = list(items[i : i + batch])
+        out += conn.execute(sql.format(marks=",".join("?" * len(part))), part).fetchall()
+    return out
+
+
+def ids_of_paths(conn: sqlite3.Connection, paths: Sequence[str]) -> dict[str, int]:
+    return {p: i for p, i in rows_in(conn, "SELECT path, id FROM facts WHERE path IN ({marks})", paths)}
+
+
+def live_paths_of_ids(conn: sqlite3.Connection, ids: Sequence[int]) -> list[str]:
+    """The paths of those facts that are not retracted, in the order of `ids`."""
+    found = dict(rows_in(conn, "SELECT id, path FROM facts WHERE id IN ({marks}) "
+                               "AND status != 'retracted'", ids))
+    return [found[i] for i in ids if i in found]
+
+
+def seen_state(conn: sqlite3.Connection, paths: Sequence[str]) -> tuple[dict[str, str], str | None]:
+    """The blob of each path and the branch tip as the index has them: what the user saw,
+    the preconditions of a write (a change since is a conflict)."""
+    blobs = {p: b for p, b in rows_in(conn, "SELECT path, blob FROM facts WHERE path IN ({marks})",
+                                      paths) if b}
+    row = conn.execute("SELECT value FROM meta WHERE key = 'head'").fetchone()
+    return blobs, (row[0] if row and row[0] else None)
+
+
+def problem_count(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT COUNT(*) FROM problems").fetchone()[0])
 
 
 def count(conn: sqlite3.Connection, query: str | CompiledQuery) -> int:

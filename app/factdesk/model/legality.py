@@ -39,7 +39,9 @@ from factdesk.model.enums import (
     is_legal_origin_for_type,
     legal_claim_types_for_type,
 )
+from factdesk.model.fact import Fact
 from factdesk.model.registry import Registry
+from factdesk.model.rules import criterion_in_text
 
 #: The envelope fields a relabel may change, in the order the editor shows them.
 RELABEL_FIELDS: tuple[str, ...] = (
@@ -56,7 +58,6 @@ VOCABULARY: dict[str, tuple[str, ...]] = {
     "subject_kind": tuple(s.value for s in SubjectKind),
 }
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_CRITERION = re.compile(r"(?i)\b(settles? by|falsif\w*|settlement|criterion|refuted if|confirmed if)\b")
 
 Values = Mapping[str, str | None]
 
@@ -86,6 +87,18 @@ class Context:
     attesting: bool = False
     #: the fact was ground truth already (a relabel may keep it so, not make it so)
     was_ground_truth: bool = False
+
+
+def values_of(fact: Fact) -> dict[str, str | None]:
+    """A fact's relabel fields as written (None where the file has no such key; `origin`
+    is the raw value, so a default origin is not mistaken for a written one)."""
+    env = fact.envelope
+    return {
+        "type": fact.type, "kind": fact.kind, "origin": fact.origin_raw,
+        "claim_type": env.claim_type, "claimant_agent_id": env.claimant_agent_id,
+        "claimant_type": env.claimant_type, "subject_kind": env.subject_kind,
+        "subject_ref": env.subject_ref, "settle_by": env.settle_by, "settlement": env.settlement,
+    }
 
 
 def is_ground_truth(values: Values) -> bool:
@@ -190,9 +203,7 @@ def _authority(values: Values, claim: str, ctx: Context) -> list[Violation]:
 
 
 def _has_criterion(values: Values, text: str) -> bool:
-    if values.get("settle_by") or values.get("settlement"):
-        return True
-    return bool(_CRITERION.search(text) or re.search(r"\d", text))
+    return bool(values.get("settle_by") or values.get("settlement")) or criterion_in_text(text)
 
 
 def _origin_rule(origin: str) -> str:

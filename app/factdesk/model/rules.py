@@ -83,7 +83,12 @@ def has_settlement_criterion(fact: Fact) -> bool:
     """A falsifiable criterion: a date, a threshold (a number) or a named observable."""
     if fact.envelope.settle_by or fact.envelope.settlement:
         return True
-    text = f"{fact.title}\n{fact.body}"
+    return criterion_in_text(f"{fact.title}\n{fact.body}")
+
+
+def criterion_in_text(text: str) -> bool:
+    """A criterion written knomit-style in the prose: 'settles by', 'falsified if', … or a
+    number (a date or a threshold)."""
     return bool(_CRITERION_WORDS.search(text) or re.search(r"\d", text))
 
 
