@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QObject, QSettings, Qt, QThread, Signal
+from PySide6.QtCore import QByteArray, QSettings, Qt, QThread, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QInputDialog,
@@ -35,6 +35,7 @@ from factdesk.gui.overview import OverviewPanel
 from factdesk.gui.problems_panel import ProblemsPanel
 from factdesk.gui.relabel_dialog import RelabelDialog
 from factdesk.gui.search_bar import SearchBar, add_term
+from factdesk.gui.semantic_worker import EmbeddingWorker, start_in_thread
 from factdesk.gui.session import IndexSession
 from factdesk.gui.settlement_panel import SettlementPanel
 from factdesk.gui.sidebar import FacetSidebar
@@ -43,32 +44,6 @@ from factdesk.gui.transitions_panel import TransitionsPanel, track_record_line
 from factdesk.gui.watcher import CorpusWatcher
 from factdesk.index.indexer import IndexStats
 from factdesk.index.search import ids_of_paths, live_paths_of_ids, problem_count, seen_state
-
-
-class SemanticLoader(QThread):
-    """Loads the embedding model and embeds what is new, off the GUI thread."""
-
-    did_finish = Signal(object, object)  # SemanticSession, EmbedStats
-    did_fail = Signal(str)
-    progress_did_change = Signal(int, int)
-
-    def __init__(self, indexer: object, setting: str | None = None,
-                 parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._indexer = indexer
-        self._setting = setting
-
-    def run(self) -> None:
-        try:
-            from factdesk.semantic.search import session_for
-
-            session = session_for(self._indexer, self._setting)  # type: ignore[arg-type]
-            stats = session.embed_pending(progress=lambda d, t: self.progress_did_change.emit(d, t))
-            session.vectors()  # the matrix, built here rather than on the first query
-        except Exception as exc:  # the app works without semantic search
-            self.did_fail.emit(f"Semantic search is off: {exc}")
-            return
-        self.did_finish.emit(session, stats)
 
 
 class MainWindow(QMainWindow):
@@ -107,7 +82,8 @@ class MainWindow(QMainWindow):
             os.environ.get("FACTDESK_SEMANTIC", "on").lower() not in ("off", "0", "no")
         self.semantic: object | None = None  # a SemanticSession once embeddings are ready
         self.semantic_notice: str | None = None
-        self._semantic_loader: SemanticLoader | None = None
+        self._embedder: EmbeddingWorker | None = None
+        self._embedder_thread: QThread | None = None
         self._history: list[int] = []
         self._history_pos = -1
         self._navigating = False
@@ -497,14 +473,19 @@ class MainWindow(QMainWindow):
 
     def start_semantic(self) -> None:
         """Embed new or changed facts in the background (the model loads there too)."""
-        if not self.semantic_enabled or self._semantic_loader is not None:
+        if not self.semantic_enabled or self._embedder_thread is not None:
             return
-        loader = SemanticLoader(self.session.indexer, self.embedding_model(), self)
-        loader.did_finish.connect(self._semantic_ready)
-        loader.did_fail.connect(self._semantic_failed)
-        loader.progress_did_change.connect(self._semantic_progress)
-        self._semantic_loader = loader
-        loader.start()
+        worker = EmbeddingWorker(self.session.indexer, self.embedding_model())
+        worker.progress.connect(self._semantic_progress)
+        worker.finished.connect(self._semantic_ready)
+        worker.failed.connect(self._semantic_failed)
+        self._embedder = worker
+        self._embedder_thread = start_in_thread(worker, self)
+        self._embedder_thread.finished.connect(self._semantic_thread_done)
+
+    def _semantic_thread_done(self) -> None:
+        self._embedder = None
+        self._embedder_thread = None
 
     def embedding_model(self) -> str | None:
         """The chosen embedding model (View menu, kept in settings), else the default."""
@@ -520,35 +501,27 @@ class MainWindow(QMainWindow):
         self.semantic = None
         self.semantic_enabled = True
         self.statusBar().showMessage(f"Semantic search: switching to the {name} model…", 5000)
-        if self._semantic_loader is None:
+        if self._embedder_thread is None:
             self.start_semantic()
-        else:
-            self._semantic_loader.finished.connect(self.start_semantic)
+        else:  # after the running one ends
+            self._embedder_thread.finished.connect(self.start_semantic)
 
     def _semantic_progress(self, done: int, total: int) -> None:
         if total:
             self.statusBar().showMessage(f"Embedding facts for semantic search: {done}/{total}", 2000)
 
-    def _semantic_ready(self, session: object, stats: object) -> None:
-        self._reap_semantic()
-        self.semantic = session
+    def _semantic_ready(self, stats: object) -> None:
+        self.semantic = self._embedder.session if self._embedder is not None else None
         self.semantic_notice = None
         embedded = getattr(stats, "embedded", 0)
         self.statusBar().showMessage(f"Semantic search ready ({embedded} facts embedded now)", 5000)
         if self.settlement.loaded:
-            self.settlement._show_current()
+            self.settlement.refresh_candidates()
 
     def _semantic_failed(self, message: str) -> None:
-        self._reap_semantic()
         self.semantic_enabled = False
         self.semantic_notice = message
         self.statusBar().showMessage(message, 10000)
-
-    def _reap_semantic(self) -> None:
-        if self._semantic_loader is not None:
-            self._semantic_loader.wait()
-            self._semantic_loader.deleteLater()
-            self._semantic_loader = None
 
     def similar_function(self) -> Callable[[str], list[tuple[str, float]]] | None:
         """Near-duplicates of a fact by path, when embeddings are ready."""
@@ -676,7 +649,8 @@ class MainWindow(QMainWindow):
         self.sidebar.close_worker()
         self.settlement.close_worker()
         self.transitions.close_worker()
-        if self._semantic_loader is not None:
-            self._semantic_loader.wait()
+        if self._embedder is not None and self._embedder_thread is not None:
+            self._embedder.cancel()  # stops after the current batch; what is done is kept
+            self._embedder_thread.wait()
         self.session.close()
         super().closeEvent(event)

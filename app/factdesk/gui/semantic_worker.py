@@ -32,6 +32,8 @@ class EmbeddingWorker(QObject):
         self.indexer = indexer
         self.setting = setting
         self._cancel = threading.Event()
+        #: the ready `SemanticSession` once `finished` has been emitted
+        self.session: object | None = None
 
     def cancel(self) -> None:
         """Stop after the current batch; what was embedded so far is kept."""
@@ -46,6 +48,8 @@ class EmbeddingWorker(QObject):
             session = session_for(self.indexer, self.setting, progress=self.status.emit)
             self.status.emit(f"embedding with {session.model_id}")
             stats = session.embed_pending(progress=self.progress.emit, cancel=self._cancel)
+            session.vectors()  # the matrix is built here, not on the first query
+            self.session = session
         except FactdeskError as exc:
             self.failed.emit(f"Semantic search is off: {exc}")
             return

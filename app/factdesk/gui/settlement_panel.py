@@ -267,6 +267,10 @@ class SettlementPanel(QWidget):
             self.cand_view.show_markdown("No candidate settling facts yet. Confirm (C) writes a new "
                                          "observation; Extend (E) moves the date.")
 
+    def refresh_candidates(self) -> None:
+        """Recompute the current hypothesis's candidates (e.g. once embeddings are ready)."""
+        self._show_current()
+
     def chosen_candidate(self) -> Candidate | None:
         row = self.candidate_list.currentItem()
         path = row.data(0, Qt.ItemDataRole.UserRole) if row is not None else None
