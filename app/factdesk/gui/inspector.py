@@ -47,6 +47,14 @@ def plain_label(text: str = "", parent: QWidget | None = None, *, name: str = ""
     return label
 
 
+def text_label(parent: QWidget, name: str) -> QLabel:
+    """A plain-text label that wraps and can be selected (panels showing corpus text)."""
+    label = plain_label("", parent, name=name)
+    label.setWordWrap(True)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return label
+
+
 def badge(parent: QWidget, name: str) -> QLabel:
     label = plain_label("", parent, name=name)
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

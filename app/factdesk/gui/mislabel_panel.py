@@ -14,7 +14,6 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QGridLayout,
-    QLabel,
     QPushButton,
     QSplitter,
     QVBoxLayout,
@@ -23,18 +22,10 @@ from PySide6.QtWidgets import (
 
 from factdesk.curation import ChangeSet, Curation
 from factdesk.gui import theme
+from factdesk.gui.inspector import text_label
 from factdesk.gui.safe_browser import SafeTextBrowser
-from factdesk.gui.workers import ReadWorker
+from factdesk.gui.workers import BackgroundRead
 from factdesk.model.mislabels import Suggestion
-
-
-def _label(parent: QWidget, name: str, *, wrap: bool = True) -> QLabel:
-    label = QLabel(parent)
-    label.setObjectName(name)
-    label.setTextFormat(Qt.TextFormat.PlainText)
-    label.setWordWrap(wrap)
-    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    return label
 
 
 class MislabelPanel(QWidget):
@@ -57,22 +48,27 @@ class MislabelPanel(QWidget):
         self.queue: list[Suggestion] = []
         self.item_index = 0
         self.loaded = False
-        self._worker: ReadWorker | None = None
+        from factdesk.curation.dismissals import queue_from_index
+
+        repo = curation.repo
+        self._reader = BackgroundRead(curation.indexer, lambda conn: queue_from_index(repo, conn),
+                                      done=self._loaded, failed=self._failed, parent=self)
+        self._last_pos = 0
         self._build()
 
     def _build(self) -> None:
         outer = QVBoxLayout(self)
-        self.status = _label(self, "mislabelStatus")
+        self.status = text_label(self, "mislabelStatus")
         outer.addWidget(self.status)
         split = QSplitter(Qt.Orientation.Horizontal, self)
         card = QWidget(split)
         layout = QVBoxLayout(card)
-        self.code_label = _label(card, "mislabelCode")
+        self.code_label = text_label(card, "mislabelCode")
         self.code_label.setStyleSheet(f"font-weight: bold; color: {theme.SEVERITY_COLORS['warning']};")
-        self.explanation = _label(card, "mislabelExplanation")
-        self.proposal = _label(card, "mislabelProposal")
+        self.explanation = text_label(card, "mislabelExplanation")
+        self.proposal = text_label(card, "mislabelProposal")
         self.proposal.setStyleSheet("font-family: monospace;")
-        heading = _label(card, "mislabelHeading")
+        heading = text_label(card, "mislabelHeading")
         heading.setText("Proposed relabel:")
         for w in (self.code_label, self.explanation, heading, self.proposal):
             layout.addWidget(w)
@@ -91,11 +87,11 @@ class MislabelPanel(QWidget):
         layout.addLayout(buttons)
         fact = QWidget(split)
         fact_layout = QVBoxLayout(fact)
-        self.title = _label(fact, "mislabelTitle")
+        self.title = text_label(fact, "mislabelTitle")
         self.title.setStyleSheet("font-size: 14px; font-weight: bold;")
-        self.path_label = _label(fact, "mislabelPath")
+        self.path_label = text_label(fact, "mislabelPath")
         self.path_label.setStyleSheet(f"color: {theme.DERIVED_COLOR};")
-        self.envelope = _label(fact, "mislabelEnvelope")
+        self.envelope = text_label(fact, "mislabelEnvelope")
         self.body = SafeTextBrowser(fact)
         for w in (self.title, self.path_label, self.envelope):
             fact_layout.addWidget(w)
@@ -115,26 +111,10 @@ class MislabelPanel(QWidget):
 
     def load(self) -> None:
         """(Re)compute the queue in the background; the current item is kept by path."""
-        if self._worker is not None:
-            return
-        self.status.setText("Looking for likely mislabels…")
-        from factdesk.curation.dismissals import queue_from_index
-
-        repo = self.curation.repo
-        worker = ReadWorker(self.curation.indexer, lambda conn: queue_from_index(repo, conn), self)
-        worker.did_finish.connect(self._loaded)
-        worker.did_fail.connect(self._failed)
-        self._worker = worker
-        worker.start()
-
-    def _reap(self) -> None:
-        if self._worker is not None:
-            self._worker.wait()
-            self._worker.deleteLater()
-            self._worker = None
+        if self._reader.start():
+            self.status.setText("Looking for likely mislabels…")
 
     def _loaded(self, queue: list[Suggestion]) -> None:
-        self._reap()
         current = self.current()
         self.queue = queue
         self.loaded = True
@@ -151,15 +131,12 @@ class MislabelPanel(QWidget):
         self.count_did_change.emit(len(queue))
 
     def _failed(self, message: str) -> None:
-        self._reap()
         self.status.setText(f"Could not compute the queue: {message}")
 
     def close_worker(self) -> None:
-        self._reap()
+        self._reader.wait()
 
     # -- navigation -----------------------------------------------------------------------
-
-    _last_pos = 0
 
     def current(self) -> Suggestion | None:
         return self.queue[self.item_index] if 0 <= self.item_index < len(self.queue) else None

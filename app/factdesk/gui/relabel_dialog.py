@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
 
 from factdesk.curation import ChangeSet, Conflict, Curation, CurationError
 from factdesk.gui import theme
+from factdesk.gui.inspector import plain_label
 from factdesk.model import legality
 from factdesk.model.authority import attribution
 from factdesk.model.enums import derived_claim_type
@@ -55,12 +56,6 @@ LABELS = {
     "settlement": "Settlement",
 }
 MAX_CHECKED = 50  # facts whose legality decides which values are offered in bulk mode
-
-
-def _plain(text: str, parent: QWidget) -> QLabel:
-    label = QLabel(text, parent)
-    label.setTextFormat(Qt.TextFormat.PlainText)
-    return label
 
 
 class DiffHighlighter(QSyntaxHighlighter):
@@ -151,7 +146,7 @@ class RelabelDialog(QDialog):
                 self._select(combo, common, key)
                 combo.currentIndexChanged.connect(self._changed)
                 self.combos[key] = combo
-                form.addRow(_plain(LABELS[key], self), combo)
+                form.addRow(plain_label(LABELS[key], self), combo)
             else:
                 edit = QLineEdit(self)
                 edit.setObjectName(f"relabel_{key}")
@@ -167,7 +162,7 @@ class RelabelDialog(QDialog):
                     edit.setPlaceholderText("YYYY-MM-DD" if common is not KEEP else KEEP)
                 edit.textChanged.connect(self._changed)
                 self.edits[key] = edit
-                form.addRow(_plain(LABELS[key], self), edit)
+                form.addRow(plain_label(LABELS[key], self), edit)
         layout.addLayout(form)
         self.attribution_label = QLabel(self)
         self.attribution_label.setObjectName("relabelAttribution")
@@ -189,7 +184,7 @@ class RelabelDialog(QDialog):
         self._highlighter = DiffHighlighter(self.diff_view.document())
         layout.addWidget(self.diff_view, 1)
         row = QHBoxLayout()
-        row.addWidget(_plain("Reason (required):", self))
+        row.addWidget(plain_label("Reason (required):", self))
         self.reason_edit = QLineEdit(self)
         self.reason_edit.setObjectName("relabelReason")
         self.reason_edit.setPlaceholderText("why: recorded in the commit for the next reader")

@@ -20,7 +20,6 @@ from PySide6.QtGui import QBrush, QColor, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QGridLayout,
     QHeaderView,
-    QLabel,
     QPushButton,
     QSplitter,
     QTreeWidget,
@@ -31,8 +30,9 @@ from PySide6.QtWidgets import (
 
 from factdesk.curation import ChangeSet, Curation
 from factdesk.gui import theme
+from factdesk.gui.inspector import text_label
 from factdesk.gui.safe_browser import SafeTextBrowser
-from factdesk.gui.workers import ReadWorker
+from factdesk.gui.workers import BackgroundRead
 from factdesk.reflect.queue import Candidate, QueueItem, Similar, candidates, open_hypotheses
 
 GROUP_TITLES = {"overdue": "Overdue", "due": "Due", "undated": "No date",
@@ -42,15 +42,6 @@ GROUP_TITLES = {"overdue": "Overdue", "due": "Due", "undated": "No date",
 def _md_escape(text: str) -> str:
     """A title as literal markdown text (it is corpus text: no markup of its own)."""
     return "".join("\\" + ch if ch in "\\`*_{}[]()#+-.!<>|" else ch for ch in text)
-
-
-def _label(parent: QWidget, name: str) -> QLabel:
-    label = QLabel(parent)
-    label.setObjectName(name)
-    label.setTextFormat(Qt.TextFormat.PlainText)
-    label.setWordWrap(True)
-    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    return label
 
 
 class SettlementPanel(QWidget):
@@ -74,14 +65,15 @@ class SettlementPanel(QWidget):
         self.items: list[QueueItem] = []
         self.current_candidates: list[Candidate] = []
         self.loaded = False
-        self._worker: ReadWorker | None = None
+        self._reader = BackgroundRead(curation.indexer, lambda conn: open_hypotheses(conn, self.today),
+                                      done=self._loaded, failed=self._failed, parent=self)
         self._build()
 
     # -- construction ---------------------------------------------------------------------
 
     def _build(self) -> None:
         outer = QVBoxLayout(self)
-        self.status = _label(self, "settleStatus")
+        self.status = text_label(self, "settleStatus")
         outer.addWidget(self.status)
         split = QSplitter(Qt.Orientation.Horizontal, self)
         self.list = QTreeWidget(split)
@@ -95,7 +87,7 @@ class SettlementPanel(QWidget):
         self.list.currentItemChanged.connect(lambda *_: self._show_current())
         middle = QWidget(split)
         mid = QVBoxLayout(middle)
-        self.criterion = _label(middle, "settleCriterion")
+        self.criterion = text_label(middle, "settleCriterion")
         mid.addWidget(self.criterion)
         self.candidate_list = QTreeWidget(middle)
         self.candidate_list.setObjectName("settleCandidates")
@@ -137,31 +129,16 @@ class SettlementPanel(QWidget):
     # -- loading --------------------------------------------------------------------------
 
     def load(self) -> None:
-        if self._worker is not None:
-            return
-        self.status.setText("Reading open hypotheses…")
-        today = self.today
-        worker = ReadWorker(self.curation.indexer, lambda conn: open_hypotheses(conn, today), self)
-        worker.did_finish.connect(self._loaded)
-        worker.did_fail.connect(self._failed)
-        self._worker = worker
-        worker.start()
-
-    def _reap(self) -> None:
-        if self._worker is not None:
-            self._worker.wait()
-            self._worker.deleteLater()
-            self._worker = None
+        if self._reader.start():
+            self.status.setText("Reading open hypotheses…")
 
     def close_worker(self) -> None:
-        self._reap()
+        self._reader.wait()
 
     def _failed(self, message: str) -> None:
-        self._reap()
         self.status.setText(f"Could not read the hypotheses: {message}")
 
     def _loaded(self, items: list[QueueItem]) -> None:
-        self._reap()
         keep = self.current_item()
         self.items = items
         self.loaded = True
