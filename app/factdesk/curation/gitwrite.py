@@ -145,26 +145,22 @@ def current_branch(repo: Path) -> tuple[str, str]:
     return ref, tip or ZERO
 
 
-def head_blob(repo: Path, rev: str, path: str) -> str | None:
-    if rev == ZERO:
-        return None
-    out = _git(repo, "ls-tree", "-z", "--end-of-options", rev, "--", path).stdout
-    if not out:
-        return None
-    meta = out.split(b"\t", 1)[0].split()
-    return meta[2].decode() if len(meta) >= 3 else None
-
-
-def _modes(repo: Path, rev: str, paths: Sequence[str]) -> dict[str, str]:
+def tree_entries(repo: Path, rev: str, paths: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """path → (mode, blob id) in commit `rev`, for those of `paths` it has (one `ls-tree`)."""
     if rev == ZERO or not paths:
         return {}
     out = _git(repo, "ls-tree", "-z", "--end-of-options", rev, "--", *paths).stdout
-    modes = {}
+    entries = {}
     for entry in out.split(b"\0"):
         if b"\t" in entry:
             meta, path = entry.split(b"\t", 1)
-            modes[path.decode("utf-8", "surrogateescape")] = meta.split()[0].decode()
-    return modes
+            mode, _kind, blob = meta.decode().split()[:3]
+            entries[path.decode("utf-8", "surrogateescape")] = (mode, blob)
+    return entries
+
+
+def _modes(repo: Path, rev: str, paths: Sequence[str]) -> dict[str, str]:
+    return {p: mode for p, (mode, _) in tree_entries(repo, rev, paths).items()}
 
 
 def touched_between(repo: Path, old: str, new: str, paths: Sequence[str]) -> list[str]:
@@ -172,7 +168,7 @@ def touched_between(repo: Path, old: str, new: str, paths: Sequence[str]) -> lis
     if old == new:
         return []
     if old == ZERO:
-        return [p for p in paths if head_blob(repo, new, p) is not None]
+        return [p for p in paths if p in tree_entries(repo, new, paths)]
     out = _git(repo, "diff", "--name-only", "-z", "--no-renames", old, new, "--", *paths).stdout
     return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
 
@@ -235,23 +231,14 @@ def finish_sync(repo: Path, committed: Committed) -> None:
         return
     with writer_lock(repo):
         paths = list(committed.pending_sync)
-        heads = _modes_and_blobs(repo, "HEAD", paths)
-        if not sync_index(repo, paths, {p: heads.get(p) for p in paths}, retry=True):
+        heads = tree_entries(repo, "HEAD", paths)
+        if not sync_index(repo, paths, {p: heads[p][1] if p in heads else None for p in paths},
+                          retry=True):
             return  # index.lock held by another git process: the journal stays for recovery
         faults.point("commit.index_synced")
         if committed.journal is not None:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(committed.journal)
-
-
-def _modes_and_blobs(repo: Path, rev: str, paths: Sequence[str]) -> dict[str, str]:
-    out = _git(repo, "ls-tree", "-z", "--end-of-options", rev, "--", *paths, check=False).stdout
-    blobs = {}
-    for entry in out.split(b"\0"):
-        if b"\t" in entry:
-            meta, path = entry.split(b"\t", 1)
-            blobs[path.decode("utf-8", "surrogateescape")] = meta.split()[2].decode()
-    return blobs
 
 
 def gitrepo_path_ok(path: str) -> bool:
@@ -272,6 +259,7 @@ def _moved_message(repo: Path, old: str, new: str, moved: Sequence[str]) -> str:
 
 
 def _check_preconditions(repo: Path, r0: str, changes: Sequence[FileChange], allow_dirty: bool) -> None:
+    committed_blobs = tree_entries(repo, r0, [c.path for c in changes])
     for c in changes:
         disk = fsio.read_or_none(repo / c.path)
         if disk != c.old:
@@ -280,7 +268,7 @@ def _check_preconditions(repo: Path, r0: str, changes: Sequence[FileChange], all
             if disk is None:
                 raise Conflict(f"{c.path} was deleted since you looked")
             raise Conflict(f"{c.path} changed on disk since you looked; reload and review the change")
-        committed = head_blob(repo, r0, c.path)
+        committed = committed_blobs[c.path][1] if c.path in committed_blobs else None
         on_disk = gitrepo.blob_id(disk) if disk is not None else None
         if committed != on_disk and not allow_dirty:
             raise Refused(f"{c.path} has uncommitted changes by another writer; commit or "

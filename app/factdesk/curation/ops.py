@@ -47,7 +47,6 @@ from factdesk.curation.gitwrite import (
     commit_files,
     current_branch,
     finish_sync,
-    head_blob,
 )
 from factdesk.fsio import read_or_none
 from factdesk.index.indexer import Indexer, IndexStats
@@ -981,12 +980,3 @@ def _commit_changes(repo: Path, commit: str) -> list[tuple[str, str | None, str 
         result.append((path, None if old == ZERO else old, None if new == ZERO else new))
         i += 2
     return result
-
-
-def head_blob_of(repo: Path, path: str) -> str | None:
-    """The blob HEAD has for `path` (for callers recording what the user saw)."""
-    try:
-        _, tip = current_branch(repo)
-    except Refused:
-        return None
-    return head_blob(repo, tip, path)
