@@ -97,11 +97,7 @@ def fact_ids(conn: sqlite3.Connection, query: str | CompiledQuery, *, sort: str 
         return [h.id for h in hits]
     order = SORTABLE.get(sort, "f.updated_at")
     direction = "DESC" if descending else "ASC"
-    where = q.where_sql()
-    params: list[object] = list(q.params)
-    if q.fts:
-        where = f"f.id IN (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?) AND {where}"
-        params.insert(0, q.fts)
+    where, params = _where(q)
     # Unfiltered (the default view): read the id list from the sort's covering index. With
     # filters the planner picks (a facet index is better for a selective one).
     hint = ""
@@ -112,6 +108,17 @@ def fact_ids(conn: sqlite3.Connection, query: str | CompiledQuery, *, sort: str 
     cursor = conn.cursor()
     cursor.row_factory = None  # plain tuples: a third faster than sqlite3.Row for 100k ids
     return [fid for (fid,) in cursor.execute(sql, params).fetchall()]
+
+
+def _where(q: CompiledQuery) -> tuple[str, list[object]]:
+    """The WHERE clause over `facts f` (with the full-text match as an id subquery) and its
+    parameters, for id lists."""
+    where = q.where_sql()
+    params: list[object] = list(q.params)
+    if q.fts:
+        where = f"f.id IN (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?) AND {where}"
+        params.insert(0, q.fts)
+    return where, params
 
 
 def place_ids(conn: sqlite3.Connection, query: str | CompiledQuery, ids: list[int],
@@ -126,11 +133,7 @@ def place_ids(conn: sqlite3.Connection, query: str | CompiledQuery, ids: list[in
         return None
     order = SORTABLE[sort]
     nocase = "NOCASE" in order
-    where = q.where_sql()
-    params: list[object] = list(q.params)
-    if q.fts:
-        where = f"f.id IN (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?) AND {where}"
-        params.insert(0, q.fts)
+    where, params = _where(q)
     wanted = set(changed)
     out = [i for i in ids if i not in wanted]
 
@@ -208,11 +211,7 @@ def problem_count(conn: sqlite3.Connection) -> int:
 def count(conn: sqlite3.Connection, query: str | CompiledQuery) -> int:
     """How many facts a query selects, without fetching them."""
     q = _compiled(conn, query)
-    where = q.where_sql()
-    params: list[object] = list(q.params)
-    if q.fts:
-        where = f"f.id IN (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?) AND {where}"
-        params.insert(0, q.fts)
+    where, params = _where(q)
     return int(conn.execute(f"SELECT COUNT(*) FROM facts f WHERE {where}", params).fetchone()[0])
 
 
@@ -224,11 +223,7 @@ def facet_counts(conn: sqlite3.Connection, column: str, query: str | CompiledQue
     if column not in allowed:
         raise ValueError(column)
     q = _compiled(conn, query)
-    where = q.where_sql()
-    params: list[object] = list(q.params)
-    if q.fts:
-        where = f"f.id IN (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?) AND {where}"
-        params.insert(0, q.fts)
+    where, params = _where(q)
     sql = (f"SELECT f.{column}, COUNT(*) FROM facts f WHERE {where} "
            f"GROUP BY f.{column} ORDER BY COUNT(*) DESC")
     return [(r[0], r[1]) for r in conn.execute(sql, params)]
