@@ -36,6 +36,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from doc_sections import replace_section
+
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "benchmarks.md"
 SECTION = "## Curation at 100,000 facts"
@@ -233,12 +235,7 @@ def report(r: dict[str, Any]) -> str:
 
 
 def write_doc(text: str) -> None:
-    old = DOC.read_text(encoding="utf-8") if DOC.exists() else ""
-    start = old.find(SECTION)
-    if start >= 0:
-        nxt = old.find("\n## ", start + len(SECTION))
-        old = old[:start].rstrip("\n") + ("\n\n" + old[nxt + 1:] if nxt >= 0 else "")
-    DOC.write_text(old.rstrip("\n") + "\n\n" + text.rstrip("\n") + "\n", encoding="utf-8")
+    replace_section(DOC, SECTION, text)
 
 
 if __name__ == "__main__":

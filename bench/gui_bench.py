@@ -48,6 +48,8 @@ from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
+from doc_sections import replace_section  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "benchmarks.md"
 SECTION = "## Desktop app at 100,000 facts"
@@ -453,12 +455,7 @@ def detail_tables(r: dict[str, Any]) -> str:
 
 
 def write_doc(text: str) -> None:
-    old = DOC.read_text(encoding="utf-8") if DOC.exists() else ""
-    start = old.find(SECTION)
-    if start >= 0:
-        nxt = old.find("\n## ", start + len(SECTION))
-        old = old[:start].rstrip("\n") + ("\n\n" + old[nxt + 1:] if nxt >= 0 else "")
-    DOC.write_text(old.rstrip("\n") + "\n\n" + text.rstrip("\n") + "\n", encoding="utf-8")
+    replace_section(DOC, SECTION, text)
 
 
 # -- main --------------------------------------------------------------------------------------

@@ -21,6 +21,8 @@ import sys
 import time
 from pathlib import Path
 
+from doc_sections import replace_section
+
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "semantic.md"
 SECTION = "## Settlement candidates"
@@ -78,12 +80,7 @@ def main() -> int:
     text = "\n".join(lines)
     print(text)
     if not args.no_doc:
-        old = DOC.read_text(encoding="utf-8")
-        start = old.find(SECTION)
-        if start >= 0:
-            nxt = old.find("\n## ", start + len(SECTION))
-            old = old[:start].rstrip("\n") + ("\n\n" + old[nxt + 1:] if nxt >= 0 else "")
-        DOC.write_text(old.rstrip("\n") + "\n\n" + text + "\n", encoding="utf-8")
+        replace_section(DOC, SECTION, text)
     return 0
 
 
