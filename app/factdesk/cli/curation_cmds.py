@@ -95,6 +95,7 @@ def _report(fmt: str, action: Callable[[], ChangeSet]) -> None:
 
 
 def _envelope_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The relabel fields as options; each arrives under its frontmatter key."""
     for name, help_ in reversed((
         ("type", "fact type"), ("kind", "epistemic or pragmatic"),
         ("origin", "authored/distilled/discovered"),
@@ -103,14 +104,13 @@ def _envelope_options(f: Callable[..., Any]) -> Callable[..., Any]:
         ("subject-kind", "self/user/other_agent/codebase/world/meta"), ("subject-ref", "e.g. user:ana"),
         ("settle-by", "YYYY-MM-DD"), ("settlement", "the settlement criterion"),
     )):
-        f = click.option(f"--{name}", default=None, help=help_)(f)
+        key = "claimant_agent_id" if name == "claimant" else name.replace("-", "_")
+        f = click.option(f"--{name}", key, default=None, help=help_)(f)
     return f
 
 
-_FIELD_OF = {"type": "type", "kind": "kind", "origin": "origin", "claim_type": "claim_type",
-             "claimant": "claimant_agent_id", "claimant_type": "claimant_type",
-             "subject_kind": "subject_kind", "subject_ref": "subject_ref", "settle_by": "settle_by",
-             "settlement": "settlement"}
+def _given(fields: dict[str, str | None]) -> dict[str, str | None]:
+    return {k: v for k, v in fields.items() if v is not None}
 
 
 @cli.command()
@@ -125,7 +125,7 @@ def relabel(facts: tuple[str, ...], reason: str, query: str | None, preview: boo
             **fields: str | None) -> None:
     """Change envelope fields (kind, type, origin, claim type, claimant, subject) of facts."""
     cur = _curation(kb)
-    changes = {_FIELD_OF[k]: v for k, v in fields.items() if v is not None}
+    changes = _given(fields)
     paths = _paths(cur.indexer, facts, query)
     _report(fmt, lambda: cur.relabel(paths, changes, reason, preview=preview))
 
@@ -234,7 +234,7 @@ def attest(facts: tuple[str, ...], reason: str, query: str | None, preview: bool
            **fields: str | None) -> None:
     """Confirm a derived or legacy envelope as curator (the only way to ground truth)."""
     cur = _curation(kb)
-    changes = {_FIELD_OF[k]: v for k, v in fields.items() if v is not None}
+    changes = _given(fields)
     paths = _paths(cur.indexer, facts, query)
     _report(fmt, lambda: cur.attest(paths, reason, changes, preview=preview))
 
