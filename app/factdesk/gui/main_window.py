@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from factdesk.curation import ChangeSet, Curation, CurationError, recover
+from factdesk.curation.ops import load_attestations
 from factdesk.errors import QueryError
 from factdesk.gui import dialogs
 from factdesk.gui.inspector import InspectorPanel
@@ -99,9 +100,9 @@ class MainWindow(QMainWindow):
         self._stale_tabs: set[QWidget] = set()
         self.transitions.fact_activated.connect(self.show_path)
         self.transitions.did_load.connect(lambda _n: self._refresh_inspector())
-        from factdesk.curation.ops import load_attestations
-
-        self.inspector.attestations = lambda: load_attestations(self.session.repo)
+        # read once per index update (attestations arrive with commits), not per selection
+        self._attestations = load_attestations(self.session.repo)
+        self.inspector.attestations = lambda: self._attestations
         self.inspector.track_record = lambda agent: track_record_line(self.transitions.reflection, agent)
         self.watcher = CorpusWatcher(self.session.repo, self.session.indexer.git_dir, self)
         self.watcher.corpus_did_change.connect(self.reindex)
@@ -457,10 +458,9 @@ class MainWindow(QMainWindow):
         if result is None:
             return
         self.last_change = result
-        self._reselect_path = self.inspector.path
-        if self._reselect_path in dict((f.path, 1) for f in result.files if f.new_path):
-            moved = next(f.new_path for f in result.files if f.path == self._reselect_path)
-            self._reselect_path = moved
+        moved = {f.path: f.new_path for f in result.files if f.new_path}
+        here = self.inspector.path
+        self._reselect_path = moved.get(here, here) if here else None
         self.statusBar().showMessage(
             f"Committed {result.commit[:10] if result.commit else ''}: {result.subject}", 8000)
         # no file came or went: the folder tree and the watched folders stay as they are
@@ -575,6 +575,7 @@ class MainWindow(QMainWindow):
     def _on_index_updated(self, stats: IndexStats) -> None:
         self.progress.hide()
         light, self._light_refresh = self._light_refresh, False
+        self._attestations = load_attestations(self.session.repo)
         self._refresh_all(light=light)
         self.start_semantic()
         if self.settlement.loaded:
