@@ -73,3 +73,57 @@ def test_columns_hidden_and_sort_persist(window, repo, qtbot) -> None:
 def test_retracted_rows_are_browsable(window) -> None:
     window.set_query("status:retracted")
     assert titles(window) == ["Rate limit is 100 requests per minute"]
+
+
+def test_background_sort_orders_serve_clicks_and_queries_exactly(window, qtbot) -> None:
+    """Once the window is quiet the sort orders are read on a worker thread; header clicks
+    and queries are then answered through them, with the SQL path's exact result."""
+    from factdesk.index.search import SORTABLE, fact_ids
+
+    session = window.session
+    window.set_query("")
+    qtbot.waitUntil(lambda: not session.is_warming, timeout=10_000)
+    assert session.orders.missing() == []
+    header = window.table.view.horizontalHeader()
+    for key in ("title", "confidence", "type", "updated"):
+        for order in (Qt.SortOrder.AscendingOrder, Qt.SortOrder.DescendingOrder):
+            header.setSortIndicator(window.table.state.column_index(key), order)
+            for query in ("", "type:observation", "ledger", "status:retracted", "-kind:epistemic"):
+                window.set_query(query)
+                expected = fact_ids(session.conn, query, sort=key,
+                                    descending=order == Qt.SortOrder.DescendingOrder)
+                assert window.table.model.ids == expected, (key, order, query)
+    assert set(SORTABLE) - set(session.orders.missing()) == set(SORTABLE)
+
+
+def test_sort_orders_are_dropped_when_the_index_changes(window, repo, qtbot) -> None:
+    """An agent's commit reaches the index: the cached orders go, the table shows the new
+    fact in its place, and the orders are read again in the background."""
+    from tests.gui.conftest import _commit, _write
+
+    session = window.session
+    qtbot.waitUntil(lambda: not session.is_warming and not session.orders.missing(),
+                    timeout=10_000)
+    window.table.view.horizontalHeader().setSortIndicator(
+        window.table.state.column_index("title"), Qt.SortOrder.AscendingOrder)
+    before = window.table.model.rowCount()
+    _write(repo, "kb/gotchas/ledger/0000aaaa.md",
+           "---\ntype: observation\ndomain: [ledger]\nconfidence: 0.9\nsources: 1\n---\n"
+           "# AAA sorts first\n\nA new fact an agent wrote.\n")
+    _commit(repo, "learn: a new fact")
+    with qtbot.waitSignal(session.index_did_update, timeout=20_000):
+        window.reindex()
+    qtbot.waitUntil(lambda: window.table.model.rowCount() == before + 1, timeout=10_000)
+    from factdesk.index.search import fact_ids
+
+    def expected() -> list[int]:
+        return fact_ids(session.conn, "", sort="title", descending=False)
+
+    assert any(t.startswith("AAA sorts first") for t in titles(window))
+    assert window.table.model.ids == expected()
+    qtbot.waitUntil(lambda: not session.is_warming and not session.orders.missing(),
+                    timeout=10_000)
+    window.set_query("type:observation")
+    window.set_query("")
+    assert window.table.model.ids == expected()
+    assert fact_id(window, "pool") in window.table.model.ids

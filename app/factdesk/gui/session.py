@@ -11,11 +11,16 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QThread, Signal
+from PySide6.QtCore import QObject, QThread, QTimer, Signal
 
 from factdesk.core import open_corpus
+from factdesk.gui.workers import BackgroundRead
 from factdesk.index import schema
 from factdesk.index.indexer import Indexer, IndexStats
+from factdesk.index.search import IdArray, SortOrders, full_order
+
+#: quiet time before the sort orders are read in the background
+WARM_DELAY_MS = 300
 
 
 class IndexWorker(QThread):
@@ -73,6 +78,14 @@ class IndexSession(QObject):
         self._pending = False
         self._after: list[Callable[[], None]] = []
         self.repo_ids: frozenset[str] = frozenset()
+        #: every sort order of the table, read in the background (`warm_orders`)
+        self.orders = SortOrders()
+        self._warm: BackgroundRead | None = None
+        self._warm_timer = QTimer(self)
+        self._warm_timer.setSingleShot(True)
+        self._warm_timer.setInterval(WARM_DELAY_MS)
+        self._warm_timer.timeout.connect(self._start_warm)
+        self._warm_first: str | None = None
         if schema.is_usable(self.indexer.path):
             self._open_reader()
 
@@ -105,11 +118,44 @@ class IndexSession(QObject):
         self._worker = worker
         worker.start()
 
+    # -- sort orders ------------------------------------------------------------------------
+
+    def warm_orders(self, first: str | None = None) -> None:
+        """Read the sort orders the cache lacks on a worker thread, `first` first, once the
+        window has been quiet for a moment (a sort click then filters a cached order)."""
+        self._warm_first = first
+        self._warm_timer.start()
+
+    @property
+    def is_warming(self) -> bool:
+        return self._warm_timer.isActive() or (self._warm is not None and self._warm.running)
+
+    def _start_warm(self) -> None:
+        if self.conn is None or (self._warm is not None and self._warm.running):
+            return
+        missing = sorted(self.orders.missing(), key=lambda k: k != self._warm_first)
+        if not missing:
+            return
+        version = SortOrders.version(self.conn)
+
+        def job(conn: sqlite3.Connection) -> dict[str, IdArray]:
+            return {key: full_order(conn, key) for key in missing}
+
+        def done(orders: dict[str, IdArray]) -> None:
+            self.orders.offer(version, orders)  # refused when the index moved meanwhile
+
+        if self._warm is not None:
+            self._warm.deleteLater()
+        self._warm = BackgroundRead(self.indexer, job, parent=self, done=done,
+                                    failed=lambda _message: None)  # the SQL path still works
+        self._warm.start()
+
     def _on_finished(self, stats: IndexStats) -> None:
         """The index is up to date: the views refresh now, while the worker may still be
         finishing its `after` jobs (the thread is reaped when it ends, never waited for)."""
         self._open_reader()
         self.index_did_update.emit(stats)
+        self.warm_orders()
 
     def _on_failed(self, message: str) -> None:
         self.index_did_fail.emit(message)
@@ -129,6 +175,9 @@ class IndexSession(QObject):
     def close(self) -> None:
         """Wait for a running update (it is one transaction) and close the connection."""
         self._pending = False
+        self._warm_timer.stop()
+        if self._warm is not None:
+            self._warm.wait()
         if self._worker is not None:
             self._worker.wait()
             self._worker.deleteLater()

@@ -155,7 +155,8 @@ class FactTableController(QObject):
             ids = []
         else:
             ids = fact_ids(conn, text, sort=self.state.sort_key,
-                           descending=self.state.descending)
+                           descending=self.state.descending, orders=self._session.orders)
+            self._session.warm_orders(self.state.sort_key)
         self.state.query = text
         self._show_ids(ids)
         return len(ids)

@@ -45,6 +45,7 @@ class FactTableModel(QAbstractTableModel):
         self._ids: list[int] = []
         self._row_of: dict[int, int] | None = None
         self._pages: dict[int, dict[int, sqlite3.Row]] = {}
+        self._cells: dict[tuple[int, int, int], Any] = {}
 
     # -- data loading ---------------------------------------------------------------------
 
@@ -58,11 +59,13 @@ class FactTableModel(QAbstractTableModel):
         self._ids = ids
         self._row_of = None
         self._pages = {}
+        self._cells = {}
         self.endResetModel()
 
     def invalidate(self) -> None:
         """Drop cached rows (the index changed) and repaint."""
         self._pages = {}
+        self._cells = {}
         if self._ids:
             self.dataChanged.emit(self.index(0, 0),
                                   self.index(len(self._ids) - 1, self.columnCount() - 1))
@@ -113,39 +116,56 @@ class FactTableModel(QAbstractTableModel):
         return None
 
     def flags(self, index: Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        return _FLAGS if index.isValid() else Qt.ItemFlag.NoItemFlags
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self._ids):
+        # the view asks for a dozen roles per visible cell on every paint: the roles we do
+        # not answer return first, and computed cells come from a cache dropped with the pages
+        if role not in _ROLES or not index.isValid():
+            return None
+        row_number = index.row()
+        if not 0 <= row_number < len(self._ids):
             return None
         if role == FACT_ID_ROLE:
-            return self._ids[index.row()]
-        if role not in _ROLES:
-            return None
-        row = self._row(index.row())
+            return self._ids[row_number]
+        cell = (self._ids[row_number], index.column(), role)
+        try:
+            return self._cells[cell]
+        except KeyError:
+            pass
+        row = self._row(row_number)
         if row is None:
             return None
-        key = self._state.columns[index.column()].key
-        if role == FACT_PATH_ROLE:
-            return row["path"]
-        if role == Qt.ItemDataRole.DisplayRole:
-            return _display(key, row)
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return theme.tooltip(_tooltip(key, row))
-        if role == Qt.ItemDataRole.ForegroundRole:
-            return _foreground(key, row)
-        if role == Qt.ItemDataRole.FontRole:
-            return _font(key, row)
-        if role == Qt.ItemDataRole.TextAlignmentRole and key in ("confidence", "evidence_weight"):
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        return None
+        value = _cell(self._state.columns[index.column()].key, row, role)
+        if len(self._cells) > _CELL_CACHE:
+            self._cells.clear()
+        self._cells[cell] = value
+        return value
 
 
 _ROLES = {Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole,
           Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.FontRole,
-          Qt.ItemDataRole.TextAlignmentRole, FACT_PATH_ROLE}
+          Qt.ItemDataRole.TextAlignmentRole, FACT_PATH_ROLE, FACT_ID_ROLE}
+_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+#: computed cells kept (a few screens' worth); cleared whole when full
+_CELL_CACHE = 20_000
+
+
+def _cell(key: str, row: sqlite3.Row, role: int) -> Any:
+    if role == FACT_PATH_ROLE:
+        return row["path"]
+    if role == Qt.ItemDataRole.DisplayRole:
+        return _display(key, row)
+    if role == Qt.ItemDataRole.ToolTipRole:
+        return theme.tooltip(_tooltip(key, row))
+    if role == Qt.ItemDataRole.ForegroundRole:
+        return _foreground(key, row)
+    if role == Qt.ItemDataRole.FontRole:
+        return _font(key, row)
+    if role == Qt.ItemDataRole.TextAlignmentRole and key in ("confidence", "evidence_weight"):
+        return _RIGHT
+    return None
 
 
 def _display(key: str, row: sqlite3.Row) -> str:

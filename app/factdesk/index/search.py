@@ -7,14 +7,20 @@ very common terms, bm25 is computed over at most RANK_WINDOW matches, newest fir
 
 from __future__ import annotations
 
+import re
 import sqlite3
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from factdesk.index.query import CompiledQuery, compile_query
 
 RANK_WINDOW = 4000
+IdArray = npt.NDArray[np.int64]
 SORTABLE = {
     "title": "f.title COLLATE NOCASE", "kind": "f.kind", "type": "f.type", "origin": "f.origin",
     "claim_type": "f.claim_type", "claimant": "f.claimant", "subject": "f.subject_kind",
@@ -89,13 +95,21 @@ def search(conn: sqlite3.Connection, query: str | CompiledQuery, *, limit: int =
 
 
 def fact_ids(conn: sqlite3.Connection, query: str | CompiledQuery, *, sort: str = "updated",
-             descending: bool = True) -> list[int]:
-    """Every matching fact id in table order (the big table's model holds only these)."""
+             descending: bool = True, orders: SortOrders | None = None) -> list[int]:
+    """Every matching fact id in table order (the big table's model holds only these).
+
+    With `orders` (the GUI keeps one per connection) and the full order of `sort` cached
+    there, the matching ids are read as an unordered set and filtered through that order —
+    no SQL sort of every match; the result is identical to the SQL path."""
     q = _compiled(conn, query)
     if sort == "relevance" and q.fts:
         hits = search(conn, q, limit=RANK_WINDOW)
         return [h.id for h in hits]
-    order = SORTABLE.get(sort, "f.updated_at")
+    if orders is not None and sort in SORTABLE:
+        order = orders.get(conn, sort, compute=not q.fts and not q.where)
+        if order is not None:
+            return _through_order(conn, q, order, descending)
+    order_sql = SORTABLE.get(sort, "f.updated_at")
     direction = "DESC" if descending else "ASC"
     where, params = _where(q)
     # Unfiltered (the default view): read the id list from the sort's covering index. With
@@ -104,10 +118,131 @@ def fact_ids(conn: sqlite3.Connection, query: str | CompiledQuery, *, sort: str 
     if not q.fts and not q.where and sort in SORT_INDEX:
         hint = f" INDEXED BY {SORT_INDEX[sort]}"
     sql = (f"SELECT f.id FROM facts f{hint} WHERE {where} "
-           f"ORDER BY {order} {direction}, f.id {direction}")
+           f"ORDER BY {order_sql} {direction}, f.id {direction}")
+    return _ids(conn, sql, params)
+
+
+def _ids(conn: sqlite3.Connection, sql: str, params: Sequence[object] = ()) -> list[int]:
     cursor = conn.cursor()
     cursor.row_factory = None  # plain tuples: a third faster than sqlite3.Row for 100k ids
     return [fid for (fid,) in cursor.execute(sql, params).fetchall()]
+
+
+class SortOrders:
+    """The order of every fact (retracted ones too) by each sort key, ascending by (key,
+    id), for one connection and one state of the index (`PRAGMA data_version`: any commit
+    by another connection drops them all).
+
+    A table query then needs only its set of matching ids — from FTS5 and the narrow
+    (column, status) indexes, unsorted — filtered through the cached order: at 100,000
+    facts tens of milliseconds instead of an SQL sort of every match. Descending is the
+    reverse (the tie-break on id reverses with it). Orders are kept as numpy arrays (800 KB
+    each at 100,000 facts). Thread-safe: a background read may `offer` orders it computed
+    on its own connection."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._version: tuple[int, int] | None = None
+        self._orders: dict[str, IdArray] = {}
+
+    @staticmethod
+    def version(conn: sqlite3.Connection) -> tuple[int, int]:
+        """The state of the index as `conn` sees it (cheap: no page is read)."""
+        return id(conn), int(conn.execute("PRAGMA data_version").fetchone()[0])
+
+    def get(self, conn: sqlite3.Connection, sort: str, *, compute: bool = False
+            ) -> IdArray | None:
+        """The cached order of `sort`, or (with `compute`) read now and kept; None when
+        not cached and not to be computed."""
+        version = self.version(conn)
+        with self._lock:
+            if version != self._version:
+                self._version, self._orders = version, {}
+            found = self._orders.get(sort)
+        if found is not None or not compute:
+            return found
+        order = full_order(conn, sort)
+        self.offer(version, {sort: order})
+        return order
+
+    def offer(self, version: tuple[int, int], orders: dict[str, IdArray]) -> bool:
+        """Keep `orders`, read while the index was at `version` (or later: a newer read
+        under an older label is dropped at the next check, never served stale)."""
+        with self._lock:
+            if self._version is not None and version != self._version:
+                return False
+            self._version = version
+            self._orders.update(orders)
+            return True
+
+    def missing(self) -> list[str]:
+        with self._lock:
+            return [k for k in SORTABLE if k not in self._orders]
+
+
+def full_order(conn: sqlite3.Connection, sort: str) -> IdArray:
+    """Every fact id ascending by (`sort`, id): the cache entry of `SortOrders`."""
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    rows = cursor.execute(f"SELECT f.id FROM facts f ORDER BY {SORTABLE[sort]}, f.id").fetchall()
+    return np.fromiter((fid for (fid,) in rows), dtype=np.int64, count=len(rows))
+
+
+def _id_set(conn: sqlite3.Connection, sql: str, params: Sequence[object] = ()) -> IdArray:
+    """The ids `sql` selects, in no particular order, as one array: SQLite joins them into
+    one string and numpy parses it — a third of the time of fetching 100,000 rows."""
+    row = conn.execute(f"SELECT group_concat(id) FROM ({sql})", params).fetchone()
+    if row is None or not row[0]:
+        return np.empty(0, dtype=np.int64)
+    return np.fromstring(row[0], dtype=np.int64, sep=",")
+
+
+#: filters answered from a narrow (column, status) index on their own: their id sets are
+#: intersected instead of letting one index drive row lookups for the others
+_INDEXED_CLAUSE = re.compile(r"f\.(?:type|kind|origin|claim_type|status|topic|op) = \?|"
+                             r"\(f\.claimant = \? OR f\.claimant_type = \?\)")
+
+
+def _clauses(q: CompiledQuery) -> Iterator[tuple[str, list[object]]]:
+    """Each filter clause with its own parameters (each `?` is one parameter, in order)."""
+    params = list(q.params)
+    for clause in q.where:
+        n = clause.count("?")
+        yield clause, params[:n]
+        params = params[n:]
+
+
+def _through_order(conn: sqlite3.Connection, q: CompiledQuery, order: IdArray,
+                   descending: bool) -> list[int]:
+    """`fact_ids` by filtering the full `order` with the set of matching ids (a mask)."""
+    size = int(order.max()) + 1 if len(order) else 0
+    keep: npt.NDArray[np.bool_] | None = None
+
+    def narrow(ids: IdArray) -> None:
+        nonlocal keep
+        mask = np.zeros(size, dtype=np.bool_)
+        mask[ids[ids < size]] = True
+        keep = mask if keep is None else keep & mask
+
+    if q.fts:
+        narrow(_id_set(conn, "SELECT rowid AS id FROM facts_fts WHERE facts_fts MATCH ?", [q.fts]))
+    rest: list[tuple[str, list[object]]] = []
+    for clause, params in _clauses(q):
+        if _INDEXED_CLAUSE.fullmatch(clause):
+            narrow(_id_set(conn, f"SELECT f.id FROM facts f WHERE {clause}", params))
+        else:
+            rest.append((clause, params))
+    if rest:
+        sql = " AND ".join(c for c, _ in rest)
+        narrow(_id_set(conn, f"SELECT f.id FROM facts f WHERE {sql} AND {q.status_sql()}",
+                       [p for _, ps in rest for p in ps]))
+    if keep is None:
+        keep = np.ones(size, dtype=np.bool_)
+    if not q.include_retracted and not rest:
+        keep[_id_set(conn, "SELECT f.id FROM facts f WHERE f.status = 'retracted'")] = False
+    ids = order[::-1] if descending else order
+    result: list[int] = ids[keep[ids]].tolist()
+    return result
 
 
 def _where(q: CompiledQuery) -> tuple[str, list[object]]:
