@@ -45,7 +45,7 @@ class FactTableModel(QAbstractTableModel):
         self._ids: list[int] = []
         self._row_of: dict[int, int] | None = None
         self._pages: dict[int, dict[int, sqlite3.Row]] = {}
-        self._cells: dict[tuple[int, int, int], Any] = {}
+        self._cells: dict[int, Any] = {}
 
     # -- data loading ---------------------------------------------------------------------
 
@@ -88,6 +88,8 @@ class FactTableModel(QAbstractTableModel):
         cached = self._pages.get(page)
         if cached is None:
             cached = self._load_page(page)
+            if len(self._pages) >= _PAGE_CACHE:  # the oldest page goes (dicts keep order)
+                del self._pages[next(iter(self._pages))]
             self._pages[page] = cached
         return cached.get(self._ids[row])
 
@@ -119,53 +121,58 @@ class FactTableModel(QAbstractTableModel):
         return _FLAGS if index.isValid() else Qt.ItemFlag.NoItemFlags
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        # the view asks for a dozen roles per visible cell on every paint: the roles we do
-        # not answer return first, and computed cells come from a cache dropped with the pages
-        if role not in _ROLES or not index.isValid():
+        # The view asks for a dozen roles per visible cell on every paint (1,300 calls per
+        # scroll step): the roles we do not answer return first, and a cell's display,
+        # colour, font and alignment are computed together and cached (by an int key:
+        # tuples would be tracked by the garbage collector, whose full passes over tens of
+        # thousands of them stalled scrolling).
+        if role not in _ROLES:
             return None
         row_number = index.row()
         if not 0 <= row_number < len(self._ids):
             return None
-        if role == FACT_ID_ROLE:
-            return self._ids[row_number]
-        cell = (self._ids[row_number], index.column(), role)
-        try:
-            return self._cells[cell]
-        except KeyError:
-            pass
+        fact_id = self._ids[row_number]
+        if role == _ID:
+            return fact_id
+        column = index.column()
+        cell = (fact_id << 20) | (column << 10)
+        value = self._cells.get(cell | role, _MISSING)
+        if value is not _MISSING:
+            return value
         row = self._row(row_number)
         if row is None:
             return None
-        value = _cell(self._state.columns[index.column()].key, row, role)
+        key = self._state.columns[column].key
         if len(self._cells) > _CELL_CACHE:
             self._cells.clear()
-        self._cells[cell] = value
+        if role in _PAINT_ROLES:
+            cells = self._cells
+            cells[cell | _DISPLAY] = _display(key, row)
+            cells[cell | _FOREGROUND] = _foreground(key, row)
+            cells[cell | _FONT] = _font(key, row)
+            cells[cell | _ALIGN] = _RIGHT if key in ("confidence", "evidence_weight") else None
+            return cells[cell | role]
+        value = row["path"] if role == _PATH else theme.tooltip(_tooltip(key, row))
+        self._cells[cell | role] = value
         return value
 
 
-_ROLES = {Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole,
-          Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.FontRole,
-          Qt.ItemDataRole.TextAlignmentRole, FACT_PATH_ROLE, FACT_ID_ROLE}
+_DISPLAY = int(Qt.ItemDataRole.DisplayRole.value)
+_FOREGROUND = int(Qt.ItemDataRole.ForegroundRole.value)
+_FONT = int(Qt.ItemDataRole.FontRole.value)
+_ALIGN = int(Qt.ItemDataRole.TextAlignmentRole.value)
+_TOOLTIP = int(Qt.ItemDataRole.ToolTipRole.value)
+_ID = int(FACT_ID_ROLE)
+_PATH = int(FACT_PATH_ROLE)
+_PAINT_ROLES = frozenset({_DISPLAY, _FOREGROUND, _FONT, _ALIGN})
+_ROLES = _PAINT_ROLES | {_TOOLTIP, _ID, _PATH}  # all < 1024: they fit the cell key
+_MISSING = object()
 _FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 #: computed cells kept (a few screens' worth); cleared whole when full
 _CELL_CACHE = 20_000
-
-
-def _cell(key: str, row: sqlite3.Row, role: int) -> Any:
-    if role == FACT_PATH_ROLE:
-        return row["path"]
-    if role == Qt.ItemDataRole.DisplayRole:
-        return _display(key, row)
-    if role == Qt.ItemDataRole.ToolTipRole:
-        return theme.tooltip(_tooltip(key, row))
-    if role == Qt.ItemDataRole.ForegroundRole:
-        return _foreground(key, row)
-    if role == Qt.ItemDataRole.FontRole:
-        return _font(key, row)
-    if role == Qt.ItemDataRole.TextAlignmentRole and key in ("confidence", "evidence_weight"):
-        return _RIGHT
-    return None
+#: row pages kept while scrolling (10,000 rows)
+_PAGE_CACHE = 40
 
 
 def _display(key: str, row: sqlite3.Row) -> str:
