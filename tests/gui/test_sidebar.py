@@ -59,3 +59,44 @@ def test_saved_searches_persist(window, qtbot, data_dir) -> None:
     window.sidebar.delete_search("hypotheses")
     assert window.sidebar.saved_searches() == []
 
+
+
+def test_ontology_tree_makes_deep_folders_when_opened(window, qtbot) -> None:
+    """Folders below the first level exist once their parent opens (lazy items), with the
+    same counts and filters."""
+    tree = window.sidebar.ontology
+    gotchas = find_item(tree, "gotchas")
+    assert gotchas.childCount() == 0 and not gotchas.isExpanded()
+    assert gotchas.childIndicatorPolicy() == gotchas.ChildIndicatorPolicy.ShowIndicator
+    tree.expandItem(gotchas)
+    names = sorted(gotchas.child(i).text(0) for i in range(gotchas.childCount()))
+    assert names == ["db", "ui"]
+    db = window.sidebar.folder_item("kb/gotchas/db")
+    assert db is not None and db.text(1) == "2"
+    click(tree, qtbot, db)
+    assert window.search.text() == "path:kb/gotchas/db/"
+    assert window.table.model.rowCount() == 2
+    assert window.sidebar.folder_item("kb/nowhere") is None
+
+
+def test_ontology_tree_counted_on_a_worker_for_large_corpora(window, qtbot) -> None:
+    """Above the size threshold the folders are counted off the GUI thread: the tree
+    fills in when the worker reports, with the same items as the synchronous count."""
+    sidebar = window.sidebar
+    tree = sidebar.ontology
+
+    def shape() -> list[tuple[str, str]]:
+        out = []
+        for i in range(tree.topLevelItemCount()):
+            top = tree.topLevelItem(i)
+            out.append((top.text(0), top.text(1)))
+            out += [(top.child(j).text(0), top.child(j).text(1)) for j in range(top.childCount())]
+        return out
+
+    synchronous = shape()
+    assert synchronous and find_item(tree, "gotchas").text(1) == "3"
+    sidebar.async_threshold = 0
+    with qtbot.waitSignal(sidebar.ontology_did_update, timeout=10_000):
+        sidebar.refresh_ontology()
+        sidebar.refresh_ontology()  # a second request while counting: counted again
+    assert shape() == synchronous

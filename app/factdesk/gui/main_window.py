@@ -539,6 +539,8 @@ class MainWindow(QMainWindow):
         return similar
 
     def _similar_ids(self, text: str) -> list[int] | None:
+        if "similar:" not in text.lower():
+            return None  # (the semantic modules, and numpy, stay unimported until needed)
         from factdesk.semantic.search import parse_similar
 
         target = parse_similar(text)

@@ -12,15 +12,19 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from factdesk.index.query import CompiledQuery, compile_query
 
+if TYPE_CHECKING:  # numpy is imported where it is used: not on the window's start-up path
+    import numpy as np
+    import numpy.typing as npt
+
+    IdArray = npt.NDArray[np.int64]
+else:
+    IdArray = object
+
 RANK_WINDOW = 4000
-IdArray = npt.NDArray[np.int64]
 SORTABLE = {
     "title": "f.title COLLATE NOCASE", "kind": "f.kind", "type": "f.type", "origin": "f.origin",
     "claim_type": "f.claim_type", "claimant": "f.claimant", "subject": "f.subject_kind",
@@ -106,7 +110,7 @@ def fact_ids(conn: sqlite3.Connection, query: str | CompiledQuery, *, sort: str 
         hits = search(conn, q, limit=RANK_WINDOW)
         return [h.id for h in hits]
     if orders is not None and sort in SORTABLE:
-        order = orders.get(conn, sort, compute=not q.fts and not q.where)
+        order = orders.get(conn, sort)  # read in the background (a miss takes the SQL path)
         if order is not None:
             return _through_order(conn, q, order, descending)
     order_sql = SORTABLE.get(sort, "f.updated_at")
@@ -182,6 +186,8 @@ class SortOrders:
 
 def full_order(conn: sqlite3.Connection, sort: str) -> IdArray:
     """Every fact id ascending by (`sort`, id): the cache entry of `SortOrders`."""
+    import numpy as np
+
     cursor = conn.cursor()
     cursor.row_factory = None
     rows = cursor.execute(f"SELECT f.id FROM facts f ORDER BY {SORTABLE[sort]}, f.id").fetchall()
@@ -191,6 +197,8 @@ def full_order(conn: sqlite3.Connection, sort: str) -> IdArray:
 def _id_set(conn: sqlite3.Connection, sql: str, params: Sequence[object] = ()) -> IdArray:
     """The ids `sql` selects, in no particular order, as one array: SQLite joins them into
     one string and numpy parses it — a third of the time of fetching 100,000 rows."""
+    import numpy as np
+
     row = conn.execute(f"SELECT group_concat(id) FROM ({sql})", params).fetchone()
     if row is None or not row[0]:
         return np.empty(0, dtype=np.int64)
@@ -215,6 +223,8 @@ def _clauses(q: CompiledQuery) -> Iterator[tuple[str, list[object]]]:
 def _through_order(conn: sqlite3.Connection, q: CompiledQuery, order: IdArray,
                    descending: bool) -> list[int]:
     """`fact_ids` by filtering the full `order` with the set of matching ids (a mask)."""
+    import numpy as np
+
     size = int(order.max()) + 1 if len(order) else 0
     keep: npt.NDArray[np.bool_] | None = None
 
