@@ -293,11 +293,18 @@ class TransitionsModel(QAbstractTableModel):
         return None
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """Reorder the rows; persistent indexes (the view's selection and current row) move
+        with their rows."""
         self.layoutAboutToBeChanged.emit()
-        pairs = sorted(zip(self.rows, self._cache, strict=True), key=lambda p: _SORT_KEYS[column](p[0]),
-                       reverse=order == Qt.SortOrder.DescendingOrder)
-        self.rows = [p[0] for p in pairs]
-        self._cache = [p[1] for p in pairs]
+        key = _SORT_KEYS[column]
+        order_of = sorted(range(len(self.rows)), key=lambda i: key(self.rows[i]),
+                          reverse=order == Qt.SortOrder.DescendingOrder)
+        new_row = {old: new for new, old in enumerate(order_of)}
+        self.rows = [self.rows[i] for i in order_of]
+        self._cache = [self._cache[i] for i in order_of]
+        before = self.persistentIndexList()
+        self.changePersistentIndexList(
+            before, [self.index(new_row[i.row()], i.column()) for i in before])
         self.layoutChanged.emit()
 
 
