@@ -227,14 +227,21 @@ class Indexer:
                 touched = rewound
             else:
                 return self._rebuild(conn, progress)
-        if hint is not None and self._has_git():
-            known = self._known(conn, hint | touched | set(_lines(meta.get("dirty", ""))))
-            looked_at, entries, scan_problems, dirty = self._look_hinted(meta, touched, hint)
-        else:
+        looked = None
+        if self._has_git():
+            looked = (self._look_hinted(meta, touched, hint) if hint is not None
+                      else self._look(meta, touched))
+        # partial: only the looked-at paths are compared; the rest stand as indexed
+        partial = looked is not None
+        if looked is not None:
+            looked_at, entries, scan_problems, dirty = looked
+            known = self._known(conn, looked_at)
+        else:  # no git to say what changed: compare every file with the index
             known = {r[0]: (r[1], r[2], r[3]) for r in conn.execute(
                 "SELECT path, size, mtime_ns, blob FROM facts INDEXED BY facts_stamp "
                 "WHERE status IN ('live', 'broken')")}
-            looked_at, entries, scan_problems, dirty = self._look(meta, touched, set(known))
+            entries, scan_problems = scan(self.repo, self.root)
+            looked_at, dirty = {e.path for e in entries} | set(known), ""
         on_disk = {e.path: e for e in entries}
         present = (set(known) - looked_at) | set(on_disk)
         candidates = [p for p, e in on_disk.items()
@@ -260,7 +267,7 @@ class Indexer:
         if meta_changed:
             dependents |= {r[0] for r in conn.execute(
                 "SELECT path FROM facts WHERE type = 'hypothesis' AND status = 'live'")}
-        if hint is not None:  # only the looked-at paths were compared: the rest stand as indexed
+        if partial:  # only the looked-at paths were compared: the rest stand as indexed
             present |= set(self._known(conn, dependents - looked_at))
         self._parse_into(sorted((dependents - set(outcomes) - removed) & present), outcomes, files)
         for path in removed:
@@ -296,21 +303,19 @@ class Indexer:
         touched |= {c.path for commit in new for c in commit.changes if c.path.startswith(self.root + "/")}
         return touched
 
-    def _look(self, meta: dict[str, str], touched: set[str], known: set[str]
-              ) -> tuple[set[str], list[FileEntry], list[Problem], str]:
+    def _look(self, meta: dict[str, str], touched: set[str]
+              ) -> tuple[set[str], list[FileEntry], list[Problem], str] | None:
         """What to compare with the index: (paths looked at, those present as files,
-        problems found on them, the dirty-set stamp to remember).
+        problems found on them, the dirty-set stamp to remember); None when git cannot say.
 
-        In a git work tree, `git status` (C, using git's own stat cache) names the files
-        that differ from HEAD; with the paths new commits touched and the files that were
-        dirty at the last update, that is every file that can differ from the index. A
-        corpus without git is scanned whole."""
-        status = gitrepo.status_paths(self.repo, self.root) if self._has_git() else None
+        `git status` (C, using git's own stat cache) names the files that differ from HEAD;
+        with the paths new commits touched and the files that were dirty at the last update,
+        that is every file that can differ from the index."""
+        status = gitrepo.status_paths(self.repo, self.root)
         if status is None:
-            entries, problems = scan(self.repo, self.root)
-            return {e.path for e in entries} | known, entries, problems, ""
+            return None
         dirty = "\n".join(sorted(status))
-        paths = status | touched | set(filter(None, meta.get("dirty", "").split("\n")))
+        paths = status | touched | set(_lines(meta.get("dirty", "")))
         entries, problems = stat_paths(self.repo, sorted(paths), self.root)
         return paths, entries, problems, dirty
 
