@@ -160,6 +160,9 @@ class SearchBar(QWidget):
         layout.addWidget(self.line)
         layout.addWidget(self.error)
         layout.addWidget(self.chips)
+        # The chip row keeps its height when empty: a facet click that adds the first chip
+        # then repaints the row alone instead of resizing (and repainting) the table below.
+        self.chips.setFixedHeight(self._make_chip("type:observation").sizeHint().height())
 
     def values_for(self, field: str) -> list[str]:
         if field in FIXED_VALUES:
@@ -201,14 +204,19 @@ class SearchBar(QWidget):
         for token in query_tokens(text):
             if not FIELD_TOKEN_RE.match(token):
                 continue
-            chip = QPushButton(f"{token}  ×", self.chips)
-            chip.setObjectName("chip")
-            chip.setFlat(True)
-            chip.setCursor(Qt.CursorShape.PointingHandCursor)
-            chip.setToolTip(theme.tooltip(f"Remove {token}"))
-            chip.setStyleSheet("QPushButton { border: 1px solid #90a4ae; border-radius: 9px; "
-                               "padding: 1px 8px; background: #eceff1; }")
+            chip = self._make_chip(token)
+            chip.setParent(self.chips)
             chip.clicked.connect(lambda _=False, t=token: self.set_query(
                 remove_token(self.line.text(), t)))
             self._chips_layout.insertWidget(self._chips_layout.count() - 1, chip)
-        self.chips.setVisible(self._chips_layout.count() > 1)
+
+    @staticmethod
+    def _make_chip(token: str) -> QPushButton:
+        chip = QPushButton(f"{token}  ×")
+        chip.setObjectName("chip")
+        chip.setFlat(True)
+        chip.setCursor(Qt.CursorShape.PointingHandCursor)
+        chip.setToolTip(theme.tooltip(f"Remove {token}"))
+        chip.setStyleSheet("QPushButton { border: 1px solid #90a4ae; border-radius: 9px; "
+                           "padding: 1px 8px; background: #eceff1; }")
+        return chip

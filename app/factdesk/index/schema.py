@@ -125,6 +125,9 @@ SORT_INDEXES: tuple[str, ...] = (
     "CREATE INDEX IF NOT EXISTS facts_sort_weight ON facts(evidence_weight, status)",
     "CREATE INDEX IF NOT EXISTS facts_sort_title ON facts(title COLLATE NOCASE, status)",
     "CREATE INDEX IF NOT EXISTS facts_sort_author ON facts(author, status)",
+    # not a sort order: `subject:X` matches the kind or the ref, and without this index the
+    # ref half read every row (the facet click `subject:world`: 0.1 s at 100,000 facts)
+    "CREATE INDEX IF NOT EXISTS facts_subject_ref ON facts(subject_ref)",
 )
 
 

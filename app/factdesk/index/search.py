@@ -208,7 +208,8 @@ def _id_set(conn: sqlite3.Connection, sql: str, params: Sequence[object] = ()) -
 #: filters answered from a narrow (column, status) index on their own: their id sets are
 #: intersected instead of letting one index drive row lookups for the others
 _INDEXED_CLAUSE = re.compile(r"f\.(?:type|kind|origin|claim_type|status|topic|op) = \?|"
-                             r"\(f\.claimant = \? OR f\.claimant_type = \?\)")
+                             r"\(f\.claimant = \? OR f\.claimant_type = \?\)|"
+                             r"\(f\.subject_kind = \? OR f\.subject_ref = \?\)")
 
 
 def _clauses(q: CompiledQuery) -> Iterator[tuple[str, list[object]]]:
