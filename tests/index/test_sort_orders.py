@@ -89,3 +89,25 @@ def test_orders_read_in_another_thread_connection(demo_index: Indexer) -> None:
         assert (fact_ids(gui, "kind:epistemic", sort=sort, orders=orders)
                 == fact_ids(gui, "kind:epistemic", sort=sort))
     assert isinstance(worker, sqlite3.Connection)
+
+
+@pytest.mark.parametrize("small_set", [4000, 0])
+def test_search_without_text_is_the_newest_matches(demo_index: Indexer, small_set: int,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """`search` of a query without text: the `limit` newest matches, exactly as an SQL
+    ORDER BY updated_at DESC, id DESC — through both of its paths (a small match set read
+    row by row; a large one by walking the updated index)."""
+    from factdesk.index import search as search_module
+    from factdesk.index.query import compile_query
+
+    monkeypatch.setattr(search_module, "SMALL_SET", small_set)
+    conn = demo_index.connect(readonly=True)
+    for query in [q for q in QUERIES if ":" in q and " " not in q] + [
+            "claimant:tool type:observation", "", "kind:pragmatic origin:distilled"]:
+        for limit in (1, 3, 20):
+            q = compile_query(query)
+            expected = [r[0] for r in conn.execute(
+                f"SELECT f.id FROM facts f WHERE {q.where_sql()} "
+                "ORDER BY f.updated_at DESC, f.id DESC LIMIT ?", [*q.params, limit])]
+            got = [h.id for h in search_module.search(conn, query, limit=limit)]
+            assert got == expected, (query, limit)
