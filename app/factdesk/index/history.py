@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +45,45 @@ def path_history(conn: sqlite3.Connection, path: str) -> PathHistory:
         rows = conn.execute(_FP_SQL, (path, 0)).fetchall()
     if not rows:
         return PathHistory()
+    creator = conn.execute(_CREATOR_SQL, (path,)).fetchone()
+    return _history(rows, creator)
+
+
+_ALL_SQL = """
+SELECT c.path, c.first_parent, c.status, c.old_blob, c.new_blob, c.sha, m.time, m.author,
+       m.email, m.op, m.subject, instr(m.parents, ' ') = 0
+FROM changes c JOIN commits m ON m.sha = c.sha ORDER BY c.path, c.seq
+"""
+
+
+def all_histories(conn: sqlite3.Connection) -> dict[str, PathHistory]:
+    """`path_history` of every path in `changes`, from one ordered pass (a rebuild)."""
+    out: dict[str, PathHistory] = {}
+    group: list[tuple[object, ...]] = []
+    current: str | None = None
+
+    def flush() -> None:
+        if current is None:
+            return
+        rows = [r[2:11] for r in group if r[1] >= 1]  # type: ignore[operator]
+        if not rows:
+            rows = [r[2:11] for r in group]
+        # the creator: the oldest non-merge commit that added the path (time, then order)
+        added = [r for r in group if r[2] == "A" and r[11]]
+        first_add = min(added, key=lambda r: r[6]) if added else None  # type: ignore[arg-type,return-value]
+        out[current] = _history(rows, (first_add[7], first_add[8]) if first_add else None)
+
+    for row in conn.execute(_ALL_SQL):
+        if row[0] != current:
+            flush()
+            current, group = row[0], []
+        group.append(tuple(row))
+    flush()
+    return out
+
+
+def _history(rows: Sequence[Sequence[Any]], creator: Sequence[Any] | None) -> PathHistory:
+    """Rows of `_FP_SQL` (oldest first, never empty) and the creator's (name, e-mail)."""
     last_delete = max((i for i, r in enumerate(rows) if r[0] == "D"), default=-1)
     deleted = rows[-1][0] == "D"
     if deleted:
@@ -53,7 +94,6 @@ def path_history(conn: sqlite3.Connection, path: str) -> PathHistory:
         live = rows[last_delete + 1 :]
     first = live[0] if live else None
     last = live[-1] if live else None
-    creator = conn.execute(_CREATOR_SQL, (path,)).fetchone()
     if creator is None and first is not None:
         creator = (first[5], first[6])
     hist = PathHistory(

@@ -9,6 +9,7 @@ changed, paths touched by new commits, and every fact that cites one of those
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import multiprocessing
 import os
@@ -34,8 +35,8 @@ from factdesk.corpus.ontology import (
 from factdesk.corpus.registry_io import load_registry
 from factdesk.corpus.scan import FileEntry, read_fact_bytes, scan, stat_paths
 from factdesk.index import schema
-from factdesk.index.history import PathHistory, blob_at, path_history
-from factdesk.index.rows import ROW_COLUMNS, fact_from_row, fact_row
+from factdesk.index.history import PathHistory, all_histories, blob_at, path_history
+from factdesk.index.rows import ROW_COLUMNS, fact_from_row, fact_row, problem_counts
 from factdesk.model.enums import FactType, Severity
 from factdesk.model.fact import Fact, Problem
 from factdesk.model.refs import local_targets
@@ -172,6 +173,12 @@ class Indexer:
     # -- rebuild ------------------------------------------------------------------------
 
     def _rebuild(self, conn: sqlite3.Connection, progress: Progress | None) -> IndexStats:
+        """Everything from scratch, streamed: each parsed file's row (with its body) is
+        inserted as it arrives while the workers go on parsing, and only a slim copy of the
+        fact (no body) stays in memory for the corpus-wide rules; their findings then update
+        the few rows they change. Same rows, ids, problems and order as `_write`."""
+        # mapped pages of the file count as resident memory; the build reads what it writes
+        conn.execute("PRAGMA mmap_size = 0")
         for (name,) in conn.execute(
             "SELECT name FROM sqlite_master WHERE type IN ('table') AND name NOT LIKE "
             "'sqlite_%' AND name NOT LIKE 'facts_fts_%'"
@@ -182,25 +189,46 @@ class Indexer:
         self._repo_ids = gitrepo.repo_ids(self.repo) if head else None
         self._ingest_commits(conn, gitrepo.log(self.repo) if head else [], seq0=0)
         entries, scan_problems = scan(self.repo, self.root)
-        live_paths = {e.path for e in entries}
+        registry, ontology = self._registry_and_ontology()
+        engine = self._rule_engine() if ontology is not None else None
+        histories = all_histories(conn)
         self._report(progress, "parsing", 0, len(entries))
         outcomes: dict[str, ParseOutcome] = {}
         files: dict[str, tuple[str, int, int]] = {}
+        early: dict[str, list[Problem]] = {}  # per path: parse and ontology findings, in order
+        batch: list[tuple[object, ...]] = []
         for i, (outcome, blob, size, mtime) in enumerate(
             parse_files(self.repo, [e.path for e in entries])
         ):
-            outcomes[outcome.path] = outcome
-            files[outcome.path] = (blob, size, mtime)
+            path, fact = outcome.path, outcome.fact
+            found = list(outcome.problems)
+            if fact is not None and ontology is not None and engine is not None:
+                found.extend(check_ontology(fact, ontology, engine))
+                found.extend(topic_problems(fact, ontology))
+            files[path] = (blob, size, mtime)
+            early[path] = found
+            row = fact_row(outcome, status="live" if fact else "broken",
+                           history=histories.get(path, _NO_HISTORY), registry=registry,
+                           file=files[path], computed_weight=None, problems=found)
+            batch.append(tuple(row[c] for c in ROW_COLUMNS))
+            if len(batch) >= 1000:
+                conn.executemany(_INSERT_ROW, batch)
+                batch.clear()
+            outcomes[path] = _slim(outcome)
             if i % 2000 == 0:
                 self._report(progress, "parsing", i, len(entries))
-        retracted = self._retracted_paths(conn, live_paths)
+        conn.executemany(_INSERT_ROW, batch)
+        batch.clear()
+        retracted = self._retracted_paths(conn, set(outcomes), histories=histories)
         self._report(progress, "checking", 0, len(outcomes))
-        self._write(conn, outcomes, files, retracted, scan_problems, full=True)
-        conn.execute("INSERT INTO facts_fts(facts_fts) VALUES ('rebuild')")
+        self._write(conn, outcomes, files, retracted, scan_problems, full=True, early=early,
+                    histories=histories)
+        del outcomes, files, early, histories
+        _build_fts(conn)
         _create_triggers(conn)
         status = gitrepo.status_paths(self.repo, self.root) if head else None
         self._set_meta(conn, head, dirty="\n".join(sorted(status or ())))
-        return self._stats(conn, "rebuild", head, sorted(outcomes))
+        return self._stats(conn, "rebuild", head, [e.path for e in entries])
 
     # -- incremental --------------------------------------------------------------------
 
@@ -407,7 +435,9 @@ class Indexer:
         conn.executemany("INSERT INTO changes VALUES (?,?,?,?,?,?,?)", changes)
 
     def _retracted_paths(self, conn: sqlite3.Connection, live: set[str],
-                         only: set[str] | None = None) -> dict[str, PathHistory]:
+                         only: set[str] | None = None,
+                         histories: Mapping[str, PathHistory] | None = None
+                         ) -> dict[str, PathHistory]:
         """Paths deleted on the first-parent chain and absent now: retracted facts."""
         if only is None:
             paths = [r[0] for r in conn.execute("SELECT DISTINCT path FROM changes")]
@@ -417,7 +447,7 @@ class Indexer:
         for path in paths:
             if path in live:
                 continue
-            hist = path_history(conn, path)
+            hist = histories[path] if histories is not None else path_history(conn, path)
             if hist.deleted and hist.last_blob:
                 out[path] = hist
         return out
@@ -430,7 +460,12 @@ class Indexer:
     def _write(self, conn: sqlite3.Connection, outcomes: dict[str, ParseOutcome],
                files: dict[str, tuple[str, int, int]], retracted: dict[str, PathHistory],
                scan_problems: list[Problem], *, full: bool,
-               rescanned: set[str] | None = None) -> None:
+               rescanned: set[str] | None = None,
+               early: dict[str, list[Problem]] | None = None,
+               histories: Mapping[str, PathHistory] | None = None) -> None:
+        """Check `outcomes` and write their rows, refs and problems. With `early` (the
+        streamed rebuild), their rows are already in and carry the parse and ontology
+        findings given there; only the rows the corpus-wide rules change are updated."""
         repo_id = self._repo_ids
         registry, ontology = self._registry_and_ontology()
         # Retracted facts: their last version, read from git.
@@ -453,7 +488,10 @@ class Indexer:
         else:
             facts_view = _FactsView(conn, overlay)
             retracted_view = _FactsView(conn, dict(retracted_facts), status="retracted")
-        histories = {p: path_history(conn, p) for p in outcomes}
+        if histories is None:
+            histories = {p: path_history(conn, p) for p in outcomes}
+        else:
+            histories = {p: histories.get(p, _NO_HISTORY) for p in outcomes}
         creators = {p: h.creator_email for p, h in histories.items() if h.creator_email}
         ctx = CheckContext(
             facts=facts_view, repo_id=repo_id, registry=registry, today=self.today,
@@ -476,24 +514,37 @@ class Indexer:
         if ontology is not None:
             problems.extend(ontology.problems)
         ref_rows: list[tuple[str, str]] = []
+        late: list[tuple[int, int, float | None, str]] = []  # rows the rules change
 
         def rows() -> Iterator[dict[str, object]]:
             """One row at a time, so 100,000 row dicts never sit in memory together."""
             for path in sorted(outcomes):
                 outcome = outcomes[path]
-                found = list(outcome.problems)
                 fact = outcome.fact
+                if early is not None:
+                    found = list(early[path])
+                    known = len(found)
+                    if fact is not None:
+                        found[len(outcome.problems):len(outcome.problems)] = check_fact(fact, ctx)
+                else:
+                    found = list(outcome.problems)
+                    if fact is not None:
+                        found.extend(check_fact(fact, ctx))
+                        if ontology is not None and engine is not None:
+                            found.extend(check_ontology(fact, ontology, engine))
+                            found.extend(topic_problems(fact, ontology))
                 if fact is not None:
-                    found.extend(check_fact(fact, ctx))
-                    if ontology is not None and engine is not None:
-                        found.extend(check_ontology(fact, ontology, engine))
-                        found.extend(topic_problems(fact, ontology))
                     ref_rows.extend((path, t) for t in local_targets(fact.refs, repo_id))
                 computed = (evidence_weight(fact, ctx.lookup, repo_id)
                             if fact is not None and (is_weighted(fact)
                                                      or fact.evidence_weight is not None)
                             else None)
                 problems.extend(found)
+                if early is not None:
+                    if len(found) != known or computed is not None:
+                        errors, warnings = problem_counts(found)
+                        late.append((errors, warnings, computed, path))
+                    continue
                 yield fact_row(outcome, status="live" if fact else "broken",
                                history=histories[path], registry=registry,
                                file=files.get(path), computed_weight=computed, problems=found)
@@ -501,13 +552,9 @@ class Indexer:
                 yield fact_row(retracted_outcomes[path], status="retracted", history=hist,
                                registry=registry, file=None, computed_weight=None, problems=[])
 
-        names = ",".join(ROW_COLUMNS)
-        marks = ",".join("?" * len(ROW_COLUMNS))
-        update = ",".join(f"{c}=excluded.{c}" for c in ROW_COLUMNS if c != "path")
-        conn.executemany(
-            f"INSERT INTO facts ({names}) VALUES ({marks}) ON CONFLICT(path) DO UPDATE SET {update}",
-            (tuple(r[c] for c in ROW_COLUMNS) for r in rows()),
-        )
+        conn.executemany(_UPSERT_ROW, (tuple(r[c] for c in ROW_COLUMNS) for r in rows()))
+        conn.executemany("UPDATE facts SET errors = ?, warnings = ?, evidence_weight_computed = ? "
+                         "WHERE path = ?", late)
         conn.executemany("INSERT OR IGNORE INTO refs VALUES (?, ?)", ref_rows)
         conn.executemany(
             "INSERT INTO problems (path, line, code, severity, message) VALUES (?,?,?,?,?)",
@@ -631,3 +678,32 @@ CREATE TRIGGER facts_au AFTER UPDATE ON facts BEGIN
 END;
 """
 
+
+_NAMES = ",".join(ROW_COLUMNS)
+_MARKS = ",".join("?" * len(ROW_COLUMNS))
+_INSERT_ROW = f"INSERT INTO facts ({_NAMES}) VALUES ({_MARKS})"
+_UPSERT_ROW = (_INSERT_ROW + " ON CONFLICT(path) DO UPDATE SET "
+               + ",".join(f"{c}=excluded.{c}" for c in ROW_COLUMNS if c != "path"))
+_NO_HISTORY = PathHistory()
+
+
+def _slim(outcome: ParseOutcome) -> ParseOutcome:
+    """What the corpus-wide rules need of a fact already written: everything but the body
+    (and a broken file's raw text). A hypothesis keeps its body: H1 reads its prose."""
+    fact = outcome.fact
+    if fact is not None and fact.type != FactType.HYPOTHESIS and fact.body:
+        fact = dataclasses.replace(fact, body="")
+    if fact is outcome.fact and not outcome.text:
+        return outcome
+    return dataclasses.replace(outcome, fact=fact, text="")
+
+
+def _build_fts(conn: sqlite3.Connection) -> None:
+    """Fill the full-text index from `facts` in one pass. Automatic merging is off while it
+    fills (each flush of FTS5's in-memory terms would otherwise start merges that later
+    flushes redo) and one 'optimize' merges the segments at the end; then the default
+    merge policy is back for the incremental updates."""
+    conn.execute("INSERT INTO facts_fts(facts_fts, rank) VALUES ('automerge', 0)")
+    conn.execute("INSERT INTO facts_fts(facts_fts) VALUES ('rebuild')")
+    conn.execute("INSERT INTO facts_fts(facts_fts) VALUES ('optimize')")
+    conn.execute("INSERT INTO facts_fts(facts_fts, rank) VALUES ('automerge', 4)")

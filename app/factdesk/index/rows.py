@@ -49,8 +49,8 @@ def fact_row(
         "body": fact.body if fact else outcome.text[:200_000],
         "topic": parts[1] if len(parts) > 2 else "",
         "folder": "/".join(parts[:-1]),
-        "errors": sum(1 for p in problems if p.severity == Severity.ERROR),
-        "warnings": sum(1 for p in problems if p.severity == Severity.WARNING),
+        "errors": problem_counts(problems)[0],
+        "warnings": problem_counts(problems)[1],
         "created_at": history.created_at, "created_sha": history.created_sha,
         "creator": history.creator, "creator_email": history.creator_email,
         "updated_at": history.updated_at, "updated_sha": history.updated_sha,
@@ -97,6 +97,12 @@ def fact_row(
         "key_lines": _dump(dict(fact.key_lines)), "title_line": fact.title_line,
     })
     return row
+
+
+def problem_counts(problems: list[Problem]) -> tuple[int, int]:
+    """(errors, warnings) among `problems`: a row's `errors` and `warnings` columns."""
+    return (sum(1 for p in problems if p.severity == Severity.ERROR),
+            sum(1 for p in problems if p.severity == Severity.WARNING))
 
 
 def fact_from_row(row: sqlite3.Row) -> Fact | None:
