@@ -45,6 +45,11 @@ def test_chips_show_filters_and_remove_them(window, qtbot) -> None:
     qtbot.mouseClick(chips(window)[0], Qt.MouseButton.LeftButton)
     assert window.search.text() == "domain:ledger-api pool"
     assert [c.text() for c in chips(window)] == ["domain:ledger-api  ×"]
+    assert window.search.no_chips.isHidden()
+    table_height = window.table.view.height()
+    qtbot.mouseClick(chips(window)[0], Qt.MouseButton.LeftButton)
+    assert chips(window) == [] and not window.search.no_chips.isHidden()
+    assert window.table.view.height() == table_height  # the chip row keeps its place
 
 
 def test_slash_focuses_and_escape_clears(window, qtbot) -> None:

@@ -153,6 +153,10 @@ class SearchBar(QWidget):
         self.chips.setObjectName("searchChips")
         self._chips_layout = QHBoxLayout(self.chips)
         self._chips_layout.setContentsMargins(0, 0, 0, 0)
+        self.no_chips = QLabel("No field filters: click a facet or type field:value", self.chips)
+        self.no_chips.setTextFormat(Qt.TextFormat.PlainText)
+        self.no_chips.setStyleSheet(f"color: {theme.DERIVED_COLOR};")
+        self._chips_layout.addWidget(self.no_chips)
         self._chips_layout.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -194,7 +198,7 @@ class SearchBar(QWidget):
 
     def show_chips(self, text: str) -> None:
         """One removable chip per field filter of the applied query."""
-        while self._chips_layout.count() > 1:
+        while self._chips_layout.count() > 2:  # the chips before the hint and the stretch
             item = self._chips_layout.takeAt(0)
             widget = item.widget()
             if widget is not None:
@@ -208,7 +212,8 @@ class SearchBar(QWidget):
             chip.setParent(self.chips)
             chip.clicked.connect(lambda _=False, t=token: self.set_query(
                 remove_token(self.line.text(), t)))
-            self._chips_layout.insertWidget(self._chips_layout.count() - 1, chip)
+            self._chips_layout.insertWidget(self._chips_layout.count() - 2, chip)
+        self.no_chips.setVisible(self._chips_layout.count() == 2)
 
     @staticmethod
     def _make_chip(token: str) -> QPushButton:
