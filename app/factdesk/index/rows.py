@@ -12,9 +12,12 @@ from factdesk.model.enums import Severity
 from factdesk.model.fact import Envelope, Fact, Problem
 from factdesk.model.registry import Registry, agent_id_from_email
 
+_ENCODE = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
+
 
 def _dump(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    """`json.dumps(value, ensure_ascii=False, sort_keys=True)` with one encoder for all."""
+    return _ENCODE(value)
 
 
 #: The `facts` columns a row carries, in insert order (all but the id).

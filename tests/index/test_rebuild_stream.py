@@ -1,0 +1,129 @@
+"""The streamed rebuild: same rows, problems and histories as the per-fact path it replaces."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from factdesk.index.history import all_histories, path_history
+from factdesk.index.indexer import Indexer, _transaction
+from factdesk.index.search import search
+from tests.conftest import Corpus, GeneratedCorpus
+from tests.index.test_indexer import dump
+
+
+def _histories_match(repo: Path) -> int:
+    ix = Indexer(repo, today=date(2026, 11, 30))
+    ix.update(rebuild=True)
+    conn = ix.connect(readonly=True)
+    try:
+        bulk = all_histories(conn)
+        paths = [r[0] for r in conn.execute("SELECT DISTINCT path FROM changes")]
+        assert sorted(bulk) == sorted(paths)
+        for path in paths:
+            assert bulk[path] == path_history(conn, path), path
+        return sum(1 for h in bulk.values() if h.deleted)
+    finally:
+        conn.close()
+
+
+def test_all_histories_equal_path_history_on_a_generated_corpus(
+        generated_corpus: GeneratedCorpus) -> None:
+    repo, _ = generated_corpus
+    assert _histories_match(repo) > 0  # retractions are among them
+
+
+def test_all_histories_equal_path_history_on_the_real_corpus(real_corpus: Path) -> None:
+    _histories_match(real_corpus)
+
+
+def test_all_histories_of_a_side_branch_only_path(corpus: Corpus) -> None:
+    """A path only ever written on a merged side branch: every commit counts, in order."""
+    from tests.conftest import git
+
+    git(corpus.root, "checkout", "-q", "-b", "side")
+    corpus.fact("kb/gotchas/db/c9c9c9c9.md", title="From the side branch")
+    corpus.commit("learn: side")
+    git(corpus.root, "checkout", "-q", "-")
+    git(corpus.root, "merge", "-q", "--no-ff", "-m", "merge side", "side")
+    _histories_match(corpus.root)
+
+
+def _recheck_everything(ix: Indexer) -> None:
+    """Re-read and re-check every file through the incremental path (`_write`, one fact at a
+    time with the rest looked up in the index) on top of a streamed rebuild."""
+    conn = ix.connect()
+    try:
+        def work():  # type: ignore[no-untyped-def]
+            paths = [r[0] for r in conn.execute(
+                "SELECT path FROM facts WHERE status IN ('live', 'broken') ORDER BY path")]
+            outcomes: dict = {}
+            files: dict = {}
+            ix._parse_into(paths, outcomes, files)
+            retracted = ix._retracted_paths(conn, set(outcomes))
+            ix._write(conn, outcomes, files, retracted, [], full=False, rescanned=set())
+            return None
+        _transaction(conn, work)
+    finally:
+        conn.close()
+
+
+def test_streamed_rebuild_equals_checking_each_fact_again(
+        generated_corpus: GeneratedCorpus, copy_tree, tmp_path: Path) -> None:
+    repo = copy_tree(generated_corpus[0], tmp_path / "kb")
+    ix = Indexer(repo, today=date(2026, 11, 30))
+    ix.update(rebuild=True)
+    streamed = dump(ix)
+    assert any(p[2] == "H1" for p in streamed["problems"])  # hypotheses keep their prose
+    assert any(r[streamed_col("evidence_weight_computed", ix)] is not None
+               for r in streamed["facts"])
+    _recheck_everything(ix)
+    assert dump(ix) == streamed
+
+
+def streamed_col(name: str, ix: Indexer) -> int:
+    conn = ix.connect(readonly=True)
+    cols = [d[1] for d in conn.execute("PRAGMA table_info(facts)") if d[1] not in ("id", "mtime_ns")]
+    conn.close()
+    return cols.index(name)
+
+
+def test_full_text_index_after_a_rebuild_is_whole_and_merges_again(corpus: Corpus) -> None:
+    ix = Indexer(corpus.root, today=date(2026, 11, 30))
+    ix.update(rebuild=True)
+    conn = ix.connect()
+    try:
+        conn.execute("INSERT INTO facts_fts(facts_fts) VALUES ('integrity-check')")
+        automerge = conn.execute("SELECT v FROM facts_fts_config WHERE k = 'automerge'").fetchone()
+        assert automerge is not None and automerge[0] == 4
+        hits = search(conn, "pool")
+        assert hits
+    finally:
+        conn.close()
+    corpus.fact("kb/gotchas/db/e5e5e5e5.md", title="Zanzibarian pool sizing")
+    corpus.commit("learn: new")
+    assert ix.update().mode == "incremental"
+    conn = ix.connect()
+    try:
+        conn.execute("INSERT INTO facts_fts(facts_fts) VALUES ('integrity-check')")
+        row = conn.execute("SELECT f.path FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid "
+                           "WHERE facts_fts MATCH 'zanzibarian'").fetchall()
+        assert [r[0] for r in row] == ["kb/gotchas/db/e5e5e5e5.md"]
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("broken", [b"---\ntype: [oops\n---\n# Broken\n", b"\xff\xfe bad"])
+def test_a_broken_file_keeps_its_text_searchable_after_a_streamed_rebuild(
+        corpus: Corpus, broken: bytes) -> None:
+    corpus.write("kb/gotchas/db/e5e5e5e5.md", broken)
+    ix = Indexer(corpus.root, today=date(2026, 11, 30))
+    ix.update(rebuild=True)
+    conn = sqlite3.connect(ix.path)
+    row = conn.execute("SELECT status, errors, body FROM facts WHERE path = ?",
+                       ("kb/gotchas/db/e5e5e5e5.md",)).fetchone()
+    conn.close()
+    assert row[0] == "broken" and row[1] >= 1
