@@ -35,7 +35,6 @@ import platform
 import random
 import re
 import shlex
-import shutil
 import sqlite3
 import statistics
 import subprocess
@@ -207,7 +206,25 @@ def _git(repo: Path, *args: str) -> str:
 
 
 def remove_index(kb: Path) -> None:
-    shutil.rmtree(kb / ".git" / "factdesk", ignore_errors=True)
+    """Delete the index file (and its WAL, shared-memory and lock files) only: the folder
+    also holds other features' stores (embeddings, journal) that a cold index run keeps."""
+    for path in (kb / ".git" / "factdesk").glob("index.v*.db*"):
+        path.unlink(missing_ok=True)
+
+
+def build_phases(kb: Path) -> dict[str, list[float]]:
+    """The rebuild's phase breakdown the indexer keeps in its `meta` table."""
+    found = sorted((kb / ".git" / "factdesk").glob("index.v*.db"))
+    if not found:
+        return {}
+    conn = sqlite3.connect(f"file:{found[-1]}?mode=ro", uri=True)
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'build_phases'").fetchone()
+    except sqlite3.DatabaseError:
+        row = None
+    finally:
+        conn.close()
+    return json.loads(row[0]) if row else {}
 
 
 # -- bare pipeline baseline ---------------------------------------------------------------
@@ -413,6 +430,7 @@ def bench_cold(kb: Path, out: Path, facts: int) -> dict[str, Any]:
     cold = run_monitored(_cli("index", "--kb", str(kb), "--rebuild"))
     if cold["rc"] != 0:
         raise SystemExit(f"factdesk index failed:\n{cold['stderr']}")
+    cold["phases"] = build_phases(kb)
     db = out / f"bare{facts}.db"
     print(f"[{facts}] bare pipeline ...", file=sys.stderr, flush=True)
     bare = run_monitored([sys.executable, str(Path(__file__).resolve()), "--_phase", "bare",
@@ -578,6 +596,25 @@ def render(results: dict[str, Any]) -> tuple[str, str]:
             qt.append(f"| `{name}` | `{fts}` | {x['matches']:,} | "
                       f"{statistics.median(x['product_ms']):.1f} / {max(x['product_ms']):.1f} | "
                       f"{b} | {ov} |")
+    phase_lines = []
+    for size in sizes:
+        cold = results["sizes"][size]["cold"]
+        phases = cold.get("phases") or {}
+        if not phases:
+            continue
+        phase_lines += [
+            f"### Cold index phases ({int(size):,} facts)", "",
+            "Kept by the indexer in its `meta` table (`build_phases`); the main process's wall and",
+            "CPU time per phase (the parse workers' CPU is not in the CPU column; the wall of the",
+            "streamed phase is the slower of the workers and the main process). The rest of the",
+            "CLI's wall time is start-up and the final commit.", "",
+            "| phase | wall (s) | main-process CPU (s) |", "|---|---|---|",
+        ]
+        phase_lines += [f"| {name} | {w:.1f} | {c:.1f} |" for name, (w, c) in phases.items()]
+        total_w = sum(w for w, _ in phases.values())
+        phase_lines += [f"| **all phases** (CLI wall {cold['wall_s']:.1f} s) | {total_w:.1f} | "
+                        f"{sum(c for _, c in phases.values()):.1f} |", ""]
+    phases_s = "\n".join(phase_lines)
     corpus_lines = "\n".join(
         f"- {int(s):,} facts, {commits_for(int(s)):,} commits: `{results['sizes'][s]['corpus_cmd']}`"
         for s in sizes)
@@ -642,6 +679,7 @@ The corpus is reset to its generated HEAD at the end.
 
 {table_s}
 
+{phases_s}
 ### Search queries ({bigf:,} facts)
 
 "Top-20 overlap" compares the product's 20 hits with the exact bm25 top 20 (same column
@@ -658,8 +696,24 @@ make bench BENCH_ARGS="--facts 10000"    # quick run (~1 min once the corpus exi
 ```
 
 Raw numbers of the last run: `bench/out/results.json`.
+
+See [benchmark-history.md](benchmark-history.md) for the runs over this session.
 """
     return table_s, doc
+
+
+#: The sections `render` writes; any other `## ` section of the document (the desktop app's,
+#: curation's: written by their own benchmarks) is kept, in order, after them.
+OWN_SECTIONS = ("Machine", "Corpora", "Commands", "Results", "How to rerun")
+
+
+def merge_doc(old: str, doc: str) -> str:
+    kept = []
+    for part in old.split("\n## ")[1:]:
+        title = part.split("\n", 1)[0].strip()
+        if title not in OWN_SECTIONS:
+            kept.append("## " + part.rstrip("\n"))
+    return doc.rstrip("\n") + "\n" + "".join("\n" + k + "\n" for k in kept)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -712,7 +766,8 @@ def main(argv: list[str] | None = None) -> int:
     table, doc = render(results)
     print(table)
     if not args.no_doc:
-        DOC.write_text(doc, "utf-8")
+        old = DOC.read_text("utf-8") if DOC.exists() else ""
+        DOC.write_text(merge_doc(old, doc), "utf-8")
         print(f"\nwrote {DOC.relative_to(ROOT)}", file=sys.stderr)
     return 0
 

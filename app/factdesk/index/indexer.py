@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import fcntl
+import json
 import multiprocessing
 import os
 import sqlite3
@@ -61,6 +62,8 @@ class IndexStats:
     changed: list[str] = field(default_factory=list)
     seconds: float = 0.0
     head: str | None = None
+    #: a rebuild's phases: name -> (wall seconds, this process's CPU seconds), in order
+    phases: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
 def _parse_entry(args: tuple[str, str]) -> tuple[ParseOutcome, str, int, int]:
@@ -182,6 +185,7 @@ class Indexer:
         the few rows they change. Same rows, ids, problems and order as `_write`."""
         # mapped pages of the file count as resident memory; the build reads what it writes
         conn.execute("PRAGMA mmap_size = 0")
+        clock = _PhaseClock()
         for (name,) in conn.execute(
             "SELECT name FROM sqlite_master WHERE type IN ('table') AND name NOT LIKE "
             "'sqlite_%' AND name NOT LIKE 'facts_fts_%'"
@@ -191,10 +195,12 @@ class Indexer:
         head = gitrepo.head_sha(self.repo) if self._has_git() else None
         self._repo_ids = gitrepo.repo_ids(self.repo) if head else None
         self._ingest_commits(conn, gitrepo.log(self.repo) if head else [], seq0=0)
+        histories = all_histories(conn)
+        clock.lap("history (git log, per-path history)")
         entries, scan_problems = scan(self.repo, self.root)
         registry, ontology = self._registry_and_ontology()
         engine = self._rule_engine() if ontology is not None else None
-        histories = all_histories(conn)
+        clock.lap("scan, registry, ontology")
         self._report(progress, "parsing", 0, len(entries))
         outcomes: dict[str, ParseOutcome] = {}
         files: dict[str, tuple[str, int, int]] = {}
@@ -222,17 +228,25 @@ class Indexer:
                 self._report(progress, "parsing", i, len(entries))
         conn.executemany(_INSERT_ROW, batch)
         batch.clear()
+        clock.lap("parse (workers) + ontology rules + insert rows (streamed)")
         retracted = self._retracted_paths(conn, set(outcomes), histories=histories)
         self._report(progress, "checking", 0, len(outcomes))
         self._write(conn, outcomes, files, retracted, scan_problems, full=True, early=early,
                     histories=histories)
         del outcomes, files, early, histories
+        clock.lap("corpus-wide rules, retracted facts, problems")
         schema.create_indexes(conn)
+        clock.lap("secondary indexes")
         _build_fts(conn)
+        clock.lap("full-text index")
         _create_triggers(conn)
         status = gitrepo.status_paths(self.repo, self.root) if head else None
         self._set_meta(conn, head, dirty="\n".join(sorted(status or ())))
-        return self._stats(conn, "rebuild", head, [e.path for e in entries])
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('build_phases', ?)",
+                     (json.dumps(clock.phases),))
+        stats = self._stats(conn, "rebuild", head, [e.path for e in entries])
+        stats.phases = clock.phases
+        return stats
 
     # -- incremental --------------------------------------------------------------------
 
@@ -689,6 +703,20 @@ _INSERT_ROW = f"INSERT INTO facts ({_NAMES}) VALUES ({_MARKS})"
 _UPSERT_ROW = (_INSERT_ROW + " ON CONFLICT(path) DO UPDATE SET "
                + ",".join(f"{c}=excluded.{c}" for c in ROW_COLUMNS if c != "path"))
 _NO_HISTORY = PathHistory()
+
+
+class _PhaseClock:
+    """Wall and CPU time of consecutive phases (the rebuild's breakdown, kept in `meta`)."""
+
+    def __init__(self) -> None:
+        self.phases: dict[str, tuple[float, float]] = {}
+        self._wall = time.perf_counter()
+        self._cpu = time.process_time()
+
+    def lap(self, name: str) -> None:
+        wall, cpu = time.perf_counter(), time.process_time()
+        self.phases[name] = (round(wall - self._wall, 3), round(cpu - self._cpu, 3))
+        self._wall, self._cpu = wall, cpu
 
 
 def _slim(outcome: ParseOutcome) -> ParseOutcome:
