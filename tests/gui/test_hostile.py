@@ -185,3 +185,24 @@ def test_pathological_markdown_renders_within_budget(qtbot, name: str) -> None:
     assert max(len(line) for line in shown.split("\n")) <= 10_100
     if not rendered:
         assert shown.startswith("[too large to render (")
+
+
+def test_raw_text_never_inherits_a_link_from_the_previous_body(qtbot) -> None:
+    """With the cursor left in a link (the user clicked it), a body shown raw was inserted
+    with that link's format: all of it one anchor to the previous fact's URL."""
+    from PySide6.QtGui import QTextCursor
+
+    browser = SafeTextBrowser()
+    qtbot.addWidget(browser)
+    assert browser.show_markdown("[phish](https://evil.example/)")
+    cursor = QTextCursor(browser.document())
+    cursor.setPosition(2)
+    browser.setTextCursor(cursor)
+    assert not browser.show_markdown("y" * 20_000)
+    block = browser.document().begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            assert not it.fragment().charFormat().isAnchor()
+            it += 1
+        block = block.next()

@@ -24,8 +24,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from factdesk.corpus.codec import MAX_BYTES
 from factdesk.corpus.gitrepo import ZERO, BlobReader
 from factdesk.gui import theme
+from factdesk.gui.safe_browser import raw_text
 from factdesk.index.history import commits_touching
 
 BLOB_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -101,11 +103,17 @@ class HistoryPanel(QWidget):
     def diff_text(self, before: str | None, after: str | None, labels: tuple[str, str]) -> str:
         """Unified diff of two blobs of the current path (the all-zero id is an empty file)."""
         with BlobReader(self._repo) as reader:
-            old = _text(reader.read(before)) if before and before != ZERO else ""
-            new = _text(reader.read(after)) if after and after != ZERO else ""
+            old_data = reader.read(before) if before and before != ZERO else b""
+            new_data = reader.read(after) if after and after != ZERO else b""
+        size = max(len(old_data or b""), len(new_data or b""))
+        if size > MAX_BYTES:  # the corpus refuses such files too (too_large): no diff of them
+            return f"(a version is {size:,} bytes, over the {MAX_BYTES:,}-byte limit: not compared)"
+        old, new = _text(old_data), _text(new_data)
         lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
                                      f"{labels[0]}:{self._path}", f"{labels[1]}:{self._path}")
-        text = "".join(lines)
+        text, cut = raw_text("".join(lines))  # RELIABILITY H09: no huge line in the editor
+        if cut:
+            text = "[diff cut for display: long lines and the tail are not shown]\n" + text
         return text or "(no textual difference)"
 
 

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
     QLabel,
+    QSizePolicy,
     QTabWidget,
     QTreeWidget,
     QTreeWidgetItem,
@@ -33,14 +34,24 @@ from factdesk.model.refs import RefKind, classify_ref
 from factdesk.model.weight import is_stale
 
 REF_ROLE = Qt.ItemDataRole.UserRole + 1
+#: corpus text longer than this is cut where a label or list shows it (RELIABILITY H09: a
+#: 1 MB title took 6.6 s to show and made the window's minimum width millions of pixels)
+MAX_LABEL_CHARS = 1_000
 REF_GROUPS = ("Facts", "Retracted facts", "Missing facts", "Cited by", "Foreign facts",
               "Source code", "URLs", "Malformed")
 
 
+def clip(text: str, limit: int = MAX_LABEL_CHARS) -> str:
+    """`text`, cut to `limit` characters with a note of how much was left out."""
+    return text if len(text) <= limit else f"{text[:limit]} … [{len(text) - limit:,} more characters]"
+
+
 def plain_label(text: str = "", parent: QWidget | None = None, *, name: str = "") -> QLabel:
-    """A QLabel that never interprets its text as markup."""
+    """A QLabel that never interprets its text as markup, and whose text never sets the
+    window's minimum width (an unbreakable run is clipped, not honoured)."""
     label = QLabel(parent)
     label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setSizePolicy(QSizePolicy.Policy.Ignored, label.sizePolicy().verticalPolicy())
     label.setText(text)
     if name:
         label.setObjectName(name)
@@ -63,7 +74,7 @@ def badge(parent: QWidget, name: str) -> QLabel:
 
 def _style_badge(label: QLabel, caption: str, value: str | None, color: str,
                  *, derived: bool = False) -> None:
-    text = f"{caption}: {value or '—'}" + ("  (derived)" if derived else "")
+    text = f"{caption}: {clip(value or '—', 200)}" + ("  (derived)" if derived else "")
     label.setText(text)
     border = "dashed" if derived else "solid"
     label.setStyleSheet(f"QLabel {{ color: {color}; border: 1px {border} {color}; "
@@ -194,7 +205,7 @@ class InspectorPanel(QWidget):
             self.problems.clear()
             self.history.show_path(None, "")
             return
-        self.title.setText(row["title"] or "(untitled)")
+        self.title.setText(clip(row["title"] or "(untitled)"))
         self.path_label.setText(row["path"])
         self._show_envelope(row)
         self._show_provenance(row)
@@ -231,8 +242,9 @@ class InspectorPanel(QWidget):
         self.trust["sources"].setText(f"Sources\n{sources}")
         if row["claim_type"]:
             self.attribution.setText(attribution(
-                row["title"], claimant=row["claimant"], claimant_type=row["claimant_type"],
-                subject_kind=row["subject_kind"], claim_type=row["claim_type"]))
+                clip(row["title"] or ""), claimant=clip(row["claimant"] or "", 200) or None,
+                claimant_type=row["claimant_type"], subject_kind=row["subject_kind"],
+                claim_type=row["claim_type"]))
         else:
             self.attribution.setText("(not parsed: see Problems)")
 
@@ -241,12 +253,12 @@ class InspectorPanel(QWidget):
         record of predictions, when known."""
         lines = []
         for entry in (self.attestations() if self.attestations else {}).get(row["path"], []):
-            lines.append(f"✔ envelope attested by {entry.get('by', '?')} at {entry.get('at', '?')}: "
-                         f"{entry.get('reason', '')}")
+            lines.append(clip(f"✔ envelope attested by {entry.get('by', '?')} at "
+                              f"{entry.get('at', '?')}: {entry.get('reason', '')}"))
         if self.track_record is not None and row["claimant"]:
             record = self.track_record(row["claimant"])
             if record:
-                lines.append(f"Track record — {record}")
+                lines.append(clip(f"Track record — {record}"))
         self.provenance.setText("\n".join(lines))
         self.provenance.setVisible(bool(lines))
 
@@ -254,10 +266,9 @@ class InspectorPanel(QWidget):
         if row["status"] != "retracted":
             self.retracted.hide()
             return
-        self.retracted.setText(
+        self.retracted.setText(clip(
             f"Retracted {_when(row['retracted_at'])} by {row['retracted_by'] or 'unknown'}"
-            f" — {row['retracted_reason'] or 'no reason recorded'}\n"
-            "Showing its last version.")
+            f" — {row['retracted_reason'] or 'no reason recorded'}") + "\nShowing its last version.")
         self.retracted.show()
 
     def _show_refs(self, conn: sqlite3.Connection, row: sqlite3.Row) -> None:
@@ -267,7 +278,7 @@ class InspectorPanel(QWidget):
         def add(group: str, raw: str, title: str, data: object) -> None:
             if group not in groups:
                 groups[group] = QTreeWidgetItem([group, ""])
-            item = QTreeWidgetItem(groups[group], [raw, title])
+            item = QTreeWidgetItem(groups[group], [clip(raw, 300), clip(title or "", 300)])
             item.setData(0, REF_ROLE, data)
             item.setToolTip(0, theme.tooltip(raw))
             item.setToolTip(1, theme.tooltip(title))
@@ -304,7 +315,7 @@ class InspectorPanel(QWidget):
         self.problems.clear()
         rows = problems_for(conn, path)
         for p in rows:
-            item = QTreeWidgetItem([p["code"], p["severity"], str(p["line"]), p["message"]])
+            item = QTreeWidgetItem([p["code"], p["severity"], str(p["line"]), clip(p["message"])])
             item.setForeground(1, _brush(theme.SEVERITY_COLORS.get(p["severity"], "#000000")))
             item.setToolTip(3, theme.tooltip(p["message"]))
             self.problems.addTopLevelItem(item)
@@ -347,7 +358,7 @@ class InspectorPanel(QWidget):
             if hit is not None:
                 self.fact_link_did_activate.emit(hit["id"])
                 return
-        self.status_did_change.emit(f"Not opened: {text}")
+        self.status_did_change.emit(clip(f"Not opened: {text}", 300))
 
 
 def _brush(color: str) -> QBrush:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt, QUrl, Signal
-from PySide6.QtGui import QImage, QTextDocument
+from PySide6.QtGui import QImage, QTextCharFormat, QTextDocument
 from PySide6.QtWidgets import QMessageBox, QTextBrowser, QWidget
 
 #: raw (plain-text) display: at most this many characters, each line cut at MAX_LINE_CHARS
@@ -113,6 +113,9 @@ class SafeTextBrowser(QTextBrowser):
             return True
         shown, cut = raw_text(text)
         note = f"[too large to render ({reason}); showing raw text{', cut' if cut else ''}]\n\n"
+        # setPlainText inserts with the cursor's format: left inside a link of the previous
+        # body, the whole raw text became one anchor to that link
+        self.setCurrentCharFormat(QTextCharFormat())
         self.setPlainText(note + shown)
         return False
 
