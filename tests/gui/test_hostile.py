@@ -206,3 +206,27 @@ def test_raw_text_never_inherits_a_link_from_the_previous_body(qtbot) -> None:
             assert not it.fragment().charFormat().isAnchor()
             it += 1
         block = block.next()
+
+
+def test_no_corpus_text_in_a_question_label(qtbot, window, repo) -> None:
+    """H01: QInputDialog's label renders rich text (a label `<img src="file:///dev/zero">`
+    aborts with std::bad_alloc), so a question shows corpus text only in its plain answer
+    field. Confirming a hypothesis with a hostile-titled candidate asks with a clean label."""
+    from tests.gui.conftest import IDS, _commit, _write
+
+    _write(repo, "kb/gotchas/db/0b5e0b5e.md", "---\ntype: observation\ndomain: [db]\nconfidence: 0.9\n"
+           f"sources: 1\nrefs: ['{IDS['hyp']}']\n---\n# {HOSTILE_TITLE}\n\nSeen.\n")
+    _commit(repo, "learn: a hostile observation")
+    with qtbot.waitSignal(window.index_did_update, timeout=10_000):
+        window.reindex()
+    with qtbot.waitSignal(window.settlement.did_load, timeout=10_000):
+        window.center.setCurrentWidget(window.settlement)
+    panel = window.settlement
+    rows = [panel.candidate_list.topLevelItem(i) for i in range(panel.candidate_list.topLevelItemCount())]
+    hostile = next(r for r in rows if r.data(0, Qt.ItemDataRole.UserRole) == "kb/gotchas/db/0b5e0b5e.md")
+    panel.candidate_list.setCurrentItem(hostile)
+    asked: list[tuple[str, str, str]] = []
+    window.ask_text = lambda *a: asked.append(a)  # type: ignore[method-assign]  # (cancels)
+    panel.confirm()
+    assert asked and HOSTILE_TITLE not in asked[0][1] and "<" not in asked[0][1]
+    assert HOSTILE_TITLE in asked[0][2]  # the editable default: a plain QLineEdit

@@ -208,7 +208,8 @@ class MislabelPanel(QWidget):
             return
         if proposal.action == "edit":
             for field in proposal.needs_input:
-                text = self._ask_text("Accept suggestion", f"{field} (comma-separated) for {s.path}:", "")
+                # not the path in the label: QInputDialog renders rich text there (H01)
+                text = self._ask_text("Accept suggestion", f"{field} (comma-separated) for this fact:", "")
                 if not text:
                     return
                 changes[field] = text

@@ -286,7 +286,9 @@ class SettlementPanel(QWidget):
             return
         cand = self.chosen_candidate()
         if cand is not None:
-            reason = self._ask_text("Confirm", f"Confirmed by {cand.title}. Reason:",
+            # corpus text only in the answer field (plain): QInputDialog's label renders rich
+            # text, and a title `<img src="file:///dev/zero">` there aborts (RELIABILITY H01)
+            reason = self._ask_text("Confirm", "Confirmed by the selected candidate. Reason:",
                                     f"observed: {cand.title}")
             if not reason:
                 return
