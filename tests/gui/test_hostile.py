@@ -230,3 +230,69 @@ def test_no_corpus_text_in_a_question_label(qtbot, window, repo) -> None:
     panel.confirm()
     assert asked and HOSTILE_TITLE not in asked[0][1] and "<" not in asked[0][1]
     assert HOSTILE_TITLE in asked[0][2]  # the editable default: a plain QLineEdit
+
+
+HOSTILE_NAME = "kb/gotchas/db/<img src=x>.md"
+
+
+def _tip_is_safe(tip: object) -> bool:
+    """A tooltip is plain text Qt will not render as markup, or theme.tooltip's escaped form."""
+    from PySide6 import QtGui
+
+    if not isinstance(tip, str) or not tip:
+        return True
+    if tip.startswith("<qt>") and tip.endswith("</qt>"):
+        inner = tip[4:-5]
+        return "<" not in inner and ">" not in inner
+    return not QtGui.Qt.mightBeRichText(tip)
+
+
+def test_every_tooltip_in_the_window_is_plain_or_escaped(qtbot, window, repo) -> None:
+    """H01 audit: a hypothesis whose *file name* and title are markup, shown in every panel;
+    then every widget tooltip and every item tooltip of every view is checked."""
+    from PySide6.QtCore import QModelIndex
+    from PySide6.QtWidgets import QAbstractItemView, QWidget
+
+    from tests.gui.conftest import _commit, _write
+
+    _write(repo, HOSTILE_NAME, "---\ntype: hypothesis\ndomain: [db]\nconfidence: 0.5\nsources: 1\n"
+           f"refs: []\nsettle_by: 2020-01-02\n---\n# {HOSTILE_TITLE}\n\nA guess.\n")
+    _commit(repo, "learn: a hypothesis with a hostile name")
+    with qtbot.waitSignal(window.index_did_update, timeout=10_000):
+        window.reindex()
+    window.show_path(HOSTILE_NAME)
+    window.inspector.tabs.setCurrentWidget(window.inspector.history)
+    for panel in (window.problems, window.overview):
+        window.center.setCurrentWidget(panel)
+    with qtbot.waitSignal(window.settlement.did_load, timeout=10_000):
+        window.center.setCurrentWidget(window.settlement)
+    with qtbot.waitSignal(window.mislabels.queue_did_load, timeout=20_000):
+        window.center.setCurrentWidget(window.mislabels)
+    window.center.setCurrentWidget(window.transitions_tab)
+    qtbot.waitUntil(lambda: window.transitions.loaded, timeout=20_000)
+    assert HOSTILE_NAME in [item.path for item in window.settlement.items]
+    assert window.inspector.path == HOSTILE_NAME
+
+    bad: list[str] = []
+    seen = 0
+
+    def walk(model, parent: QModelIndex) -> None:  # type: ignore[no-untyped-def]
+        nonlocal seen
+        for row in range(model.rowCount(parent)):
+            for col in range(model.columnCount(parent)):
+                index = model.index(row, col, parent)
+                tip = index.data(Qt.ItemDataRole.ToolTipRole)
+                seen += bool(tip)
+                if not _tip_is_safe(tip):
+                    bad.append(f"{type(model).__name__} ({row},{col}): {tip!r}")
+            first = model.index(row, 0, parent)
+            if model.rowCount(first) > 0:
+                walk(model, first)
+
+    for view in window.findChildren(QAbstractItemView):
+        walk(view.model(), QModelIndex())
+    for widget in window.findChildren(QWidget):
+        if not _tip_is_safe(widget.toolTip()):
+            bad.append(f"{type(widget).__name__} {widget.objectName()}: {widget.toolTip()!r}")
+    assert seen > 20  # the audit looked at real tooltips
+    assert bad == []

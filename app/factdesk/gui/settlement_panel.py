@@ -157,7 +157,7 @@ class SettlementPanel(QWidget):
             days = "" if item.days_left is None else str(item.days_left)
             row = QTreeWidgetItem(group, [item.title, item.settle_by or "", days])
             row.setData(0, Qt.ItemDataRole.UserRole, item.path)
-            row.setToolTip(0, item.path)
+            row.setToolTip(0, theme.tooltip(item.path))  # (file names can be markup: H01)
             first = first or row
             if keep is not None and item.path == keep.path:
                 chosen = row
@@ -236,7 +236,7 @@ class SettlementPanel(QWidget):
             cells = [cand.title, cand.type or "", "yes" if cand.cites else "", score]
             row = QTreeWidgetItem(self.candidate_list, cells)
             row.setData(0, Qt.ItemDataRole.UserRole, cand.path)
-            row.setToolTip(0, cand.path)
+            row.setToolTip(0, theme.tooltip(cand.path))
         first = self.candidate_list.topLevelItem(0)
         if first is not None:
             self.candidate_list.setCurrentItem(first)
