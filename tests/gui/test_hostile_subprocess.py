@@ -11,8 +11,8 @@ a frozen UI, not an exception, hence the process boundary.
 
 Address-space cap: RLIMIT_AS = 1 GiB, as RELIABILITY asks, set in the child before Qt is
 imported. Measured on this corpus (2-core dev machine, PySide6 6.12, offscreen): VmPeak 454 MiB
-once the window is open and indexed, 595 MiB after every fact below (604 MiB under strace), so
-the cap leaves ~40% margin. Reading /dev/zero for an <img> (the bug this guards against) hits
+once the window is open and indexed, 595-604 MiB after every fact below (with or without
+strace), so the cap leaves ~40% margin. Reading /dev/zero for an <img> (the bug this guards against) hits
 it in well under a second, as std::bad_alloc and an abort, instead of the OOM killer: before
 the fix in safe_browser.loadResource an uncapped child grew to 23 GB and was OOM-killed.
 
