@@ -296,3 +296,34 @@ def test_every_tooltip_in_the_window_is_plain_or_escaped(qtbot, window, repo) ->
             bad.append(f"{type(widget).__name__} {widget.objectName()}: {widget.toolTip()!r}")
     assert seen > 20  # the audit looked at real tooltips
     assert bad == []
+
+
+def test_question_dialog_label_is_plain_text(window, qtbot) -> None:
+    """`ask_text` quotes corpus text in its label: shown literally, never as markup."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QInputDialog
+
+    seen: list[tuple[str, list[Qt.TextFormat]]] = []
+
+    def inspect_and_cancel() -> None:
+        for widget in QApplication.topLevelWidgets():
+            if isinstance(widget, QInputDialog) and widget.isVisible():
+                labels = widget.findChildren(QLabel)
+                seen.append((widget.labelText(), [lab.textFormat() for lab in labels]))
+                widget.reject()
+                return
+        QTimer.singleShot(20, inspect_and_cancel)
+
+    QTimer.singleShot(20, inspect_and_cancel)
+    answer = window.ask_text("Refute", f"Why refute {HOSTILE_TITLE}?", "")
+    assert answer is None
+    assert seen and seen[0][0] == f"Why refute {HOSTILE_TITLE}?"
+    assert seen[0][1] and all(f == Qt.TextFormat.PlainText for f in seen[0][1])
+
+
+def test_table_cell_cuts_a_huge_title(window) -> None:
+    from factdesk.gui.table_model import MAX_CELL, _display
+
+    row = {"title": "x" * 50_000, "errors": 0, "warnings": 1}
+    shown = _display("title", row)  # type: ignore[arg-type]
+    assert len(shown) < MAX_CELL + 10 and shown.startswith("x" * MAX_CELL + "…")

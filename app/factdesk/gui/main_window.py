@@ -15,6 +15,7 @@ from pathlib import Path
 from PySide6.QtCore import QByteArray, QSettings, Qt, QThread, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
+    QDialog,
     QInputDialog,
     QLabel,
     QMainWindow,
@@ -378,8 +379,17 @@ class MainWindow(QMainWindow):
             self.table.move(delta)
 
     def ask_text(self, title: str, label: str, default: str) -> str | None:
-        """A one-line question (tests replace this with an answer)."""
-        text, ok = QInputDialog.getText(self, title, label, text=default)
+        """A one-line question (tests replace this with an answer). The label may quote
+        corpus text: it is plain text, never markup (RELIABILITY H01)."""
+        dialog = QInputDialog(self)
+        dialog.setWindowTitle(title)
+        dialog.setLabelText(label)
+        dialog.setTextValue(default)
+        for child in dialog.findChildren(QLabel):
+            child.setTextFormat(Qt.TextFormat.PlainText)
+        ok = dialog.exec() == QDialog.DialogCode.Accepted
+        text = dialog.textValue()
+        dialog.deleteLater()
         return text if ok and text.strip() else None
 
     def _patch_table(self, paths: list[str]) -> bool:

@@ -156,8 +156,8 @@ class RelabelDialog(QDialog):
                     edit.setText(str(common))
                 if key == "claimant_agent_id":
                     agents = sorted(self.curation.registry.agents)
-                    edit.setToolTip("registered agents: " + ", ".join(agents) if agents
-                                    else "no agent registry in this corpus")
+                    edit.setToolTip(theme.tooltip("registered agents: " + ", ".join(agents))
+                                    if agents else "no agent registry in this corpus")
                 if key == "settle_by":
                     edit.setPlaceholderText("YYYY-MM-DD" if common is not KEEP else KEEP)
                 edit.textChanged.connect(self._changed)
@@ -276,7 +276,7 @@ class RelabelDialog(QDialog):
                 reason = reasons.get(value)
                 current = row == combo.currentIndex()
                 item.setEnabled(reason is None or current)
-                item.setToolTip(reason or "")
+                item.setToolTip(theme.tooltip(reason) if reason else "")
 
     def update_preview(self) -> None:
         changes = self.changes()
