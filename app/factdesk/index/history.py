@@ -73,11 +73,14 @@ def all_histories(conn: sqlite3.Connection) -> dict[str, PathHistory]:
         first_add = min(added, key=lambda r: r[6]) if added else None  # type: ignore[arg-type,return-value]
         out[current] = _history(rows, (first_add[7], first_add[8]) if first_add else None)
 
+    # one string object per distinct sha, name, e-mail, message: 100,000 histories share
+    # the few thousand commits' values instead of each holding copies
+    shared: dict[object, object] = {}
     for row in conn.execute(_ALL_SQL):
         if row[0] != current:
             flush()
             current, group = row[0], []
-        group.append(tuple(row))
+        group.append(tuple(shared.setdefault(v, v) if i >= 5 else v for i, v in enumerate(row)))
     flush()
     return out
 

@@ -8,6 +8,7 @@ changed, paths touched by new commits, and every fact that cites one of those
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import fcntl
@@ -17,10 +18,11 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from typing import TypeVar
 
 from factdesk.corpus import gitrepo
 from factdesk.corpus.codec import ParseOutcome, parse_fact
@@ -46,7 +48,10 @@ from factdesk.model.rules import CheckContext, check_fact
 from factdesk.model.weight import evidence_weight, is_weighted
 
 Progress = Callable[[str, int, int], None]
+_T = TypeVar("_T")
 PARALLEL_MIN = 4000
+CHUNK = 250
+IN_FLIGHT = 8
 #: FTS5 pending-terms memory during a rebuild (its default, 1 MiB, makes ~300 segments
 #: at 100,000 facts)
 FTS_HASHSIZE = 64 << 20
@@ -77,16 +82,75 @@ def _parse_entry(args: tuple[str, str]) -> tuple[ParseOutcome, str, int, int]:
     return parse_fact(rel, data), gitrepo.blob_id(data), st.st_size, st.st_mtime_ns
 
 
-def parse_files(repo: Path, paths: list[str]) -> Iterator[tuple[ParseOutcome, str, int, int]]:
-    """Parse files, in two processes when there are many (this machine has 2 cores)."""
-    jobs = [(str(repo), p) for p in paths]
-    if len(jobs) < PARALLEL_MIN or (os.cpu_count() or 1) < 2:
-        yield from map(_parse_entry, jobs)
-        return
+Parsed = tuple[ParseOutcome, str, int, int]
+Checked = tuple[ParseOutcome, str, int, int, list[Problem]]
+
+#: the ontology a rebuild's parse worker checks each fact against (set by its initializer)
+_worker_ontology: Ontology | None = None
+
+
+def _init_worker(ontology: Ontology | None) -> None:
+    global _worker_ontology
+    _worker_ontology = ontology
+
+
+def _parse_chunk(repo: str, paths: list[str]) -> list[Parsed]:
+    return [_parse_entry((repo, p)) for p in paths]
+
+
+def _check_entry(repo: str, rel: str, ontology: Ontology | None) -> Checked:
+    """Parse one file and run the rules that need nothing but the fact itself: the
+    ontology's validations (in this process's V8 context) and its topic rules."""
+    outcome, blob, size, mtime = _parse_entry((repo, rel))
+    found: list[Problem] = []
+    if outcome.fact is not None and ontology is not None:
+        found.extend(check_ontology(outcome.fact, ontology, shared_engine()))
+        found.extend(topic_problems(outcome.fact, ontology))
+    return outcome, blob, size, mtime, found
+
+
+def _check_chunk(repo: str, paths: list[str]) -> list[Checked]:
+    return [_check_entry(repo, p, _worker_ontology) for p in paths]
+
+
+def _in_workers(work: Callable[[str, list[str]], list[_T]], repo: Path, paths: list[str],
+                ontology: Ontology | None = None) -> Iterator[_T]:
+    """`work` over chunks of `paths` in two processes, results in order. At most IN_FLIGHT
+    chunks are done ahead of the consumer: when it is the slower side (a rebuild inserts
+    and indexes each fact as it comes), parsed files with their bodies wait in a short
+    queue instead of piling up in memory."""
+    chunks = [paths[i : i + CHUNK] for i in range(0, len(paths), CHUNK)]
     # forkserver: workers start small instead of inheriting the parent's history in memory
     context = multiprocessing.get_context("forkserver")
-    with ProcessPoolExecutor(max_workers=min(4, os.cpu_count() or 2), mp_context=context) as pool:
-        yield from pool.map(_parse_entry, jobs, chunksize=500)
+    with ProcessPoolExecutor(max_workers=min(4, os.cpu_count() or 2), mp_context=context,
+                             initializer=_init_worker, initargs=(ontology,)) as pool:
+        pending: collections.deque[Future[list[_T]]] = collections.deque()
+        for chunk in chunks:
+            pending.append(pool.submit(work, str(repo), chunk))
+            if len(pending) >= IN_FLIGHT:
+                yield from pending.popleft().result()
+        while pending:
+            yield from pending.popleft().result()
+
+
+def _parallel(paths: list[str]) -> bool:
+    return len(paths) >= PARALLEL_MIN and (os.cpu_count() or 1) >= 2
+
+
+def parse_files(repo: Path, paths: list[str]) -> Iterator[Parsed]:
+    """Parse files in order, in two processes when there are many (this machine has 2 cores)."""
+    if not _parallel(paths):
+        return (_parse_entry((str(repo), p)) for p in paths)
+    return _in_workers(_parse_chunk, repo, paths)
+
+
+def parse_and_check_files(repo: Path, paths: list[str], ontology: Ontology | None
+                          ) -> Iterator[Checked]:
+    """`parse_files` plus each fact's ontology findings (`check_ontology`, then
+    `topic_problems`), worked out in the parse workers."""
+    if not _parallel(paths):
+        return (_check_entry(str(repo), p, ontology) for p in paths)
+    return _in_workers(_check_chunk, repo, paths, ontology)
 
 
 class _FactsView(Mapping[str, Fact]):
@@ -199,46 +263,53 @@ class Indexer:
         clock.lap("history (git log, per-path history)")
         entries, scan_problems = scan(self.repo, self.root)
         registry, ontology = self._registry_and_ontology()
-        engine = self._rule_engine() if ontology is not None else None
         clock.lap("scan, registry, ontology")
         self._report(progress, "parsing", 0, len(entries))
         outcomes: dict[str, ParseOutcome] = {}
         files: dict[str, tuple[str, int, int]] = {}
         early: dict[str, list[Problem]] = {}  # per path: parse and ontology findings, in order
         batch: list[tuple[object, ...]] = []
-        for i, (outcome, blob, size, mtime) in enumerate(
-            parse_files(self.repo, [e.path for e in entries])
+        texts: list[tuple[object, ...]] = []
+        _fts_bulk_begin(conn)
+        for i, (outcome, blob, size, mtime, onto_found) in enumerate(
+            parse_and_check_files(self.repo, [e.path for e in entries], ontology)
         ):
             path, fact = outcome.path, outcome.fact
-            found = list(outcome.problems)
-            if fact is not None and ontology is not None and engine is not None:
-                found.extend(check_ontology(fact, ontology, engine))
-                found.extend(topic_problems(fact, ontology))
+            found = [*outcome.problems, *onto_found]
             files[path] = (blob, size, mtime)
             early[path] = found
             row = fact_row(outcome, status="live" if fact else "broken",
                            history=histories.get(path, _NO_HISTORY), registry=registry,
                            file=files[path], computed_weight=None, problems=found)
-            batch.append(tuple(row[c] for c in ROW_COLUMNS))
+            # ids in path order, as an autoincrement would give them; the full-text row is
+            # added here too, while the workers go on parsing (no second pass over the table)
+            batch.append((i + 1, *(row[c] for c in ROW_COLUMNS)))
+            texts.append((i + 1, row["title"], row["body"], row["domain"], row["entities"]))
             if len(batch) >= 1000:
-                conn.executemany(_INSERT_ROW, batch)
+                conn.executemany(_INSERT_ROW_ID, batch)
+                conn.executemany(_INSERT_TEXT, texts)
                 batch.clear()
+                texts.clear()
             outcomes[path] = _slim(outcome)
             if i % 2000 == 0:
                 self._report(progress, "parsing", i, len(entries))
-        conn.executemany(_INSERT_ROW, batch)
-        batch.clear()
-        clock.lap("parse (workers) + ontology rules + insert rows (streamed)")
+        conn.executemany(_INSERT_ROW_ID, batch)
+        conn.executemany(_INSERT_TEXT, texts)
+        del batch, texts
+        clock.lap("parse + ontology rules (workers); rows, full-text rows (streamed)")
         retracted = self._retracted_paths(conn, set(outcomes), histories=histories)
         self._report(progress, "checking", 0, len(outcomes))
         self._write(conn, outcomes, files, retracted, scan_problems, full=True, early=early,
                     histories=histories)
         del outcomes, files, early, histories
+        conn.execute("INSERT INTO facts_fts(rowid, title, body, domain, entities) "
+                     "SELECT id, title, body, domain, entities FROM facts "
+                     "WHERE status = 'retracted'")
         clock.lap("corpus-wide rules, retracted facts, problems")
         schema.create_indexes(conn)
         clock.lap("secondary indexes")
-        _build_fts(conn)
-        clock.lap("full-text index")
+        _fts_bulk_end(conn)
+        clock.lap("full-text index: final merge")
         _create_triggers(conn)
         status = gitrepo.status_paths(self.repo, self.root) if head else None
         self._set_meta(conn, head, dirty="\n".join(sorted(status or ())))
@@ -700,6 +771,8 @@ END;
 _NAMES = ",".join(ROW_COLUMNS)
 _MARKS = ",".join("?" * len(ROW_COLUMNS))
 _INSERT_ROW = f"INSERT INTO facts ({_NAMES}) VALUES ({_MARKS})"
+_INSERT_ROW_ID = f"INSERT INTO facts (id, {_NAMES}) VALUES (?, {_MARKS})"
+_INSERT_TEXT = "INSERT INTO facts_fts(rowid, title, body, domain, entities) VALUES (?,?,?,?,?)"
 _UPSERT_ROW = (_INSERT_ROW + " ON CONFLICT(path) DO UPDATE SET "
                + ",".join(f"{c}=excluded.{c}" for c in ROW_COLUMNS if c != "path"))
 _NO_HISTORY = PathHistory()
@@ -730,15 +803,16 @@ def _slim(outcome: ParseOutcome) -> ParseOutcome:
     return dataclasses.replace(outcome, fact=fact, text="")
 
 
-def _build_fts(conn: sqlite3.Connection) -> None:
-    """Fill the full-text index from `facts` in one pass. Automatic merging is off while it
-    fills (each flush of FTS5's in-memory terms would otherwise start merges that later
-    flushes redo), the terms are flushed every FTS_HASHSIZE bytes instead of every 1 MiB
-    (fewer, larger segments), and one 'optimize' merges the segments at the end; then the
-    defaults are back for the incremental updates."""
+def _fts_bulk_begin(conn: sqlite3.Connection) -> None:
+    """Before the rows of a rebuild go into the full-text index: automatic merging off (each
+    flush of FTS5's in-memory terms would otherwise start merges that later flushes redo)
+    and the terms flushed every FTS_HASHSIZE bytes instead of every 1 MiB (fewer, larger
+    segments). `_fts_bulk_end` merges them into one and restores the defaults."""
     conn.execute("INSERT INTO facts_fts(facts_fts, rank) VALUES ('automerge', 0)")
     conn.execute("INSERT INTO facts_fts(facts_fts, rank) VALUES ('hashsize', ?)", (FTS_HASHSIZE,))
-    conn.execute("INSERT INTO facts_fts(facts_fts) VALUES ('rebuild')")
+
+
+def _fts_bulk_end(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT INTO facts_fts(facts_fts) VALUES ('optimize')")
     conn.execute("INSERT INTO facts_fts(facts_fts, rank) VALUES ('automerge', 4)")
     conn.execute("INSERT INTO facts_fts(facts_fts, rank) VALUES ('hashsize', ?)", (1 << 20,))
