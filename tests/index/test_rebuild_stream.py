@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 
 import pytest
 
+from factdesk.corpus.codec import ParseOutcome
 from factdesk.index.history import all_histories, path_history
-from factdesk.index.indexer import Indexer, _transaction
+from factdesk.index.indexer import Indexer, IndexStats, _transaction
 from factdesk.index.search import search
 from tests.conftest import Corpus, GeneratedCorpus
 from tests.index.test_indexer import dump
@@ -57,22 +59,23 @@ def _recheck_everything(ix: Indexer) -> None:
     time with the rest looked up in the index) on top of a streamed rebuild."""
     conn = ix.connect()
     try:
-        def work():  # type: ignore[no-untyped-def]
+        def work() -> IndexStats:
             paths = [r[0] for r in conn.execute(
                 "SELECT path FROM facts WHERE status IN ('live', 'broken') ORDER BY path")]
-            outcomes: dict = {}
-            files: dict = {}
+            outcomes: dict[str, ParseOutcome] = {}
+            files: dict[str, tuple[str, int, int]] = {}
             ix._parse_into(paths, outcomes, files)
             retracted = ix._retracted_paths(conn, set(outcomes))
             ix._write(conn, outcomes, files, retracted, [], full=False, rescanned=set())
-            return None
+            return IndexStats("recheck")
         _transaction(conn, work)
     finally:
         conn.close()
 
 
 def test_streamed_rebuild_equals_checking_each_fact_again(
-        generated_corpus: GeneratedCorpus, copy_tree, tmp_path: Path) -> None:
+        generated_corpus: GeneratedCorpus, copy_tree: Callable[[Path, Path], Path],
+        tmp_path: Path) -> None:
     repo = copy_tree(generated_corpus[0], tmp_path / "kb")
     ix = Indexer(repo, today=date(2026, 11, 30))
     ix.update(rebuild=True)
@@ -127,3 +130,23 @@ def test_a_broken_file_keeps_its_text_searchable_after_a_streamed_rebuild(
                        ("kb/gotchas/db/e5e5e5e5.md",)).fetchone()
     conn.close()
     assert row[0] == "broken" and row[1] >= 1
+
+
+def test_parallel_rebuild_equals_the_serial_one(
+        real_corpus: Path, copy_tree: Callable[[Path, Path], Path],
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parse workers (ontology rules included, results in order through a short
+    window of chunks) give the same index as parsing in this process."""
+    from factdesk.index import indexer
+
+    repo = copy_tree(real_corpus, tmp_path / "kb")
+    serial = Indexer(repo, today=date(2026, 11, 30))
+    serial.update(rebuild=True)
+    expected = dump(serial)
+    assert any(p[2] == "ontology-rule" for p in expected["problems"])
+    monkeypatch.setattr(indexer, "PARALLEL_MIN", 10)
+    monkeypatch.setattr(indexer, "CHUNK", 7)
+    monkeypatch.setattr(indexer, "IN_FLIGHT", 3)
+    parallel = Indexer(repo, today=date(2026, 11, 30))
+    parallel.update(rebuild=True)
+    assert dump(parallel) == expected

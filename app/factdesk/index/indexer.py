@@ -243,10 +243,12 @@ class Indexer:
     # -- rebuild ------------------------------------------------------------------------
 
     def _rebuild(self, conn: sqlite3.Connection, progress: Progress | None) -> IndexStats:
-        """Everything from scratch, streamed: each parsed file's row (with its body) is
-        inserted as it arrives while the workers go on parsing, and only a slim copy of the
-        fact (no body) stays in memory for the corpus-wide rules; their findings then update
-        the few rows they change. Same rows, ids, problems and order as `_write`."""
+        """Everything from scratch, streamed: the workers parse each file and run its
+        ontology rules; this process inserts its row and its full-text row as it arrives,
+        keeping only a slim copy of the fact (no body) for the corpus-wide rules, whose
+        findings then update the few rows they change. Secondary indexes come last, then
+        one merge of the full-text segments. Same rows, ids, problems and order as `_write`
+        (tests/index/test_rebuild_stream.py); one transaction, as before."""
         # mapped pages of the file count as resident memory; the build reads what it writes
         conn.execute("PRAGMA mmap_size = 0")
         clock = _PhaseClock()
