@@ -16,9 +16,12 @@ ini file in a temporary FACTDESK_DATA_DIR, so no saved header/sort state leaks i
    the table has rows and its viewport has received a Paint event. Reported: wall time from
    `Popen` (interpreter start included) and from the script's first line.
 2. in one process with a shown 1400x850 window:
+   * every action below is timed from the input event until the table's viewport has
+     painted the result: the pending events are processed, and a paint is forced only when
+     none came. Between actions (untimed) the window is left to finish its background
+     reads — the facet counts and the table's sort orders — as a user's pause would;
    * sort: a QTest mouse click on every visible header section (5 clicks per column,
-     alternating order) until the model has reset, events are processed and the table's
-     viewport has repainted;
+     alternating order) until the model has reset and the table has repainted;
    * facet click: a QTest mouse click on facet items of the sidebar (query reset to "" in
      between, untimed), until the table and the facet counts are updated and repainted;
    * typed query: QTest.keyClicks into the search line (per-keystroke time recorded
