@@ -187,3 +187,20 @@ def test_patched_table_order_equals_a_full_requery(qtbot, window: MainWindow, re
         expected = fact_ids(conn, query, sort=sort, descending=desc)
         assert window.table.model.ids == expected, (sort, desc, query)
     assert patched == [True] * 9  # every refresh was a patch, none fell back
+
+
+def test_field_captions_are_readable(qtbot, window: MainWindow) -> None:
+    """Each form row is named: its caption is shown at its full text width (an elastic
+    label in a form was once squeezed to nothing, leaving a column of unnamed fields)."""
+    from PySide6.QtWidgets import QFormLayout, QLabel
+
+    dialog = open_on(qtbot, window, "pool")
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    forms = dialog.findChildren(QFormLayout)
+    assert forms
+    captions = [forms[0].labelForField(w) for w in (*dialog.combos.values(), *dialog.edits.values())]
+    assert captions and all(isinstance(c, QLabel) for c in captions)
+    for caption in captions:
+        assert caption.isVisible() and caption.text()
+        assert caption.width() >= caption.fontMetrics().horizontalAdvance(caption.text()), caption.text()

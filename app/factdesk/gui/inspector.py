@@ -58,6 +58,15 @@ def plain_label(text: str = "", parent: QWidget | None = None, *, name: str = ""
     return label
 
 
+def caption_label(text: str, parent: QWidget | None = None) -> QLabel:
+    """A plain-text label for our own captions (form field names): sized by its text, so a
+    form never squeezes it to nothing, which `plain_label`'s elastic width would allow."""
+    label = QLabel(parent)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setText(text)
+    return label
+
+
 def text_label(parent: QWidget, name: str) -> QLabel:
     """A plain-text label that wraps and can be selected (panels showing corpus text)."""
     label = plain_label("", parent, name=name)

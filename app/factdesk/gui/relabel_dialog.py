@@ -39,7 +39,7 @@ from PySide6.QtWidgets import (
 
 from factdesk.curation import ChangeSet, Conflict, Curation, CurationError
 from factdesk.gui import theme
-from factdesk.gui.inspector import plain_label
+from factdesk.gui.inspector import caption_label
 from factdesk.model import legality
 from factdesk.model.authority import attribution
 from factdesk.model.enums import derived_claim_type
@@ -146,7 +146,7 @@ class RelabelDialog(QDialog):
                 self._select(combo, common, key)
                 combo.currentIndexChanged.connect(self._changed)
                 self.combos[key] = combo
-                form.addRow(plain_label(LABELS[key], self), combo)
+                form.addRow(caption_label(LABELS[key], self), combo)
             else:
                 edit = QLineEdit(self)
                 edit.setObjectName(f"relabel_{key}")
@@ -162,7 +162,7 @@ class RelabelDialog(QDialog):
                     edit.setPlaceholderText("YYYY-MM-DD" if common is not KEEP else KEEP)
                 edit.textChanged.connect(self._changed)
                 self.edits[key] = edit
-                form.addRow(plain_label(LABELS[key], self), edit)
+                form.addRow(caption_label(LABELS[key], self), edit)
         layout.addLayout(form)
         self.attribution_label = QLabel(self)
         self.attribution_label.setObjectName("relabelAttribution")
@@ -184,7 +184,7 @@ class RelabelDialog(QDialog):
         self._highlighter = DiffHighlighter(self.diff_view.document())
         layout.addWidget(self.diff_view, 1)
         row = QHBoxLayout()
-        row.addWidget(plain_label("Reason (required):", self))
+        row.addWidget(caption_label("Reason (required):", self))
         self.reason_edit = QLineEdit(self)
         self.reason_edit.setObjectName("relabelReason")
         self.reason_edit.setPlaceholderText("why: recorded in the commit for the next reader")
