@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,8 @@ QUERIES = [
     "status:retracted", "status:live", "status:broken", "has:problems", "-type:observation",
     "confidence:<0.7", "path:kb/", "retry", "agent", "ag*", '"the agent"', "type:hypothesis retry",
     "confidence:<0.9 deploy", "-kind:epistemic cache", "status:retracted type:observation",
-    "nomatchwhatsoever", "type:nonexistent",
+    "nomatchwhatsoever", "type:nonexistent", "-retry", "-retry deploy", "deploy -retry",
+    "-retry -deploy", "type:observation -pool",
 ]
 
 
@@ -88,7 +88,6 @@ def test_orders_read_in_another_thread_connection(demo_index: Indexer) -> None:
     for sort in ("updated", "confidence", "problems"):
         assert (fact_ids(gui, "kind:epistemic", sort=sort, orders=orders)
                 == fact_ids(gui, "kind:epistemic", sort=sort))
-    assert isinstance(worker, sqlite3.Connection)
 
 
 @pytest.mark.parametrize("small_set", [4000, 0])
@@ -111,3 +110,16 @@ def test_search_without_text_is_the_newest_matches(demo_index: Indexer, small_se
                 "ORDER BY f.updated_at DESC, f.id DESC LIMIT ?", [*q.params, limit])]
             got = [h.id for h in search_module.search(conn, query, limit=limit)]
             assert got == expected, (query, limit)
+
+
+@pytest.mark.parametrize("word", ["retry", "deploy", "ledger"])
+def test_a_negated_word_excludes_its_matches(demo_index: Indexer, word: str) -> None:
+    """`-word` alone, or first, excludes the facts containing it (FTS5 has no leading NOT;
+    the negation used to be dropped, returning exactly the facts with the word)."""
+    conn = demo_index.connect(readonly=True)
+    every, having = set(fact_ids(conn, "")), set(fact_ids(conn, word))
+    assert having and having < every
+    assert set(fact_ids(conn, f"-{word}")) == every - having
+    both = set(fact_ids(conn, "agent"))
+    assert set(fact_ids(conn, f"-{word} agent")) == both - having
+    assert set(fact_ids(conn, f"agent -{word}")) == both - having

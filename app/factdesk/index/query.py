@@ -78,6 +78,7 @@ def compile_query(text: str, *, since_last_visit: int | None = None,
     """Compile `text`; raises QueryError naming the offending token."""
     q = CompiledQuery()
     fts_parts: list[str] = []
+    excluded: list[str] = []
     pos = 0
     text = text.strip()
     while pos < len(text):
@@ -100,11 +101,17 @@ def compile_query(text: str, *, since_last_visit: int | None = None,
         tokens = re.findall(r"\w+", term)
         if not tokens:
             continue
-        q.terms.extend(tokens)
         expr = fts_string(" ".join(tokens)) + ("*" if prefix else "")
-        fts_parts.append(("NOT " if neg and fts_parts else "") + expr)
-    if fts_parts:
-        q.fts = " ".join(fts_parts)
+        if neg:
+            excluded.append(expr)
+        else:
+            q.terms.extend(tokens)
+            fts_parts.append(expr)
+    if fts_parts:  # FTS5 has no leading NOT: the excluded words follow the wanted ones
+        q.fts = " ".join(fts_parts) + "".join(f" NOT {e}" for e in excluded)
+    elif excluded:  # only excluded words: every fact but their matches
+        q.where.append("NOT (f.id IN (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?))")
+        q.params.append(" OR ".join(excluded))
     return q
 
 
