@@ -99,6 +99,7 @@ class MainWindow(QMainWindow):
         self.table.id_source = self._similar_ids
         self.sidebar.open_reader = lambda: self.session.indexer.connect(readonly=True)
         self._light_refresh = False
+        self._heap_frozen = False
         self._stale_tabs: set[QWidget] = set()
         self.transitions.fact_activated.connect(self.show_path)
         self.transitions.did_load.connect(lambda _n: self._refresh_inspector())
@@ -624,10 +625,14 @@ class MainWindow(QMainWindow):
             self.table.refresh()
         if not light:
             self.sidebar.refresh_ontology()
-            # The views' long-lived objects (tens of thousands of tree items at 100,000
-            # facts) leave the garbage collector's scans: its full passes over them stalled
-            # scrolling by ~60 ms. They are still freed by reference counting when replaced.
-            gc.freeze()
+            if not self._heap_frozen:
+                # The objects of the built window leave the garbage collector's scans: its
+                # full passes over them stalled scrolling by ~60 ms at 100,000 facts. Once
+                # only, after the first fill — later garbage stays collectable — and they
+                # are still freed by reference counting when replaced.
+                gc.collect()
+                gc.freeze()
+                self._heap_frozen = True
         self._stale_tabs = {self.problems, self.overview}
         self._refresh_front()
         conn = self.session.conn

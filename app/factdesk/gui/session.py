@@ -19,6 +19,14 @@ from factdesk.index import schema
 from factdesk.index.indexer import Indexer, IndexStats
 from factdesk.index.search import IdArray, SortOrders, full_order
 
+
+def _inode(path: Path) -> int | None:
+    try:
+        return path.stat().st_ino
+    except OSError:
+        return None
+
+
 #: quiet time before the sort orders are read in the background
 WARM_DELAY_MS = 300
 
@@ -86,6 +94,8 @@ class IndexSession(QObject):
         self._warm_timer.setInterval(WARM_DELAY_MS)
         self._warm_timer.timeout.connect(self._start_warm)
         self._warm_first: str | None = None
+        self._warm_again = False
+        self._reader_inode: int | None = None
         if schema.is_usable(self.indexer.path):
             self._open_reader()
 
@@ -94,8 +104,17 @@ class IndexSession(QObject):
         return self._worker is not None
 
     def _open_reader(self) -> None:
+        """The GUI thread's read connection — opened anew when the index file was replaced
+        (a damaged one moved aside and rebuilt): the old connection would go on reading the
+        moved file, and the sort orders read from the new one must not meet it."""
+        inode = _inode(self.indexer.path)
+        if self.conn is not None and inode != self._reader_inode:
+            self.conn.close()
+            self.conn = None
+            self.orders = SortOrders()
         if self.conn is None:
             self.conn = self.indexer.connect(readonly=True)
+            self._reader_inode = inode
         row = self.conn.execute("SELECT value FROM meta WHERE key = 'repo_id'").fetchone()
         self.repo_ids = frozenset((row[0] if row else "").split())
 
@@ -131,18 +150,25 @@ class IndexSession(QObject):
         return self._warm_timer.isActive() or (self._warm is not None and self._warm.running)
 
     def _start_warm(self) -> None:
-        if self.conn is None or (self._warm is not None and self._warm.running):
+        if self.conn is None:
+            return
+        if self._warm is not None and self._warm.running:
+            self._warm_again = True  # the index may have moved on: read again when done
             return
         missing = sorted(self.orders.missing(), key=lambda k: k != self._warm_first)
         if not missing:
             return
         version = SortOrders.version(self.conn)
+        orders = self.orders  # a replaced connection gets a new cache: never offer to it
 
         def job(conn: sqlite3.Connection) -> dict[str, IdArray]:
             return {key: full_order(conn, key) for key in missing}
 
-        def done(orders: dict[str, IdArray]) -> None:
-            self.orders.offer(version, orders)  # refused when the index moved meanwhile
+        def done(result: dict[str, IdArray]) -> None:
+            accepted = orders.offer(version, result)  # refused when the index moved meanwhile
+            if self._warm_again or not accepted:
+                self._warm_again = False
+                self.warm_orders(self._warm_first)
 
         if self._warm is not None:
             self._warm.deleteLater()
@@ -175,6 +201,7 @@ class IndexSession(QObject):
     def close(self) -> None:
         """Wait for a running update (it is one transaction) and close the connection."""
         self._pending = False
+        self._warm_again = False
         self._warm_timer.stop()
         if self._warm is not None:
             self._warm.wait()
