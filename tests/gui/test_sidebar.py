@@ -100,3 +100,19 @@ def test_ontology_tree_counted_on_a_worker_for_large_corpora(window, qtbot) -> N
         sidebar.refresh_ontology()
         sidebar.refresh_ontology()  # a second request while counting: counted again
     assert shape() == synchronous
+
+
+def test_a_superseded_folder_count_is_dropped(window, qtbot) -> None:
+    """A synchronous refresh after a worker started (the corpus fell under the threshold):
+    the worker's later, older count must not overwrite the tree."""
+    sidebar = window.sidebar
+    fills: list[int] = []
+    sidebar.ontology_did_update.connect(lambda: fills.append(1))
+    sidebar.async_threshold = 0
+    sidebar.refresh_ontology()  # a worker counts
+    assert sidebar._ontology_worker is not None
+    sidebar.async_threshold = 10**9
+    sidebar.refresh_ontology()  # filled at once, synchronously
+    qtbot.waitUntil(lambda: sidebar._ontology_worker is None, timeout=10_000)
+    assert fills == []  # the worker's result came and was dropped
+    assert find_item(sidebar.ontology, "gotchas").text(1) == "3"

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 
 from factdesk.errors import QueryError
 from factdesk.gui import theme
-from factdesk.index.search import facet_counts
+from factdesk.index.search import facet_counts, folder_counts
 
 TERM_ROLE = Qt.ItemDataRole.UserRole + 1
 FOLDER_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -39,11 +39,6 @@ FACETS: dict[str, tuple[str, str]] = {
     "claim_type": ("Claim type", "claim"), "claimant_type": ("Claimant type", "claimant"),
     "subject_kind": ("Subject", "subject"), "status": ("Status", "status"),
 }
-#: live facts per folder: every fact counted from the folder index alone, less the few
-#: retracted ones (a `status` test on every row read 100,000 rows: 0.7 s of start-up)
-ONTOLOGY_SQL = ("SELECT folder, COUNT(*) FROM facts GROUP BY folder UNION ALL "
-                "SELECT folder, -COUNT(*) FROM facts WHERE status = 'retracted' GROUP BY folder")
-
 
 #: above this many facts, facet counts are computed on a worker thread (they scan the index)
 ASYNC_FACTS = 20_000
@@ -83,28 +78,16 @@ class FacetWorker(QThread):
         self.did_count.emit(self.query, counts)
 
 
-def folder_counts(conn: sqlite3.Connection) -> dict[str, int]:
-    """Live facts under each folder and each of its ancestors (`kb`, `kb/gotchas`, …)."""
-    counts: dict[str, int] = {}
-    for folder, count in conn.execute(ONTOLOGY_SQL):
-        folder = folder or ""
-        cut = folder.find("/")
-        while cut != -1:  # every ancestor
-            counts[folder[:cut]] = counts.get(folder[:cut], 0) + count
-            cut = folder.find("/", cut + 1)
-        counts[folder] = counts.get(folder, 0) + count
-    return {k: n for k, n in counts.items() if n > 0}  # not folders of retracted facts only
-
-
 class OntologyWorker(QThread):
     """Counts the folder tree with its own read connection, off the GUI thread."""
 
-    did_count = Signal(object)  # dict[str, int]
+    did_count = Signal(int, object)  # the request's generation, dict[str, int]
 
-    def __init__(self, open_reader: Callable[[], sqlite3.Connection],
+    def __init__(self, open_reader: Callable[[], sqlite3.Connection], generation: int,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._open = open_reader
+        self.generation = generation
 
     def run(self) -> None:
         try:
@@ -115,7 +98,7 @@ class OntologyWorker(QThread):
                 conn.close()
         except sqlite3.Error:
             counts = {}
-        self.did_count.emit(counts)
+        self.did_count.emit(self.generation, counts)
 
 
 class FacetSidebar(QWidget):
@@ -151,6 +134,8 @@ class FacetSidebar(QWidget):
         self._folder_children: dict[str | None, list[str]] = {}
         self._ontology_worker: OntologyWorker | None = None
         self._ontology_again = False
+        self._ontology_generation = 0
+        self._closing = False
         self.ontology.itemExpanded.connect(self._folder_expanded)
         for tree in (self.ontology, self.facets):
             tree.itemClicked.connect(self._item_clicked)
@@ -187,13 +172,14 @@ class FacetSidebar(QWidget):
         are counted on a worker thread (tens of thousands of them at 100,000 facts: ~0.3 s
         that the window's first paint does not wait for). Items are made lazily: the top
         level and its children now, deeper folders when their parent is expanded."""
+        self._ontology_generation += 1  # a count asked for earlier is superseded
         conn = self._connection()
         if conn is None:
             self._fill_ontology({})
             return
         if self.open_reader is not None and self._large(conn):
             if self._ontology_worker is None:
-                worker = OntologyWorker(self.open_reader, self)
+                worker = OntologyWorker(self.open_reader, self._ontology_generation, self)
                 worker.did_count.connect(self._folders_counted)
                 self._ontology_worker = worker
                 worker.start()
@@ -202,15 +188,19 @@ class FacetSidebar(QWidget):
             return
         self._fill_ontology(folder_counts(conn))
 
-    def _folders_counted(self, counts: dict[str, int]) -> None:
+    def _folders_counted(self, generation: int, counts: dict[str, int]) -> None:
         if self._ontology_worker is not None:
             self._ontology_worker.wait()
             self._ontology_worker.deleteLater()
             self._ontology_worker = None
+        if self._closing:
+            return
         if self._ontology_again:  # the index changed while counting
             self._ontology_again = False
             self.refresh_ontology()
             return
+        if generation != self._ontology_generation:
+            return  # a later refresh already filled the tree
         self._fill_ontology(counts)
         self.ontology_did_update.emit()
 
@@ -300,6 +290,7 @@ class FacetSidebar(QWidget):
 
     def close_worker(self) -> None:
         self._wanted = None
+        self._closing = True  # a count still queued for the GUI thread is dropped
         self._ontology_again = False
         if self._ontology_worker is not None:
             self._ontology_worker.wait()

@@ -243,7 +243,7 @@ def _id_set(conn: sqlite3.Connection, sql: str, params: Sequence[object] = ()) -
 
 #: filters answered from a narrow (column, status) index on their own: their id sets are
 #: intersected instead of letting one index drive row lookups for the others
-_INDEXED_CLAUSE = re.compile(r"f\.(?:type|kind|origin|claim_type|status|topic|op) = \?|"
+_INDEXED_CLAUSE = re.compile(r"f\.(?:type|kind|origin|claim_type|status) = \?|"
                              r"\(f\.claimant = \? OR f\.claimant_type = \?\)|"
                              r"\(f\.subject_kind = \? OR f\.subject_ref = \?\)")
 
@@ -419,6 +419,26 @@ def facet_counts(conn: sqlite3.Connection, column: str, query: str | CompiledQue
     sql = (f"SELECT f.{column}, COUNT(*) FROM facts f WHERE {where} "
            f"GROUP BY f.{column} ORDER BY COUNT(*) DESC")
     return [(r[0], r[1]) for r in conn.execute(sql, params)]
+
+
+#: live facts per folder (the sidebar's folder tree): every fact counted from the folder
+#: index alone, less the few retracted ones (a `status` test on every row read 100,000
+#: rows: 0.7 s of start-up)
+ONTOLOGY_SQL = ("SELECT folder, COUNT(*) FROM facts GROUP BY folder UNION ALL "
+                "SELECT folder, -COUNT(*) FROM facts WHERE status = 'retracted' GROUP BY folder")
+
+
+def folder_counts(conn: sqlite3.Connection) -> dict[str, int]:
+    """Live facts under each folder and each of its ancestors (`kb`, `kb/gotchas`, …)."""
+    counts: dict[str, int] = {}
+    for folder, count in conn.execute(ONTOLOGY_SQL):
+        folder = folder or ""
+        cut = folder.find("/")
+        while cut != -1:  # every ancestor
+            counts[folder[:cut]] = counts.get(folder[:cut], 0) + count
+            cut = folder.find("/", cut + 1)
+        counts[folder] = counts.get(folder, 0) + count
+    return {k: n for k, n in counts.items() if n > 0}  # not folders of retracted facts only
 
 
 def get_fact_row(conn: sqlite3.Connection, ref: str) -> Any:
