@@ -322,8 +322,10 @@ def test_question_dialog_label_is_plain_text(window, qtbot) -> None:
 
 
 def test_table_cell_cuts_a_huge_title(window) -> None:
-    from factdesk.gui.table_model import MAX_CELL, _display
+    from factdesk.gui.table_model import _display
+    from factdesk.gui.theme import MAX_LABEL_CHARS
 
     row = {"title": "x" * 50_000, "errors": 0, "warnings": 1}
     shown = _display("title", row)  # type: ignore[arg-type]
-    assert len(shown) < MAX_CELL + 10 and shown.startswith("x" * MAX_CELL + "…")
+    assert shown.startswith("x" * MAX_LABEL_CHARS + " … [49,000 more characters]")
+    assert len(shown) < MAX_LABEL_CHARS + 40

@@ -28,22 +28,15 @@ from factdesk.gui import theme
 from factdesk.gui.history_panel import HistoryPanel
 from factdesk.gui.safe_browser import SafeTextBrowser, confirm_open_url
 from factdesk.gui.session import IndexSession
+from factdesk.gui.theme import clip
 from factdesk.index.search import cited_by, get_fact_row, problems_for, resolve_local_ref
 from factdesk.model.authority import attribution
 from factdesk.model.refs import RefKind, classify_ref
 from factdesk.model.weight import is_stale
 
 REF_ROLE = Qt.ItemDataRole.UserRole + 1
-#: corpus text longer than this is cut where a label or list shows it (RELIABILITY H09: a
-#: 1 MB title took 6.6 s to show and made the window's minimum width millions of pixels)
-MAX_LABEL_CHARS = 1_000
 REF_GROUPS = ("Facts", "Retracted facts", "Missing facts", "Cited by", "Foreign facts",
               "Source code", "URLs", "Malformed")
-
-
-def clip(text: str, limit: int = MAX_LABEL_CHARS) -> str:
-    """`text`, cut to `limit` characters with a note of how much was left out."""
-    return text if len(text) <= limit else f"{text[:limit]} … [{len(text) - limit:,} more characters]"
 
 
 def plain_label(text: str = "", parent: QWidget | None = None, *, name: str = "") -> QLabel:

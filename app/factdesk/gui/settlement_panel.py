@@ -155,7 +155,7 @@ class SettlementPanel(QWidget):
                     group.setForeground(0, QBrush(QColor(theme.ERROR_COLOR)))
                 groups[item.group] = group
             days = "" if item.days_left is None else str(item.days_left)
-            row = QTreeWidgetItem(group, [item.title, item.settle_by or "", days])
+            row = QTreeWidgetItem(group, [theme.clip(item.title), item.settle_by or "", days])
             row.setData(0, Qt.ItemDataRole.UserRole, item.path)
             row.setToolTip(0, theme.tooltip(item.path))  # (file names can be markup: H01)
             first = first or row
@@ -233,7 +233,7 @@ class SettlementPanel(QWidget):
             conn.close()
         for cand in self.current_candidates:
             score = "" if cand.score is None else f"{cand.score:.3f}"
-            cells = [cand.title, cand.type or "", "yes" if cand.cites else "", score]
+            cells = [theme.clip(cand.title), cand.type or "", "yes" if cand.cites else "", score]
             row = QTreeWidgetItem(self.candidate_list, cells)
             row.setData(0, Qt.ItemDataRole.UserRole, cand.path)
             row.setToolTip(0, theme.tooltip(cand.path))

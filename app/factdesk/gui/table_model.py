@@ -20,7 +20,6 @@ from factdesk.gui.table_state import ROW_SQL, FactTableState
 FACT_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 FACT_PATH_ROLE = Qt.ItemDataRole.UserRole + 2
 PAGE_SIZE = 256
-MAX_CELL = 1_000  # characters of a title shown in a cell
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -187,10 +186,7 @@ def _display(key: str, row: sqlite3.Row) -> str:
         return _format_time(row["updated_at"])
     if key == "title":
         problems = row["errors"] + row["warnings"]
-        title = row["title"]
-        if len(title) > MAX_CELL:  # H09: a 1 MB title took half a second to lay out
-            title = title[:MAX_CELL] + "…"
-        return title + (f"  ⚠{problems}" if problems else "")
+        return theme.clip(row["title"]) + (f"  ⚠{problems}" if problems else "")
     value = row[key]
     return "" if value is None else str(value)
 

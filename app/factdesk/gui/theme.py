@@ -74,12 +74,19 @@ def labelled(column: str, value: str | None) -> str:
     return f"{mark.glyph} {text}"
 
 
+#: corpus text shown in a label or a cell is cut here (H09: a 1 MB title took seconds to lay out)
+MAX_LABEL_CHARS = 1_000
+
+
+def clip(text: str, limit: int = MAX_LABEL_CHARS) -> str:
+    """`text`, cut to `limit` characters with a note of how much was left out."""
+    return text if len(text) <= limit else f"{text[:limit]} … [{len(text) - limit:,} more characters]"
+
+
 def tooltip(text: str) -> str:
     """A tooltip that Qt can never interpret as markup from the corpus (RELIABILITY H01),
     cut at 2,000 characters (H09: a 1 MB title's tooltip took 3.9 s to show)."""
-    if len(text) > 2_000:
-        text = f"{text[:2_000]} … [{len(text) - 2_000:,} more characters]"
-    return "<qt>" + html.escape(text) + "</qt>"
+    return "<qt>" + html.escape(clip(text, 2_000)) + "</qt>"
 
 
 def legend_lines() -> list[tuple[str, Mark]]:
