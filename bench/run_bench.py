@@ -208,8 +208,10 @@ def _git(repo: Path, *args: str) -> str:
 def remove_index(kb: Path) -> None:
     """Delete the index file (and its WAL, shared-memory and lock files) only: the folder
     also holds other features' stores (embeddings, journal) that a cold index run keeps."""
-    for path in (kb / ".git" / "factdesk").glob("index.v*.db*"):
-        path.unlink(missing_ok=True)
+    folder = kb / ".git" / "factdesk"
+    for path in folder.glob("index.v*.db"):  # not the moved-aside `.corrupt-*` copies
+        for suffix in ("", "-wal", "-shm", ".lock"):
+            path.with_name(path.name + suffix).unlink(missing_ok=True)
 
 
 def build_phases(kb: Path) -> dict[str, list[float]]:

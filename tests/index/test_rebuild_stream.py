@@ -119,17 +119,23 @@ def test_full_text_index_after_a_rebuild_is_whole_and_merges_again(corpus: Corpu
         conn.close()
 
 
-@pytest.mark.parametrize("broken", [b"---\ntype: [oops\n---\n# Broken\n", b"\xff\xfe bad"])
+@pytest.mark.parametrize(("broken", "word"), [(b"---\ntype: [oops\n---\n# Broken\n", "broken"),
+                                             (b"\xff\xfe quixotically bad", None)])
 def test_a_broken_file_keeps_its_text_searchable_after_a_streamed_rebuild(
-        corpus: Corpus, broken: bytes) -> None:
+        corpus: Corpus, broken: bytes, word: str | None) -> None:
+    """A file that fails to parse is indexed as broken; its text, when it decodes, is
+    searchable (undecodable bytes have no text to index)."""
     corpus.write("kb/gotchas/db/e5e5e5e5.md", broken)
     ix = Indexer(corpus.root, today=date(2026, 11, 30))
     ix.update(rebuild=True)
     conn = sqlite3.connect(ix.path)
-    row = conn.execute("SELECT status, errors, body FROM facts WHERE path = ?",
+    row = conn.execute("SELECT id, status, errors FROM facts WHERE path = ?",
                        ("kb/gotchas/db/e5e5e5e5.md",)).fetchone()
+    found = [r[0] for r in conn.execute("SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?",
+                                        (word or "quixotically",))]
     conn.close()
-    assert row[0] == "broken" and row[1] >= 1
+    assert row[1] == "broken" and row[2] >= 1
+    assert found == ([row[0]] if word else [])
 
 
 def test_parallel_rebuild_equals_the_serial_one(
