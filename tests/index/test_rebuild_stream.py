@@ -156,3 +156,33 @@ def test_parallel_rebuild_equals_the_serial_one(
     parallel = Indexer(repo, today=date(2026, 11, 30))
     parallel.update(rebuild=True)
     assert dump(parallel) == expected
+
+
+def test_a_failure_in_the_middle_of_a_streamed_rebuild_leaves_the_old_index(
+        corpus: Corpus, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows are streamed into SQLite while files are parsed, but still in one transaction:
+    an error after some batches are in leaves the previous index whole and usable, and the
+    next rebuild succeeds."""
+    from factdesk.index import indexer as indexer_module
+    from tests.index.test_indexer import dump
+
+    ix = Indexer(corpus.root, today=date(2026, 11, 30))
+    ix.update(rebuild=True)
+    before = dump(ix)
+    real = indexer_module.fact_row
+    calls: list[int] = []
+
+    def failing(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        if len(calls) == 3:  # after two rows went in
+            raise RuntimeError("disk on fire")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(indexer_module, "fact_row", failing)
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        Indexer(corpus.root, today=date(2026, 11, 30)).update(rebuild=True)
+    assert len(calls) == 3
+    assert dump(ix) == before  # the previous index, untouched
+    monkeypatch.setattr(indexer_module, "fact_row", real)
+    assert Indexer(corpus.root, today=date(2026, 11, 30)).update(rebuild=True).mode == "rebuild"
+    assert dump(ix) == before
