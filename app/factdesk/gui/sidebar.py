@@ -10,7 +10,7 @@ import json
 import sqlite3
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, QPoint, QSettings, Qt, QThread, Signal
+from PySide6.QtCore import QPoint, QSettings, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QHeaderView,
@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from factdesk.errors import QueryError
 from factdesk.gui import theme
+from factdesk.gui.workers import ReadWorker
 from factdesk.index.search import facet_counts, folder_counts
 
 TERM_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -55,52 +56,6 @@ def count_all(conn: sqlite3.Connection, query: str) -> list[tuple[str, list[tupl
     return out
 
 
-class FacetWorker(QThread):
-    """Counts facets with its own read connection, off the GUI thread."""
-
-    did_count = Signal(str, object)  # query, counts
-
-    def __init__(self, open_reader: Callable[[], sqlite3.Connection], query: str,
-                 parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._open = open_reader
-        self.query = query
-
-    def run(self) -> None:
-        try:
-            conn = self._open()
-            try:
-                counts = count_all(conn, self.query)
-            finally:
-                conn.close()
-        except sqlite3.Error:
-            counts = []
-        self.did_count.emit(self.query, counts)
-
-
-class OntologyWorker(QThread):
-    """Counts the folder tree with its own read connection, off the GUI thread."""
-
-    did_count = Signal(int, object)  # the request's generation, dict[str, int]
-
-    def __init__(self, open_reader: Callable[[], sqlite3.Connection], generation: int,
-                 parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._open = open_reader
-        self.generation = generation
-
-    def run(self) -> None:
-        try:
-            conn = self._open()
-            try:
-                counts = folder_counts(conn)
-            finally:
-                conn.close()
-        except sqlite3.Error:
-            counts = {}
-        self.did_count.emit(self.generation, counts)
-
-
 class FacetSidebar(QWidget):
     """Left pane; emits `term_did_activate(field, value)` and `query_did_activate(text)`."""
 
@@ -117,7 +72,7 @@ class FacetSidebar(QWidget):
         #: opens a private read connection for the worker thread (None: always count inline)
         self.open_reader: Callable[[], sqlite3.Connection] | None = None
         self.async_threshold = ASYNC_FACTS
-        self._facet_worker: FacetWorker | None = None
+        self._facet_worker: ReadWorker | None = None
         self._wanted: str | None = None
         self._settings = settings
         self.ontology = QTreeWidget(self)
@@ -132,9 +87,11 @@ class FacetSidebar(QWidget):
         self.saved.customContextMenuRequested.connect(self._saved_menu)
         self._folder_counts: dict[str, int] = {}
         self._folder_children: dict[str | None, list[str]] = {}
-        self._ontology_worker: OntologyWorker | None = None
+        self._ontology_worker: ReadWorker | None = None
         self._ontology_again = False
         self._ontology_generation = 0
+        self._ontology_asked = 0  # the generation the running worker counts for
+        self._facet_query = ""  # the query the running facet worker counts for
         self._closing = False
         self.ontology.itemExpanded.connect(self._folder_expanded)
         for tree in (self.ontology, self.facets):
@@ -179,16 +136,24 @@ class FacetSidebar(QWidget):
             return
         if self.open_reader is not None and self._large(conn):
             if self._ontology_worker is None:
-                worker = OntologyWorker(self.open_reader, self._ontology_generation, self)
-                worker.did_count.connect(self._folders_counted)
-                self._ontology_worker = worker
+                generation = self._ontology_generation
+                worker = ReadWorker(self.open_reader,
+                                    lambda conn: (generation, folder_counts(conn)), self)
+                worker.did_finish.connect(self._folders_read)
+                worker.did_fail.connect(self._folders_failed)
+                self._ontology_worker, self._ontology_asked = worker, generation
                 worker.start()
             else:
                 self._ontology_again = True
             return
         self._fill_ontology(folder_counts(conn))
 
-    def _folders_counted(self, generation: int, counts: dict[str, int]) -> None:
+    def _folders_failed(self, _message: str) -> None:
+        self._folders_read((self._ontology_asked, {}))  # an empty tree, never a crash
+
+    def _folders_read(self, result: tuple[int, dict[str, int]]) -> None:
+        """A folder count from the worker (the request's generation, the counts)."""
+        generation, counts = result
         if self._ontology_worker is not None:
             self._ontology_worker.wait()
             self._ontology_worker.deleteLater()
@@ -272,12 +237,20 @@ class FacetSidebar(QWidget):
 
     def _start_worker(self, query: str) -> None:
         assert self.open_reader is not None
-        worker = FacetWorker(self.open_reader, query, self)
-        worker.did_count.connect(self._counted)
+        worker = ReadWorker(self.open_reader, lambda conn: (query, count_all(conn, query)), self)
+        worker.did_finish.connect(self._facets_read)
+        worker.did_fail.connect(self._facets_failed)
+        self._facet_query = query
         self._facet_worker = worker
         worker.start()
 
-    def _counted(self, query: str, counts: list[tuple[str, list[tuple[str | None, int]]]]) -> None:
+    def _facets_failed(self, _message: str) -> None:
+        self._facets_read((self._facet_query, []))  # no counts, never a crash
+
+    def _facets_read(self, result: tuple[str, list[tuple[str, list[tuple[str | None, int]]]]]
+                     ) -> None:
+        """Facet counts from the worker (the query they are for, the counts)."""
+        query, counts = result
         if self._facet_worker is not None:
             self._facet_worker.wait()
             self._facet_worker.deleteLater()

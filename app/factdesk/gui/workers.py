@@ -14,18 +14,21 @@ from factdesk.index.indexer import Indexer
 
 
 class ReadWorker(QThread):
+    """`job(conn)` on a connection of its own (`open_reader()`), closed afterwards."""
+
     did_finish = Signal(object)
     did_fail = Signal(str)
 
-    def __init__(self, indexer: Indexer, job: Callable[[sqlite3.Connection], object],
+    def __init__(self, open_reader: Callable[[], sqlite3.Connection],
+                 job: Callable[[sqlite3.Connection], object],
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._indexer = indexer
+        self._open = open_reader
         self._job = job
 
     def run(self) -> None:
         try:
-            conn = self._indexer.connect(readonly=True)
+            conn = self._open()
             try:
                 result = self._job(conn)
             finally:
@@ -58,7 +61,7 @@ class BackgroundRead(QObject):
     def start(self) -> bool:
         if self._worker is not None:
             return False
-        worker = ReadWorker(self._indexer, self._job, self)
+        worker = ReadWorker(lambda: self._indexer.connect(readonly=True), self._job, self)
         worker.did_finish.connect(self._on_finish)
         worker.did_fail.connect(self._on_fail)
         self._worker = worker
