@@ -61,5 +61,7 @@ def test_semantic_search_in_the_window_and_the_model_setting(qtbot, repo: Path, 
     assert win.settings.value("semantic/model") == "full" and win.embedding_model() == "full"
     assert win.actions_by_name["model_full"].isChecked()
     assert not win.actions_by_name["model_static"].isChecked()
-    assert started == [True] and win.semantic is None  # re-embedding with the new model
+    # re-embedding with the new model: at once, or when the previous embedding thread ends
+    qtbot.waitUntil(lambda: started == [True], timeout=10_000)
+    assert win.semantic is None
     win.close()

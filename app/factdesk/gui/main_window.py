@@ -87,6 +87,7 @@ class MainWindow(QMainWindow):
         self.semantic_notice: str | None = None
         self._embedder: EmbeddingWorker | None = None
         self._embedder_thread: QThread | None = None
+        self._semantic_again = False
         self._history: list[int] = []
         self._history_pos = -1
         self._navigating = False
@@ -498,6 +499,9 @@ class MainWindow(QMainWindow):
     def _semantic_thread_done(self) -> None:
         self._embedder = None
         self._embedder_thread = None
+        if self._semantic_again:  # the model was switched while the thread ran
+            self._semantic_again = False
+            self.start_semantic()
 
     def embedding_model(self) -> str | None:
         """The chosen embedding model (View menu, kept in settings), else the default."""
@@ -515,8 +519,9 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Semantic search: switching to the {name} model…", 5000)
         if self._embedder_thread is None:
             self.start_semantic()
-        else:  # after the running one ends
-            self._embedder_thread.finished.connect(self.start_semantic)
+        else:  # after the running one ends (a flag, not a connection to `finished`: the
+            # thread may have finished already, its done-handler still queued)
+            self._semantic_again = True
 
     def _semantic_progress(self, done: int, total: int) -> None:
         if total:
@@ -627,9 +632,9 @@ class MainWindow(QMainWindow):
             self.sidebar.refresh_ontology()
             if not self._heap_frozen:
                 # The objects of the built window leave the garbage collector's scans: its
-                # full passes over them stalled scrolling by ~60 ms at 100,000 facts. Once
-                # only, after the first fill — later garbage stays collectable — and they
-                # are still freed by reference counting when replaced.
+                # full passes over them (~60,000) stalled scrolling by 30-60 ms at 100,000
+                # facts. Once, after the first fill (later garbage stays collectable); they
+                # are still freed by reference counting, and closing the window unfreezes.
                 gc.collect()
                 gc.freeze()
                 self._heap_frozen = True
@@ -676,4 +681,7 @@ class MainWindow(QMainWindow):
             self._embedder.cancel()  # stops after the current batch; what is done is kept
             self._embedder_thread.wait()
         self.session.close()
+        if self._heap_frozen:  # this window's objects become collectable again (File ▸ Open,
+            gc.unfreeze()      # or many windows in one test process, would otherwise leak)
+            self._heap_frozen = False
         super().closeEvent(event)
