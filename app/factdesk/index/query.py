@@ -37,17 +37,38 @@ FIELDS: dict[str, str] = {
 }
 _TOKEN = re.compile(r'\s*(-?)(?:(\w+):("(?:[^"]|"")*"?|\S*)|("(?:[^"]|"")*"?)|(\S+))')
 _CMP = re.compile(r"^(<=|>=|<|>|=)?\s*(-?\d+(?:\.\d+)?|-?\.\d+)$")
+#: fields whose filter a narrow (column, status) index answers alone (schema.py): `claimant:`
+#: and `subject:` through an OR of two indexes; `topic:` and `op:` have no index
+_INDEXED_FIELDS = frozenset({"type", "kind", "origin", "claim", "claimant", "subject"})
 _EQ_COLUMNS = {"type": "type", "kind": "kind", "origin": "origin", "claim": "claim_type",
                "topic": "topic", "op": "op"}
 
 
+@dataclass(frozen=True)
+class Filter:
+    """One field filter over `facts f`: its SQL, its parameters, and whether a narrow
+    (column, status) index answers it alone (its id set can then be read on its own and
+    intersected with the others')."""
+
+    sql: str
+    params: tuple[object, ...] = ()
+    indexed: bool = False
+
+
 @dataclass
 class CompiledQuery:
-    where: list[str] = field(default_factory=list)
-    params: list[object] = field(default_factory=list)
+    filters: list[Filter] = field(default_factory=list)
     fts: str | None = None
     terms: list[str] = field(default_factory=list)
     include_retracted: bool = False
+
+    @property
+    def where(self) -> list[str]:
+        return [f.sql for f in self.filters]
+
+    @property
+    def params(self) -> list[object]:
+        return [p for f in self.filters for p in f.params]
 
     def filter_sql(self) -> str:
         """The user's field filters over `facts f` (parameters: `params`)."""
@@ -110,8 +131,8 @@ def compile_query(text: str, *, since_last_visit: int | None = None,
     if fts_parts:  # FTS5 has no leading NOT: the excluded words follow the wanted ones
         q.fts = " ".join(fts_parts) + "".join(f" NOT {e}" for e in excluded)
     elif excluded:  # only excluded words: every fact but their matches
-        q.where.append("NOT (f.id IN (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?))")
-        q.params.append(" OR ".join(excluded))
+        q.filters.append(Filter("NOT (f.id IN (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?))",
+                                (" OR ".join(excluded),)))
     return q
 
 
@@ -172,8 +193,8 @@ def _filter(q: CompiledQuery, name: str, value: str, neg: bool, *,
     else:  # since
         stamp = _since(value, since_last_visit, commit_time)
         clause, params = "f.updated_at >= ?", [stamp]
-    q.where.append(f"NOT ({clause})" if neg else clause)
-    q.params.extend(params)
+    indexed = not neg and (name in _INDEXED_FIELDS or (name == "status" and value != "problems"))
+    q.filters.append(Filter(f"NOT ({clause})" if neg else clause, tuple(params), indexed))
 
 
 def _since(value: str, last_visit: int | None, commit_time: dict[str, int]) -> int:

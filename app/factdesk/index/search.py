@@ -8,10 +8,9 @@ very common terms, bm25 is computed over at most RANK_WINDOW matches, newest fir
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -241,22 +240,6 @@ def _id_set(conn: sqlite3.Connection, sql: str, params: Sequence[object] = ()) -
     return np.fromstring(row[0], dtype=np.int64, sep=",")
 
 
-#: filters answered from a narrow (column, status) index on their own: their id sets are
-#: intersected instead of letting one index drive row lookups for the others
-_INDEXED_CLAUSE = re.compile(r"f\.(?:type|kind|origin|claim_type|status) = \?|"
-                             r"\(f\.claimant = \? OR f\.claimant_type = \?\)|"
-                             r"\(f\.subject_kind = \? OR f\.subject_ref = \?\)")
-
-
-def _clauses(q: CompiledQuery) -> Iterator[tuple[str, list[object]]]:
-    """Each filter clause with its own parameters (each `?` is one parameter, in order)."""
-    params = list(q.params)
-    for clause in q.where:
-        n = clause.count("?")
-        yield clause, params[:n]
-        params = params[n:]
-
-
 def _through_order(conn: sqlite3.Connection, q: CompiledQuery, order: IdArray,
                    descending: bool) -> list[int]:
     """`fact_ids` by filtering the full `order` with the set of matching ids (a mask)."""
@@ -283,16 +266,14 @@ def _match_mask(conn: sqlite3.Connection, q: CompiledQuery, size: int) -> BoolAr
 
     if q.fts:
         narrow(_id_set(conn, "SELECT rowid AS id FROM facts_fts WHERE facts_fts MATCH ?", [q.fts]))
-    rest: list[tuple[str, list[object]]] = []
-    for clause, params in _clauses(q):
-        if _INDEXED_CLAUSE.fullmatch(clause):
-            narrow(_id_set(conn, f"SELECT f.id FROM facts f WHERE {clause}", params))
-        else:
-            rest.append((clause, params))
+    rest = [f for f in q.filters if not f.indexed]
+    for f in q.filters:
+        if f.indexed:
+            narrow(_id_set(conn, f"SELECT f.id FROM facts f WHERE {f.sql}", f.params))
     if rest:
-        sql = " AND ".join(c for c, _ in rest)
+        sql = " AND ".join(f.sql for f in rest)
         narrow(_id_set(conn, f"SELECT f.id FROM facts f WHERE {sql} AND {q.status_sql()}",
-                       [p for _, ps in rest for p in ps]))
+                       [p for f in rest for p in f.params]))
     if keep is None:
         keep = np.ones(size, dtype=np.bool_)
         keep[:1] = False  # ids start at 1
