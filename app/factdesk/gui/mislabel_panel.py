@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QGridLayout,
     QPushButton,
@@ -23,6 +22,7 @@ from PySide6.QtWidgets import (
 from factdesk.curation import ChangeSet, Curation
 from factdesk.gui import theme
 from factdesk.gui.inspector import text_label
+from factdesk.gui.keys import panel_keys
 from factdesk.gui.safe_browser import SafeTextBrowser
 from factdesk.gui.workers import BackgroundRead
 from factdesk.model.mislabels import Suggestion
@@ -101,10 +101,7 @@ class MislabelPanel(QWidget):
         split.setSizes([420, 560])
         outer.addWidget(split, 1)
         # J/K are the window's next/previous actions, which step this queue while it is shown
-        for key, slot in (("A", self.accept), ("E", self.edit), ("D", self.dismiss)):
-            shortcut = QShortcut(QKeySequence(key), self)
-            shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-            shortcut.activated.connect(slot)
+        panel_keys(self, (("A", self.accept), ("E", self.edit), ("D", self.dismiss)))
         self._show()
 
     # -- loading --------------------------------------------------------------------------

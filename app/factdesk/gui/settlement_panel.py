@@ -16,7 +16,7 @@ from collections.abc import Callable
 from datetime import date
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QKeySequence, QShortcut
+from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QGridLayout,
     QHeaderView,
@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from factdesk.curation import ChangeSet, Curation
 from factdesk.gui import theme
 from factdesk.gui.inspector import text_label
+from factdesk.gui.keys import panel_keys
 from factdesk.gui.safe_browser import SafeTextBrowser
 from factdesk.gui.workers import BackgroundRead
 from factdesk.reflect.queue import Candidate, QueueItem, Similar, candidates, open_hypotheses
@@ -120,10 +121,8 @@ class SettlementPanel(QWidget):
         split.setStretchFactor(1, 3)
         split.setStretchFactor(2, 4)
         outer.addWidget(split, 1)
-        for key, slot in (("C", self.confirm), ("F", self.refute), ("E", self.extend), ("P", self.promote)):
-            shortcut = QShortcut(QKeySequence(key), self)
-            shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-            shortcut.activated.connect(slot)
+        panel_keys(self, (("C", self.confirm), ("F", self.refute), ("E", self.extend),
+                          ("P", self.promote)))
         self._show_current()
 
     # -- loading --------------------------------------------------------------------------
