@@ -46,6 +46,7 @@ from factdesk.gui.table import FactTableController
 from factdesk.gui.transitions_panel import TransitionsPanel, track_record_line
 from factdesk.gui.watcher import CorpusWatcher
 from factdesk.index.indexer import IndexStats
+from factdesk.index.query import parse_similar
 from factdesk.index.search import ids_of_paths, live_paths_of_ids, problem_count, seen_state
 
 
@@ -555,10 +556,6 @@ class MainWindow(QMainWindow):
         return similar
 
     def _similar_ids(self, text: str) -> list[int] | None:
-        if "similar:" not in text.lower():
-            return None  # (the semantic modules, and numpy, stay unimported until needed)
-        from factdesk.semantic.search import parse_similar
-
         target = parse_similar(text)
         if target is None:
             return None

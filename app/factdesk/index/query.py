@@ -94,6 +94,19 @@ def fts_string(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
+SIMILAR_PREFIX = "similar:"
+
+
+def parse_similar(raw: str) -> str | None:
+    """The target of a `similar:<fact or text>` query (answered by the semantic layer, not
+    by SQL), or None if it is not one."""
+    text = raw.strip()
+    if not text.lower().startswith(SIMILAR_PREFIX):
+        return None
+    target = text[len(SIMILAR_PREFIX):].strip()
+    return target or None
+
+
 def compile_query(text: str, *, since_last_visit: int | None = None,
                   commit_time: dict[str, int] | None = None) -> CompiledQuery:
     """Compile `text`; raises QueryError naming the offending token."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from factdesk.index.indexer import Indexer
-from factdesk.index.query import CompiledQuery, compile_query
+from factdesk.index.query import CompiledQuery, compile_query, parse_similar
 from factdesk.index.search import get_fact_row, search
 from factdesk.semantic.backends import Embedder, ModelUnavailable, fact_text, load_backend
 from factdesk.semantic.store import EmbeddingStore, EmbedProgress, EmbedStats
@@ -24,7 +24,6 @@ from factdesk.semantic.thresholds import duplicate_threshold, similar_floor
 from factdesk.semantic.vectors import DuplicatePair, Neighbour, ScanStats, VectorIndex
 from factdesk.semantic.vectors import duplicate_scan as _duplicate_scan
 
-SIMILAR_PREFIX = "similar:"
 #: Reciprocal-rank-fusion constant (Cormack et al.): damps the head of each list.
 RRF_K = 60
 _QUOTED = re.compile(r'^\s*"(.*)"\s*$', re.S)
@@ -197,15 +196,6 @@ def session_for(indexer: Indexer, setting: str | None = None, *,
         if key not in _sessions:
             _sessions[key] = SemanticSession(indexer, backend)
         return _sessions[key]
-
-
-def parse_similar(raw: str) -> str | None:
-    """The target of a `similar:<fact or text>` query, or None if it is not one."""
-    text = raw.strip()
-    if not text.lower().startswith(SIMILAR_PREFIX):
-        return None
-    target = text[len(SIMILAR_PREFIX):].strip()
-    return target or None
 
 
 def similar_paths(indexer: Indexer, raw_query: str, *, limit: int = 200,
