@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 from factdesk.errors import QueryError
 from factdesk.gui import theme
 from factdesk.gui.workers import ReadWorker
-from factdesk.index.search import facet_counts, folder_counts
+from factdesk.index.search import facet_counts, folder_counts, max_fact_id
 
 TERM_ROLE = Qt.ItemDataRole.UserRole + 1
 FOLDER_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -232,8 +232,7 @@ class FacetSidebar(QWidget):
         self._fill(query, count_all(conn, query))
 
     def _large(self, conn: sqlite3.Connection) -> bool:
-        row = conn.execute("SELECT MAX(id) FROM facts").fetchone()
-        return bool(row and row[0] and row[0] > self.async_threshold)
+        return max_fact_id(conn) > self.async_threshold
 
     def _start_worker(self, query: str) -> None:
         assert self.open_reader is not None

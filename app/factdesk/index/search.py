@@ -124,12 +124,18 @@ def _newest(conn: sqlite3.Connection, q: CompiledQuery, limit: int) -> list[tupl
     return [found[i] for i in top if i in found]
 
 
+def max_fact_id(conn: sqlite3.Connection) -> int:
+    """The highest fact id (ids run from 1, retracted facts included): the corpus's size
+    as the index sees it, from the rowid b-tree alone."""
+    row = conn.execute("SELECT max(id) FROM facts").fetchone()
+    return int(row[0] or 0) if row else 0
+
+
 def _matching(conn: sqlite3.Connection, q: CompiledQuery) -> IdArray:
     """Every id a query selects, ascending, as one array."""
     import numpy as np
 
-    row = conn.execute("SELECT max(id) FROM facts").fetchone()
-    mask = _match_mask(conn, q, int(row[0] or 0) + 1)
+    mask = _match_mask(conn, q, max_fact_id(conn) + 1)
     return np.flatnonzero(mask).astype(np.int64)
 
 
