@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, QThread, Signal
+from PySide6.QtCore import QByteArray, QSettings, Qt, QThread, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
@@ -628,13 +628,8 @@ class MainWindow(QMainWindow):
         if not light:
             self.sidebar.refresh_ontology()
             if not self._heap_frozen:
-                # The objects of the built window leave the garbage collector's scans: its
-                # full passes over them (~60,000) stalled scrolling by 30-60 ms at 100,000
-                # facts. Once, after the first fill (later garbage stays collectable); they
-                # are still freed by reference counting, and closing the window unfreezes.
-                gc.collect()
-                gc.freeze()
                 self._heap_frozen = True
+                QTimer.singleShot(0, self._freeze_heap)  # after the first paint
         self._stale_tabs = {self.problems, self.overview}
         self._refresh_front()
         conn = self.session.conn
@@ -642,6 +637,15 @@ class MainWindow(QMainWindow):
             self.center.setTabText(1, f"Problems ({problem_count(conn)})")
         if self.inspector.fact_id is not None:
             self.inspector.show_fact(self.inspector.fact_id)
+
+    def _freeze_heap(self) -> None:
+        """The objects of the built window leave the garbage collector's scans: its full
+        passes over them (~60,000) stalled scrolling by 30-60 ms at 100,000 facts. Once,
+        after the first fill (later garbage stays collectable); they are still freed by
+        reference counting, and closing the window unfreezes."""
+        if self._heap_frozen:
+            gc.collect()
+            gc.freeze()
 
     def _toggle_watch(self) -> None:
         self.watcher.enabled = self.actions_by_name["watch"].isChecked()
