@@ -186,3 +186,70 @@ def test_a_failure_in_the_middle_of_a_streamed_rebuild_leaves_the_old_index(
     monkeypatch.setattr(indexer_module, "fact_row", real)
     assert Indexer(corpus.root, today=date(2026, 11, 30)).update(rebuild=True).mode == "rebuild"
     assert dump(ix) == before
+
+
+def _text_index(ix: Indexer) -> list[tuple[object, ...]]:
+    """Every (term, path, column, offset) the full-text index holds, after FTS5's own
+    integrity check (which reads every indexed row back against `facts`)."""
+    conn = ix.connect()
+    try:
+        conn.execute("INSERT INTO facts_fts(facts_fts) VALUES ('integrity-check')")
+        conn.execute("CREATE VIRTUAL TABLE temp.terms USING fts5vocab(main, facts_fts, instance)")
+        return sorted(tuple(r) for r in conn.execute(
+            "SELECT t.term, f.path, t.col, t.offset FROM temp.terms t JOIN facts f ON f.id = t.doc"))
+    finally:
+        conn.close()
+
+
+def test_the_full_text_builder_process_gives_the_inline_index(
+        generated_corpus: GeneratedCorpus, copy_tree: Callable[[Path, Path], Path],
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large corpus's full-text index is built in a process of its own and copied in:
+    term for term what the inline build gives, retracted facts included, and it takes
+    incremental updates afterwards."""
+    from factdesk.index import indexer
+    from tests.conftest import git
+
+    repo = copy_tree(generated_corpus[0], tmp_path / "kb")
+    inline = Indexer(repo, today=date(2026, 11, 30))
+    inline.update(rebuild=True)
+    expected = _text_index(inline)
+    built = dump(inline)
+    monkeypatch.setattr(indexer, "PARALLEL_MIN", 10)
+    builder = Indexer(repo, today=date(2026, 11, 30))
+    stats = builder.update(rebuild=True)
+    assert "full-text index: wait for its builder, copy it in" in stats.phases
+    assert stats.retracted > 0
+    assert _text_index(builder) == expected
+    assert dump(builder) == built
+    assert not list(builder.path.parent.glob("*.text-build*"))  # the scratch file is gone
+    victim = next(p for p in sorted((repo / "kb").rglob("*.md"))
+                  if b"zanzibarian" not in p.read_bytes())
+    victim.write_bytes(victim.read_bytes() + b"\nA zanzibarian footnote.\n")
+    git(repo, "commit", "-qam", "learn: footnote")
+    assert builder.update().mode == "incremental"
+    conn = builder.connect()
+    try:
+        conn.execute("INSERT INTO facts_fts(facts_fts) VALUES ('integrity-check')")
+        hits = [r[0] for r in conn.execute(
+            "SELECT f.path FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid "
+            "WHERE facts_fts MATCH 'zanzibarian'")]
+    finally:
+        conn.close()
+    assert hits == [victim.relative_to(repo).as_posix()]
+
+
+def test_a_failed_full_text_builder_fails_the_rebuild_and_leaves_the_old_index(
+        corpus: Corpus, monkeypatch: pytest.MonkeyPatch) -> None:
+    from factdesk.index import indexer, textbuild
+
+    ix = Indexer(corpus.root, today=date(2026, 11, 30))
+    ix.update(rebuild=True)
+    before = dump(ix)
+    monkeypatch.setattr(indexer, "PARALLEL_MIN", 1)
+    # a full-text definition the builder process cannot create
+    monkeypatch.setattr(textbuild.schema, "FULL_TEXT", "CREATE VIRTUAL TABLE x USING nosuch()")
+    with pytest.raises(textbuild.TextBuildError, match="no such module: nosuch"):
+        Indexer(corpus.root, today=date(2026, 11, 30)).update(rebuild=True)
+    assert dump(ix) == before
+    assert not list(ix.path.parent.glob("*.text-build*"))

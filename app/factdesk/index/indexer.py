@@ -12,6 +12,7 @@ import collections
 import contextlib
 import dataclasses
 import fcntl
+import gc
 import json
 import multiprocessing
 import os
@@ -40,6 +41,7 @@ from factdesk.corpus.scan import FileEntry, read_fact_bytes, scan, stat_paths
 from factdesk.index import schema
 from factdesk.index.history import PathHistory, all_histories, blob_at, path_history
 from factdesk.index.rows import ROW_COLUMNS, fact_from_row, fact_row, problem_counts
+from factdesk.index.textbuild import InlineText, TextBuilder, TextRow, TextSink
 from factdesk.model.enums import FactType, Severity
 from factdesk.model.fact import Fact, Problem
 from factdesk.model.refs import local_targets
@@ -52,9 +54,6 @@ _T = TypeVar("_T")
 PARALLEL_MIN = 4000
 CHUNK = 250
 IN_FLIGHT = 8
-#: FTS5 pending-terms memory during a rebuild (its default, 1 MiB, makes ~300 segments
-#: at 100,000 facts)
-FTS_HASHSIZE = 64 << 20
 
 
 @dataclass
@@ -244,13 +243,25 @@ class Indexer:
 
     def _rebuild(self, conn: sqlite3.Connection, progress: Progress | None) -> IndexStats:
         """Everything from scratch, streamed: the workers parse each file and run its
-        ontology rules; this process inserts its row and its full-text row as it arrives,
-        keeping only a slim copy of the fact (no body) for the corpus-wide rules, whose
-        findings then update the few rows they change. Secondary indexes come last, then
-        one merge of the full-text segments. Same rows, ids, problems and order as `_write`
+        ontology rules; this process inserts its row as it arrives and hands its full-text
+        row on (to a builder process for a large corpus, index.textbuild), keeping only a
+        slim copy of the fact (no body) for the corpus-wide rules, whose findings then
+        update the few rows they change. Secondary indexes come last, while the full-text
+        segments are merged. Same rows, ids, problems and order as `_write`
         (tests/index/test_rebuild_stream.py); one transaction, as before."""
         # mapped pages of the file count as resident memory; the build reads what it writes
         conn.execute("PRAGMA mmap_size = 0")
+        # the build makes no cycles worth collecting; full collections over the growing heap
+        # of slim facts had cost ~5 s at 100,000 facts
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self._rebuild_all(conn, progress)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _rebuild_all(self, conn: sqlite3.Connection, progress: Progress | None) -> IndexStats:
         clock = _PhaseClock()
         for (name,) in conn.execute(
             "SELECT name FROM sqlite_master WHERE type IN ('table') AND name NOT LIKE "
@@ -265,59 +276,66 @@ class Indexer:
         clock.lap("history (git log, per-path history)")
         entries, scan_problems = scan(self.repo, self.root)
         registry, ontology = self._registry_and_ontology()
+        paths = [e.path for e in entries]
         clock.lap("scan, registry, ontology")
-        self._report(progress, "parsing", 0, len(entries))
-        outcomes: dict[str, ParseOutcome] = {}
-        files: dict[str, tuple[str, int, int]] = {}
-        early: dict[str, list[Problem]] = {}  # per path: parse and ontology findings, in order
-        batch: list[tuple[object, ...]] = []
-        texts: list[tuple[object, ...]] = []
-        _fts_bulk_begin(conn)
-        for i, (outcome, blob, size, mtime, onto_found) in enumerate(
-            parse_and_check_files(self.repo, [e.path for e in entries], ontology)
-        ):
-            path, fact = outcome.path, outcome.fact
-            found = [*outcome.problems, *onto_found]
-            files[path] = (blob, size, mtime)
-            early[path] = found
-            row = fact_row(outcome, status="live" if fact else "broken",
-                           history=histories.get(path, _NO_HISTORY), registry=registry,
-                           file=files[path], computed_weight=None, problems=found)
-            # ids in path order, as an autoincrement would give them; the full-text row is
-            # added here too, while the workers go on parsing (no second pass over the table)
-            batch.append((i + 1, *(row[c] for c in ROW_COLUMNS)))
-            texts.append((i + 1, row["title"], row["body"], row["domain"], row["entities"]))
-            if len(batch) >= 1000:
-                conn.executemany(_INSERT_ROW_ID, batch)
-                conn.executemany(_INSERT_TEXT, texts)
-                batch.clear()
-                texts.clear()
-            outcomes[path] = _slim(outcome)
-            if i % 2000 == 0:
-                self._report(progress, "parsing", i, len(entries))
-        conn.executemany(_INSERT_ROW_ID, batch)
-        conn.executemany(_INSERT_TEXT, texts)
-        del batch, texts
-        clock.lap("parse + ontology rules (workers); rows, full-text rows (streamed)")
-        retracted = self._retracted_paths(conn, set(outcomes), histories=histories)
-        self._report(progress, "checking", 0, len(outcomes))
-        self._write(conn, outcomes, files, retracted, scan_problems, full=True, early=early,
-                    histories=histories)
-        del outcomes, files, early, histories
-        conn.execute("INSERT INTO facts_fts(rowid, title, body, domain, entities) "
-                     "SELECT id, title, body, domain, entities FROM facts "
-                     "WHERE status = 'retracted'")
-        clock.lap("corpus-wide rules, retracted facts, problems")
-        schema.create_indexes(conn)
-        clock.lap("secondary indexes")
-        _fts_bulk_end(conn)
-        clock.lap("full-text index: final merge")
+        text: TextSink = (TextBuilder(conn, self.path.with_name(self.path.name + ".text-build"))
+                          if _parallel(paths) else InlineText(conn))
+        try:
+            self._report(progress, "parsing", 0, len(entries))
+            outcomes: dict[str, ParseOutcome] = {}
+            files: dict[str, tuple[str, int, int]] = {}
+            early: dict[str, list[Problem]] = {}  # per path: parse and ontology findings
+            batch: list[tuple[object, ...]] = []
+            texts: list[TextRow] = []
+            for i, (outcome, blob, size, mtime, onto_found) in enumerate(
+                parse_and_check_files(self.repo, paths, ontology)
+            ):
+                path, fact = outcome.path, outcome.fact
+                found = [*outcome.problems, *onto_found]
+                files[path] = (blob, size, mtime)
+                early[path] = found
+                row = fact_row(outcome, status="live" if fact else "broken",
+                               history=histories.get(path, _NO_HISTORY), registry=registry,
+                               file=files[path], computed_weight=None, problems=found)
+                # ids in path order, as an autoincrement would give them; the full-text row
+                # goes on too, while the workers go on parsing (no second pass over the table)
+                batch.append((i + 1, *(row[c] for c in ROW_COLUMNS)))
+                texts.append((i + 1, row["title"], row["body"], row["domain"], row["entities"]))
+                if len(batch) >= 1000:
+                    conn.executemany(_INSERT_ROW_ID, batch)
+                    text.add(texts)
+                    batch.clear()
+                    texts = []
+                outcomes[path] = _slim(outcome)
+                if i % 2000 == 0:
+                    self._report(progress, "parsing", i, len(entries))
+            conn.executemany(_INSERT_ROW_ID, batch)
+            text.add(texts)
+            del batch, texts
+            clock.lap("parse + ontology rules (workers); rows, full-text rows (streamed)")
+            retracted = self._retracted_paths(conn, set(outcomes), histories=histories)
+            self._report(progress, "checking", 0, len(outcomes))
+            self._write(conn, outcomes, files, retracted, scan_problems, full=True,
+                        early=early, histories=histories)
+            del outcomes, files, early, histories
+            text.add([tuple(r) for r in conn.execute(
+                "SELECT id, title, body, domain, entities FROM facts WHERE status = 'retracted'")])
+            text.close_input()
+            clock.lap("corpus-wide rules, retracted facts, problems")
+            schema.create_indexes(conn)
+            clock.lap("secondary indexes")
+            text.finish()
+            clock.lap("full-text index: final merge" if isinstance(text, InlineText)
+                      else "full-text index: wait for its builder, copy it in")
+        except BaseException:
+            text.abort()
+            raise
         _create_triggers(conn)
         status = gitrepo.status_paths(self.repo, self.root) if head else None
         self._set_meta(conn, head, dirty="\n".join(sorted(status or ())))
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('build_phases', ?)",
                      (json.dumps(clock.phases),))
-        stats = self._stats(conn, "rebuild", head, [e.path for e in entries])
+        stats = self._stats(conn, "rebuild", head, paths)
         stats.phases = clock.phases
         return stats
 
@@ -774,7 +792,6 @@ _NAMES = ",".join(ROW_COLUMNS)
 _MARKS = ",".join("?" * len(ROW_COLUMNS))
 _INSERT_ROW = f"INSERT INTO facts ({_NAMES}) VALUES ({_MARKS})"
 _INSERT_ROW_ID = f"INSERT INTO facts (id, {_NAMES}) VALUES (?, {_MARKS})"
-_INSERT_TEXT = "INSERT INTO facts_fts(rowid, title, body, domain, entities) VALUES (?,?,?,?,?)"
 _UPSERT_ROW = (_INSERT_ROW + " ON CONFLICT(path) DO UPDATE SET "
                + ",".join(f"{c}=excluded.{c}" for c in ROW_COLUMNS if c != "path"))
 _NO_HISTORY = PathHistory()
@@ -803,18 +820,3 @@ def _slim(outcome: ParseOutcome) -> ParseOutcome:
     if fact is outcome.fact and not outcome.text:
         return outcome
     return dataclasses.replace(outcome, fact=fact, text="")
-
-
-def _fts_bulk_begin(conn: sqlite3.Connection) -> None:
-    """Before the rows of a rebuild go into the full-text index: automatic merging off (each
-    flush of FTS5's in-memory terms would otherwise start merges that later flushes redo)
-    and the terms flushed every FTS_HASHSIZE bytes instead of every 1 MiB (fewer, larger
-    segments). `_fts_bulk_end` merges them into one and restores the defaults."""
-    conn.execute("INSERT INTO facts_fts(facts_fts, rank) VALUES ('automerge', 0)")
-    conn.execute("INSERT INTO facts_fts(facts_fts, rank) VALUES ('hashsize', ?)", (FTS_HASHSIZE,))
-
-
-def _fts_bulk_end(conn: sqlite3.Connection) -> None:
-    conn.execute("INSERT INTO facts_fts(facts_fts) VALUES ('optimize')")
-    conn.execute("INSERT INTO facts_fts(facts_fts, rank) VALUES ('automerge', 4)")
-    conn.execute("INSERT INTO facts_fts(facts_fts, rank) VALUES ('hashsize', ?)", (1 << 20,))

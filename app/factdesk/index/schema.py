@@ -14,6 +14,14 @@ from pathlib import Path
 SCHEMA_VERSION = 8
 APPLICATION_ID = 0x46444B31  # "FDK1"
 
+#: The full-text table (external content: its text columns are read from `facts`). A
+#: rebuild makes it in a scratch database of its own too (index.textbuild).
+FULL_TEXT = """CREATE VIRTUAL TABLE facts_fts USING fts5(
+    title, body, domain, entities,
+    content='facts', content_rowid='id', tokenize='unicode61 remove_diacritics 2',
+    prefix='2 3'
+)"""
+
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE facts (
@@ -60,11 +68,7 @@ CREATE TABLE changes (
 );
 CREATE INDEX changes_path ON changes(path, seq);
 CREATE INDEX changes_sha ON changes(sha);
-CREATE VIRTUAL TABLE facts_fts USING fts5(
-    title, body, domain, entities,
-    content='facts', content_rowid='id', tokenize='unicode61 remove_diacritics 2',
-    prefix='2 3'
-);
+""" + FULL_TEXT + """;
 CREATE VIRTUAL TABLE facts_vocab USING fts5vocab(facts_fts, 'row');
 """
 
