@@ -152,7 +152,7 @@ def test_parallel_rebuild_equals_the_serial_one(
     assert any(p[2] == "ontology-rule" for p in expected["problems"])
     monkeypatch.setattr(indexer, "PARALLEL_MIN", 10)
     monkeypatch.setattr(indexer, "CHUNK", 7)
-    monkeypatch.setattr(indexer, "IN_FLIGHT", 3)
+    monkeypatch.setattr(indexer, "AHEAD", 3)
     parallel = Indexer(repo, today=date(2026, 11, 30))
     parallel.update(rebuild=True)
     assert dump(parallel) == expected

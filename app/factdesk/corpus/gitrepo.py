@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -116,15 +117,56 @@ def log(repo: Path, rev_range: str = "HEAD") -> list[Commit]:
     their first parent. `first_parent` marks the commits on HEAD's first-parent chain."""
     if head_sha(repo) is None:
         return []
-    fmt = "%x01%H%x00%P%x00%an%x00%ae%x00%at%x00%s%x00%b%x00"
-    out = run_git(repo, "log", f"--format={fmt}", "--raw", "-z", "--no-abbrev", "--no-renames",
-                  "--diff-merges=first-parent", "--end-of-options", rev_range, "--")
-    chain = set(run_git(repo, "rev-list", "--first-parent", "--end-of-options", rev_range, "--")
-                .decode().split())
-    commits = list(_parse_log(out))
-    for commit in commits:
-        commit.first_parent = commit.sha in chain
-    return commits
+    return PendingLog(repo, rev_range).commits()
+
+
+class GitRun:
+    """A git command started now and read later, so that it runs beside other work: its
+    output goes to an unnamed temporary file (a pipe would stall it once full)."""
+
+    def __init__(self, repo: Path, *args: str) -> None:
+        self._args = args
+        # closed by output() (or with the object, when nobody asks for it)
+        self._out = tempfile.TemporaryFile()  # noqa: SIM115
+        self._err = tempfile.TemporaryFile()  # noqa: SIM115
+        self._proc = subprocess.Popen(["git", *SAFE, "-C", str(repo), *args],
+                                      stdin=subprocess.DEVNULL, stdout=self._out,
+                                      stderr=self._err, env=git_env())
+
+    def output(self) -> bytes:
+        """Its stdout; GitError when it failed."""
+        try:
+            code = self._proc.wait()
+            self._err.seek(0)
+            if code != 0:
+                message = self._err.read().decode("utf-8", "replace").strip()
+                raise GitError(f"git {self._args[0]} failed: {message}")
+            self._out.seek(0)
+            return self._out.read()
+        finally:
+            self._out.close()
+            self._err.close()
+
+
+class PendingLog:
+    """`log` started now (git's two passes run while the caller does other work) and
+    parsed by `commits()`. The repository must have a HEAD."""
+
+    def __init__(self, repo: Path, rev_range: str = "HEAD") -> None:
+        fmt = "%x01%H%x00%P%x00%an%x00%ae%x00%at%x00%s%x00%b%x00"
+        self._log = GitRun(repo, "log", f"--format={fmt}", "--raw", "-z", "--no-abbrev",
+                           "--no-renames", "--diff-merges=first-parent", "--end-of-options",
+                           rev_range, "--")
+        self._chain = GitRun(repo, "rev-list", "--first-parent", "--end-of-options", rev_range,
+                             "--")
+
+    def commits(self) -> list[Commit]:
+        out = self._log.output()
+        chain = set(self._chain.output().decode().split())
+        commits = list(_parse_log(out))
+        for commit in commits:
+            commit.first_parent = commit.sha in chain
+        return commits
 
 
 def _parse_log(out: bytes) -> Iterator[Commit]:

@@ -13,13 +13,14 @@ import contextlib
 import dataclasses
 import fcntl
 import gc
+import itertools
 import json
 import multiprocessing
 import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -53,7 +54,9 @@ Progress = Callable[[str, int, int], None]
 _T = TypeVar("_T")
 PARALLEL_MIN = 4000
 CHUNK = 250
-IN_FLIGHT = 8
+#: chunks parsed ahead of the consumer (~1 MB each): enough to keep the workers busy while
+#: a rebuild reads git's history
+AHEAD = 24
 
 
 @dataclass
@@ -112,24 +115,46 @@ def _check_chunk(repo: str, paths: list[str]) -> list[Checked]:
     return [_check_entry(repo, p, _worker_ontology) for p in paths]
 
 
-def _in_workers(work: Callable[[str, list[str]], list[_T]], repo: Path, paths: list[str],
-                ontology: Ontology | None = None) -> Iterator[_T]:
-    """`work` over chunks of `paths` in two processes, results in order. At most IN_FLIGHT
-    chunks are done ahead of the consumer: when it is the slower side (a rebuild inserts
-    and indexes each fact as it comes), parsed files with their bodies wait in a short
-    queue instead of piling up in memory."""
-    chunks = [paths[i : i + CHUNK] for i in range(0, len(paths), CHUNK)]
-    # forkserver: workers start small instead of inheriting the parent's history in memory
-    context = multiprocessing.get_context("forkserver")
-    with ProcessPoolExecutor(max_workers=min(4, os.cpu_count() or 2), mp_context=context,
-                             initializer=_init_worker, initargs=(ontology,)) as pool:
-        pending: collections.deque[Future[list[_T]]] = collections.deque()
-        for chunk in chunks:
-            pending.append(pool.submit(work, str(repo), chunk))
-            if len(pending) >= IN_FLIGHT:
-                yield from pending.popleft().result()
-        while pending:
-            yield from pending.popleft().result()
+class _InWorkers(Iterator[_T]):
+    """`work` over chunks of `paths` in worker processes, results in order. The workers start
+    at once, so they parse while the caller reads git's history. At most AHEAD chunks are
+    done ahead of the consumer: when it is the slower side, parsed files with their bodies
+    wait in a short queue instead of piling up in memory."""
+
+    def __init__(self, work: Callable[[str, list[str]], list[_T]], repo: Path,
+                 paths: list[str], ontology: Ontology | None = None) -> None:
+        self._work = work
+        self._repo = str(repo)
+        self._chunks = collections.deque(paths[i : i + CHUNK] for i in range(0, len(paths), CHUNK))
+        # forkserver: workers start small instead of inheriting the parent's history in memory
+        context = multiprocessing.get_context("forkserver")
+        self._pool = ProcessPoolExecutor(max_workers=min(4, os.cpu_count() or 2),
+                                         mp_context=context, initializer=_init_worker,
+                                         initargs=(ontology,))
+        self._pending: collections.deque[Future[list[_T]]] = collections.deque()
+        self._ready: collections.deque[_T] = collections.deque()
+        while self._chunks and len(self._pending) < AHEAD:
+            self._submit()
+
+    def _submit(self) -> None:
+        self._pending.append(self._pool.submit(self._work, self._repo, self._chunks.popleft()))
+
+    def __next__(self) -> _T:
+        while not self._ready:
+            if not self._pending:
+                self.close()
+                raise StopIteration
+            self._ready.extend(self._pending.popleft().result())
+            if self._chunks:
+                self._submit()
+        return self._ready.popleft()
+
+    def close(self) -> None:
+        """Stop the workers (also when the consumer gives up part-way)."""
+        for future in self._pending:
+            future.cancel()
+        self._pending.clear()
+        self._pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _parallel(paths: list[str]) -> bool:
@@ -140,7 +165,7 @@ def parse_files(repo: Path, paths: list[str]) -> Iterator[Parsed]:
     """Parse files in order, in two processes when there are many (this machine has 2 cores)."""
     if not _parallel(paths):
         return (_parse_entry((str(repo), p)) for p in paths)
-    return _in_workers(_parse_chunk, repo, paths)
+    return _InWorkers(_parse_chunk, repo, paths)
 
 
 def parse_and_check_files(repo: Path, paths: list[str], ontology: Ontology | None
@@ -149,7 +174,7 @@ def parse_and_check_files(repo: Path, paths: list[str], ontology: Ontology | Non
     `topic_problems`), worked out in the parse workers."""
     if not _parallel(paths):
         return (_check_entry(str(repo), p, ontology) for p in paths)
-    return _in_workers(_check_chunk, repo, paths, ontology)
+    return _InWorkers(_check_chunk, repo, paths, ontology)
 
 
 class _FactsView(Mapping[str, Fact]):
@@ -225,7 +250,7 @@ class Indexer:
         conn = self.connect()
         try:
             if rebuild or not usable:
-                stats = _transaction(conn, lambda: self._rebuild(conn, progress))
+                stats = self._rebuild_committed(conn, progress)
             else:
                 hinted = set(hint) if hint is not None else None
                 stats = _transaction(conn, lambda: self._incremental(conn, progress, hinted))
@@ -233,13 +258,26 @@ class Indexer:
             conn.close()
             schema.move_aside(self.path)
             conn = self.connect()
-            stats = _transaction(conn, lambda: self._rebuild(conn, progress))
+            stats = self._rebuild_committed(conn, progress)
         finally:
             conn.close()
         stats.seconds = time.perf_counter() - started
         return stats
 
     # -- rebuild ------------------------------------------------------------------------
+
+    def _rebuild_committed(self, conn: sqlite3.Connection, progress: Progress | None
+                           ) -> IndexStats:
+        """`_rebuild` in one transaction, without fsync: the checkpoint after it then copies
+        the new index into the file without waiting for the disk (seconds for 1 GB). An
+        application crash still leaves the old index or the new one; only an operating-
+        system crash in the seconds after could leave a damaged file, which the next open
+        moves aside and rebuilds (RELIABILITY F03): the index is a cache."""
+        conn.execute("PRAGMA synchronous = OFF")
+        try:
+            return _transaction(conn, lambda: self._rebuild(conn, progress))
+        finally:
+            conn.execute("PRAGMA synchronous = NORMAL")
 
     def _rebuild(self, conn: sqlite3.Connection, progress: Progress | None) -> IndexStats:
         """Everything from scratch, streamed: the workers parse each file and run its
@@ -270,26 +308,28 @@ class Indexer:
             conn.execute(f'DROP TABLE IF EXISTS "{name}"')
         schema.create(conn, defer_indexes=True)
         head = gitrepo.head_sha(self.repo) if self._has_git() else None
+        # git reads the history while this process scans and the workers start parsing
+        pending_log = gitrepo.PendingLog(self.repo) if head else None
         self._repo_ids = gitrepo.repo_ids(self.repo) if head else None
-        self._ingest_commits(conn, gitrepo.log(self.repo) if head else [], seq0=0)
-        histories = all_histories(conn)
-        clock.lap("history (git log, per-path history)")
         entries, scan_problems = scan(self.repo, self.root)
         registry, ontology = self._registry_and_ontology()
         paths = [e.path for e in entries]
-        clock.lap("scan, registry, ontology")
-        text: TextSink = (TextBuilder(conn, self.path.with_name(self.path.name + ".text-build"))
-                          if _parallel(paths) else InlineText(conn))
+        clock.lap("scan, registry, ontology (git log and the parse workers start)")
+        self._report(progress, "parsing", 0, len(entries))
+        parsed = parse_and_check_files(self.repo, paths, ontology)
+        text: TextSink | None = None
         try:
-            self._report(progress, "parsing", 0, len(entries))
+            self._ingest_commits(conn, pending_log.commits() if pending_log else [], seq0=0)
+            histories = all_histories(conn)
+            clock.lap("history (git log, per-path history)")
+            text = (TextBuilder(conn, self.path.with_name(self.path.name + ".text-build"))
+                    if _parallel(paths) else InlineText(conn))
             outcomes: dict[str, ParseOutcome] = {}
             files: dict[str, tuple[str, int, int]] = {}
             early: dict[str, list[Problem]] = {}  # per path: parse and ontology findings
             batch: list[tuple[object, ...]] = []
             texts: list[TextRow] = []
-            for i, (outcome, blob, size, mtime, onto_found) in enumerate(
-                parse_and_check_files(self.repo, paths, ontology)
-            ):
+            for i, (outcome, blob, size, mtime, onto_found) in enumerate(parsed):
                 path, fact = outcome.path, outcome.fact
                 found = [*outcome.problems, *onto_found]
                 files[path] = (blob, size, mtime)
@@ -300,7 +340,7 @@ class Indexer:
                 # ids in path order, as an autoincrement would give them; the full-text row
                 # goes on too, while the workers go on parsing (no second pass over the table)
                 batch.append((i + 1, *(row[c] for c in ROW_COLUMNS)))
-                texts.append((i + 1, row["title"], row["body"], row["domain"], row["entities"]))
+                texts.append((i + 1, *_text_of(row)))
                 if len(batch) >= 1000:
                     conn.executemany(_INSERT_ROW_ID, batch)
                     text.add(texts)
@@ -313,22 +353,31 @@ class Indexer:
             text.add(texts)
             del batch, texts
             clock.lap("parse + ontology rules (workers); rows, full-text rows (streamed)")
+            # the retracted facts' text goes in first (their rows take the next ids), so the
+            # full-text builder merges its segments while the rules are checked
             retracted = self._retracted_paths(conn, set(outcomes), histories=histories)
+            gone = self._read_retracted(retracted)
+            first_gone = len(paths) + 1
+            text.add([(first_gone + k, *_text_of(fact_row(
+                gone[path], status="retracted", history=hist, registry=registry, file=None,
+                computed_weight=None, problems=[]))) for k, (path, hist) in enumerate(retracted.items())])
+            text.close_input()
+            clock.lap("retracted facts (read from git)")
             self._report(progress, "checking", 0, len(outcomes))
             self._write(conn, outcomes, files, retracted, scan_problems, full=True,
-                        early=early, histories=histories)
-            del outcomes, files, early, histories
-            text.add([tuple(r) for r in conn.execute(
-                "SELECT id, title, body, domain, entities FROM facts WHERE status = 'retracted'")])
-            text.close_input()
-            clock.lap("corpus-wide rules, retracted facts, problems")
-            schema.create_indexes(conn)
-            clock.lap("secondary indexes")
+                        early=early, histories=histories, gone=gone,
+                        first_retracted_id=first_gone,
+                        alongside=lambda: schema.create_indexes(conn))
+            del outcomes, files, early, histories, gone
+            clock.lap("corpus-wide rules (a thread) beside the secondary indexes; problems")
             text.finish()
             clock.lap("full-text index: final merge" if isinstance(text, InlineText)
                       else "full-text index: wait for its builder, copy it in")
         except BaseException:
-            text.abort()
+            if isinstance(parsed, _InWorkers):
+                parsed.close()
+            if text is not None:
+                text.abort()
             raise
         _create_triggers(conn)
         status = gitrepo.status_paths(self.repo, self.root) if head else None
@@ -561,6 +610,16 @@ class Indexer:
                 out[path] = hist
         return out
 
+    def _read_retracted(self, retracted: dict[str, PathHistory]) -> dict[str, ParseOutcome]:
+        """Retracted facts: their last version, read from git."""
+        gone: dict[str, ParseOutcome] = {}
+        if retracted:
+            with gitrepo.BlobReader(self.repo) as reader:
+                for path, hist in retracted.items():
+                    data = reader.read(hist.last_blob or "")
+                    gone[path] = parse_fact(path, data) if data else ParseOutcome(path, None)
+        return gone
+
     def _delete_path(self, conn: sqlite3.Connection, path: str) -> None:
         conn.execute("DELETE FROM facts WHERE path = ?", (path,))
         conn.execute("DELETE FROM problems WHERE path = ?", (path,))
@@ -571,23 +630,23 @@ class Indexer:
                scan_problems: list[Problem], *, full: bool,
                rescanned: set[str] | None = None,
                early: dict[str, list[Problem]] | None = None,
-               histories: Mapping[str, PathHistory] | None = None) -> None:
+               histories: Mapping[str, PathHistory] | None = None,
+               gone: dict[str, ParseOutcome] | None = None,
+               first_retracted_id: int | None = None,
+               alongside: Callable[[], None] | None = None) -> None:
         """Check `outcomes` and write their rows, refs and problems. With `early` (the
         streamed rebuild), their rows are already in and carry the parse and ontology
-        findings given there; only the rows the corpus-wide rules change are updated."""
+        findings given there; only the rows the corpus-wide rules change are updated.
+
+        `gone`: the retracted facts' last versions, when the caller has read them already;
+        `first_retracted_id`: their rows get ids from there on, in order (the rebuild has
+        indexed their text under those ids). `alongside`: SQLite work to do on this thread
+        while another checks the rules (pure Python; the rebuild builds its secondary
+        indexes, during which SQLite does not hold the GIL); it needs `full`."""
         repo_id = self._repo_ids
         registry, ontology = self._registry_and_ontology()
-        # Retracted facts: their last version, read from git.
-        retracted_facts: dict[str, Fact] = {}
-        retracted_outcomes: dict[str, ParseOutcome] = {}
-        if retracted:
-            with gitrepo.BlobReader(self.repo) as reader:
-                for path, hist in retracted.items():
-                    data = reader.read(hist.last_blob or "")
-                    outcome = parse_fact(path, data) if data else ParseOutcome(path, None)
-                    retracted_outcomes[path] = outcome
-                    if outcome.fact:
-                        retracted_facts[path] = outcome.fact
+        retracted_outcomes = gone if gone is not None else self._read_retracted(retracted)
+        retracted_facts = {p: o.fact for p, o in retracted_outcomes.items() if o.fact}
         overlay: dict[str, Fact | None] = {p: o.fact for p, o in outcomes.items()}
         facts_view: Mapping[str, Fact]
         retracted_view: Mapping[str, Fact]
@@ -657,11 +716,26 @@ class Indexer:
                 yield fact_row(outcome, status="live" if fact else "broken",
                                history=histories[path], registry=registry,
                                file=files.get(path), computed_weight=computed, problems=found)
-            for path, hist in retracted.items():
-                yield fact_row(retracted_outcomes[path], status="retracted", history=hist,
-                               registry=registry, file=None, computed_weight=None, problems=[])
 
-        conn.executemany(_UPSERT_ROW, (tuple(r[c] for c in ROW_COLUMNS) for r in rows()))
+        def gone_rows() -> Iterator[tuple[object, ...]]:
+            for k, (path, hist) in enumerate(retracted.items()):
+                row = fact_row(retracted_outcomes[path], status="retracted", history=hist,
+                               registry=registry, file=None, computed_weight=None, problems=[])
+                values = tuple(row[c] for c in ROW_COLUMNS)
+                yield values if first_retracted_id is None else (first_retracted_id + k, *values)
+
+        written: Iterator[tuple[object, ...]] = (tuple(r[c] for c in ROW_COLUMNS) for r in rows())
+        if alongside is not None:
+            assert full, "the rules run on another thread only over facts held in memory"
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="factdesk-rules") as pool:
+                checked = pool.submit(list, written)
+                alongside()
+                written = iter(checked.result())
+        if first_retracted_id is None:
+            conn.executemany(_UPSERT_ROW, itertools.chain(written, gone_rows()))
+        else:
+            conn.executemany(_UPSERT_ROW, written)
+            conn.executemany(_INSERT_ROW_ID, gone_rows())
         conn.executemany("UPDATE facts SET errors = ?, warnings = ?, evidence_weight_computed = ? "
                          "WHERE path = ?", late)
         conn.executemany("INSERT OR IGNORE INTO refs VALUES (?, ?)", ref_rows)
@@ -809,6 +883,11 @@ class _PhaseClock:
         wall, cpu = time.perf_counter(), time.process_time()
         self.phases[name] = (round(wall - self._wall, 3), round(cpu - self._cpu, 3))
         self._wall, self._cpu = wall, cpu
+
+
+def _text_of(row: Mapping[str, object]) -> tuple[object, object, object, object]:
+    """A row's full-text columns: title, body, domain, entities."""
+    return row["title"], row["body"], row["domain"], row["entities"]
 
 
 def _slim(outcome: ParseOutcome) -> ParseOutcome:

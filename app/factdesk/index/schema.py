@@ -85,9 +85,7 @@ BULK_INDEXES: tuple[str, ...] = (
     "CREATE INDEX facts_claimant_type ON facts(claimant_type, status)",
     "CREATE INDEX facts_subject ON facts(subject_kind, status)",
     "CREATE INDEX facts_status ON facts(status)",
-    "CREATE INDEX facts_updated ON facts(updated_at)",
-    "CREATE INDEX facts_confidence ON facts(confidence)",
-    "CREATE INDEX facts_title ON facts(title COLLATE NOCASE)",
+    # (updated_at, confidence and title alone: the sort indexes below lead with them)
     "CREATE INDEX facts_folder ON facts(folder)",
     # covering index: the incremental update compares file stamps without reading rows
     "CREATE INDEX facts_stamp ON facts(status, path, size, mtime_ns, blob)",

@@ -127,7 +127,12 @@ def derived_claim_type(type_: str) -> ClaimType:
 def legal_claim_types_for_type(type_: str) -> frozenset[ClaimType]:
     """FORMAT.md §13 consistency: hypothesis ⇔ hypothesis; synthesis → synthesis|inference."""
     if type_ == FactType.HYPOTHESIS:
-        return frozenset({ClaimType.HYPOTHESIS})
+        return _HYPOTHESIS_CLAIMS
     if type_ == FactType.SYNTHESIS:
-        return frozenset({ClaimType.SYNTHESIS, ClaimType.INFERENCE, ClaimType.LEGACY})
-    return frozenset(set(ClaimType) - {ClaimType.HYPOTHESIS})
+        return _SYNTHESIS_CLAIMS
+    return _OTHER_CLAIMS
+
+
+_HYPOTHESIS_CLAIMS = frozenset({ClaimType.HYPOTHESIS})
+_SYNTHESIS_CLAIMS = frozenset({ClaimType.SYNTHESIS, ClaimType.INFERENCE, ClaimType.LEGACY})
+_OTHER_CLAIMS = frozenset(set(ClaimType) - {ClaimType.HYPOTHESIS})

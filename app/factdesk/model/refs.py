@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from enum import StrEnum
@@ -39,11 +40,14 @@ def _ids(repo_id: RepoIds) -> frozenset[str]:
     return frozenset({repo_id}) if isinstance(repo_id, str) else repo_id
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def classify_ref(raw: str, repo_id: RepoIds) -> Ref:
     """Classify one ref string exactly in knomit's order.
 
     `repo_id` is this repository's id: knomit's root-commit prefix, and also the
     `knomit-repo-nonce` of the init commit where one is recorded (both name this repo).
+    Memoised (a `Ref` is immutable): the rules ask again for the same refs of each fact,
+    and many facts cite the same ones.
     """
     if raw == "":
         return Ref(raw, RefKind.MALFORMED, warning="empty ref")

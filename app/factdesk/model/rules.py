@@ -16,7 +16,7 @@ Every finding is a `Problem` with a stable code. Codes:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -194,12 +194,16 @@ def _claimant_mismatch(fact: Fact, ctx: CheckContext) -> Iterable[Problem]:
                  f"claimant {env.claimant_agent_id} is not in the agent registry")
 
 
+_CLAIM_TYPES = frozenset(c.value for c in ClaimType)
+_SUBJECT_KINDS = frozenset(s.value for s in SubjectKind)
+
+
 def _envelope_values(fact: Fact, ctx: CheckContext) -> Iterable[Problem]:
     env = fact.envelope
-    closed = {
-        "claim_type": (env.claim_type, {c.value for c in ClaimType}),
-        "subject_kind": (env.subject_kind, {s.value for s in SubjectKind}),
-        "claimant_type": (env.claimant_type, set(ctx.registry.agent_types)),
+    closed: dict[str, tuple[str | None, Collection[str]]] = {
+        "claim_type": (env.claim_type, _CLAIM_TYPES),
+        "subject_kind": (env.subject_kind, _SUBJECT_KINDS),
+        "claimant_type": (env.claimant_type, ctx.registry.agent_types),
     }
     for key, (value, legal) in closed.items():
         if value is not None and value not in legal:
