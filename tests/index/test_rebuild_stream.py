@@ -253,3 +253,50 @@ def test_a_failed_full_text_builder_fails_the_rebuild_and_leaves_the_old_index(
         Indexer(corpus.root, today=date(2026, 11, 30)).update(rebuild=True)
     assert dump(ix) == before
     assert not list(ix.path.parent.glob("*.text-build*"))
+
+
+def test_the_history_read_beside_other_work_equals_reading_it_at_once(corpus: Corpus) -> None:
+    """`PendingLog` starts git's two passes and is read later; a bad range is git's error."""
+    from factdesk.corpus import gitrepo
+
+    pending = gitrepo.PendingLog(corpus.root)
+    corpus.fact("kb/gotchas/db/f6f6f6f6.md", title="Written while git was reading")
+    corpus.commit("learn: later")  # not in the pending pass, which began before it
+    later = gitrepo.log(corpus.root)
+    early = pending.commits()
+    assert [c.sha for c in early] == [c.sha for c in later[1:]]
+    assert [c.changes for c in early] == [c.changes for c in later[1:]]
+    assert all(c.first_parent for c in early)
+    with pytest.raises(gitrepo.GitError, match="git log failed"):
+        gitrepo.PendingLog(corpus.root, "no-such-branch").commits()
+
+
+def test_a_failure_mid_way_through_a_parallel_rebuild_stops_its_helpers(
+        corpus: Corpus, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the parse workers and the full-text builder running, a failure part-way leaves
+    the old index, no scratch file, and a next rebuild that succeeds."""
+    from factdesk.index import indexer as indexer_module
+
+    ix = Indexer(corpus.root, today=date(2026, 11, 30))
+    ix.update(rebuild=True)
+    before = dump(ix)
+    monkeypatch.setattr(indexer_module, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(indexer_module, "CHUNK", 2)
+    real = indexer_module.fact_row
+    calls: list[int] = []
+
+    def failing(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        if len(calls) == 3:  # two rows in, the workers and the builder running
+            raise RuntimeError("disk on fire")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(indexer_module, "fact_row", failing)
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        Indexer(corpus.root, today=date(2026, 11, 30)).update(rebuild=True)
+    assert dump(ix) == before
+    assert not list(ix.path.parent.glob("*.text-build*"))
+    monkeypatch.setattr(indexer_module, "fact_row", real)
+    stats = Indexer(corpus.root, today=date(2026, 11, 30)).update(rebuild=True)
+    assert "full-text index: wait for its builder, copy it in" in stats.phases
+    assert dump(ix) == before

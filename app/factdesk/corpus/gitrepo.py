@@ -144,6 +144,14 @@ class GitRun:
             self._out.seek(0)
             return self._out.read()
         finally:
+            self.close()
+
+    def close(self) -> None:
+        """Drop its files; when it is still running, its output is not wanted: stop it."""
+        if not self._out.closed:
+            if self._proc.poll() is None:
+                self._proc.kill()
+            self._proc.wait()
             self._out.close()
             self._err.close()
 
@@ -161,12 +169,20 @@ class PendingLog:
                              "--")
 
     def commits(self) -> list[Commit]:
-        out = self._log.output()
-        chain = set(self._chain.output().decode().split())
+        try:
+            out = self._log.output()
+            chain = set(self._chain.output().decode().split())
+        finally:
+            self.close()
         commits = list(_parse_log(out))
         for commit in commits:
             commit.first_parent = commit.sha in chain
         return commits
+
+    def close(self) -> None:
+        """Wait for both passes and drop their output (a caller that gives up)."""
+        self._log.close()
+        self._chain.close()
 
 
 def _parse_log(out: bytes) -> Iterator[Commit]:

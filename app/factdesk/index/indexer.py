@@ -310,15 +310,16 @@ class Indexer:
         head = gitrepo.head_sha(self.repo) if self._has_git() else None
         # git reads the history while this process scans and the workers start parsing
         pending_log = gitrepo.PendingLog(self.repo) if head else None
-        self._repo_ids = gitrepo.repo_ids(self.repo) if head else None
-        entries, scan_problems = scan(self.repo, self.root)
-        registry, ontology = self._registry_and_ontology()
-        paths = [e.path for e in entries]
-        clock.lap("scan, registry, ontology (git log and the parse workers start)")
-        self._report(progress, "parsing", 0, len(entries))
-        parsed = parse_and_check_files(self.repo, paths, ontology)
+        parsed: Iterator[Checked] | None = None
         text: TextSink | None = None
         try:
+            self._repo_ids = gitrepo.repo_ids(self.repo) if head else None
+            entries, scan_problems = scan(self.repo, self.root)
+            registry, ontology = self._registry_and_ontology()
+            paths = [e.path for e in entries]
+            clock.lap("scan, registry, ontology (git log and the parse workers start)")
+            self._report(progress, "parsing", 0, len(entries))
+            parsed = parse_and_check_files(self.repo, paths, ontology)
             self._ingest_commits(conn, pending_log.commits() if pending_log else [], seq0=0)
             histories = all_histories(conn)
             clock.lap("history (git log, per-path history)")
@@ -374,6 +375,8 @@ class Indexer:
             clock.lap("full-text index: final merge" if isinstance(text, InlineText)
                       else "full-text index: wait for its builder, copy it in")
         except BaseException:
+            if pending_log is not None:
+                pending_log.close()
             if isinstance(parsed, _InWorkers):
                 parsed.close()
             if text is not None:
