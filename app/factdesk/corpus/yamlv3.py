@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import yaml
 
@@ -44,8 +44,9 @@ class YamlError(Exception):
         self.column = column
 
 
-@dataclass(frozen=True, slots=True)
-class Scalar:
+class Scalar(NamedTuple):
+    # (named tuples, not dataclasses: a rebuild makes a million of them, and a tuple is
+    # built in C)
     text: str
     style: str | None  # None = plain, "'" or '"' quoted, "|" / ">" block
     line: int
@@ -57,8 +58,7 @@ class Scalar:
         return self.style is None and self.text in _NULLS
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(NamedTuple):
     """One top-level key: its raw value (Scalar, list of Scalar, or nested) and its spans."""
 
     key: str
@@ -70,10 +70,23 @@ class Entry:
     flow: bool  # value is a scalar or a flow collection (single span)
 
 
+_TAG_OF_KIND = {yaml.ScalarNode: _CORE + "str", yaml.SequenceNode: _CORE + "seq",
+                yaml.MappingNode: _CORE + "map"}
+
+
+class _Composer(_Loader):  # type: ignore[misc]
+    """The C loader without PyYAML's implicit-tag resolution: that runs YAML 1.1's regular
+    expressions over every plain scalar (`yes` → bool …) to choose a tag we never use, since
+    scalars are decoded from their text here. Explicit tags are kept, and checked."""
+
+    def resolve(self, kind: type, value: object, implicit: object) -> str:
+        return _TAG_OF_KIND[kind]
+
+
 def compose_mapping(text: str) -> dict[str, Entry]:
     """Compose `text` (the frontmatter, LF line endings) into top-level entries."""
     try:
-        node = yaml.compose(text, Loader=_Loader)
+        node = yaml.compose(text, Loader=_Composer)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 1

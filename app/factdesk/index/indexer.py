@@ -38,7 +38,7 @@ from factdesk.corpus.ontology import (
     topic_problems,
 )
 from factdesk.corpus.registry_io import load_registry
-from factdesk.corpus.scan import FileEntry, read_fact_bytes, scan, stat_paths
+from factdesk.corpus.scan import FileEntry, read_fact_file, scan, stat_paths
 from factdesk.index import schema
 from factdesk.index.history import PathHistory, all_histories, blob_at, path_history
 from factdesk.index.rows import ROW_COLUMNS, fact_from_row, fact_row, problem_counts
@@ -76,11 +76,10 @@ class IndexStats:
 def _parse_entry(args: tuple[str, str]) -> tuple[ParseOutcome, str, int, int]:
     repo, rel = args
     try:
-        data = read_fact_bytes(Path(repo), rel)
+        data, st = read_fact_file(repo, rel)
     except OSError as exc:
         problem = Problem(rel, 1, "io_error", Severity.ERROR, f"cannot read: {exc.strerror}")
         return ParseOutcome(rel, None, (problem,)), "", 0, 0
-    st = os.stat(Path(repo) / rel, follow_symlinks=False)
     return parse_fact(rel, data), gitrepo.blob_id(data), st.st_size, st.st_mtime_ns
 
 
