@@ -57,6 +57,7 @@ CHUNK = 250
 #: chunks parsed ahead of the consumer (~1 MB each): enough to keep the workers busy while
 #: a rebuild reads git's history
 AHEAD = 24
+WORKER_NICENESS = 5
 
 
 @dataclass
@@ -93,6 +94,11 @@ _worker_ontology: Ontology | None = None
 def _init_worker(ontology: Ontology | None) -> None:
     global _worker_ontology
     _worker_ontology = ontology
+    # The parse workers run ahead of the process that consumes them; at a lower priority
+    # they take the cores that the main process and the full-text builder (the slowest
+    # consumer) leave idle, instead of taking turns with them.
+    with contextlib.suppress(OSError):
+        os.nice(WORKER_NICENESS)
 
 
 def _parse_chunk(repo: str, paths: list[str]) -> list[Parsed]:

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import queue
 import sqlite3
+import threading
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Protocol
@@ -33,6 +35,8 @@ INSERT_TEXT = "INSERT INTO facts_fts(rowid, title, body, domain, entities) VALUE
 #: FTS5 pending-terms memory during a bulk build (its default, 1 MiB, makes ~300 segments
 #: at 100,000 facts, merged over and over)
 HASHSIZE = 64 << 20
+#: batches of rows (1,000 each, ~3 MB of text) waiting for the builder
+QUEUED = 16
 #: the shadow tables that hold the index (`_config` keeps the main table's own settings)
 _SHADOW = ("data", "idx", "docsize")
 
@@ -91,7 +95,11 @@ class TextBuildError(RuntimeError):
 class TextBuilder:
     """Rows go to a builder process; `finish` copies its index into `conn` (which must not
     have touched `facts_fts` in this transaction: FTS5 keeps a connection's view of its
-    segments, and the copy replaces them underneath it)."""
+    segments, and the copy replaces them underneath it).
+
+    The builder is the slower side while files are parsed, so rows are handed to a sender
+    thread through a queue of up to QUEUED batches: the main process goes on (into the
+    corpus-wide rules, when it gets there first) instead of waiting on every batch."""
 
     def __init__(self, conn: sqlite3.Connection, scratch: Path) -> None:
         self._conn = conn
@@ -105,25 +113,42 @@ class TextBuilder:
                                         name="factdesk-text-index", daemon=True)
         self._process.start()
         child.close()
+        self._queue: queue.Queue[list[TextRow] | None] = queue.Queue(maxsize=QUEUED)
+        self._broken = False
+        self._sender = threading.Thread(target=self._pump, name="factdesk-text-sender",
+                                        daemon=True)
+        self._sender.start()
         self._open = True
 
+    def _pump(self) -> None:
+        """Send each batch (None last); after the builder has gone, only drain the queue
+        so that `add` never blocks on it."""
+        while True:
+            rows = self._queue.get()
+            if not self._broken:
+                try:
+                    self._pipe.send(rows)
+                except (BrokenPipeError, ConnectionResetError, OSError):
+                    self._broken = True
+            if rows is None:
+                return
+
     def add(self, rows: list[TextRow]) -> None:
+        if self._broken:
+            raise self._failure()
         if rows:
-            self._send(rows)
+            self._queue.put(rows)
 
     def close_input(self) -> None:
         if self._open:
-            self._send(None)
+            self._queue.put(None)
             self._open = False
-
-    def _send(self, rows: list[TextRow] | None) -> None:
-        try:
-            self._pipe.send(rows)
-        except (BrokenPipeError, ConnectionResetError) as exc:
-            raise self._failure() from exc
 
     def finish(self) -> None:
         self.close_input()
+        self._sender.join()
+        if self._broken:
+            raise self._failure()
         try:
             error = self._pipe.recv()
         except EOFError as exc:
@@ -143,10 +168,16 @@ class TextBuilder:
             _remove(self._scratch)
 
     def abort(self) -> None:
-        self._pipe.close()
         if self._process.is_alive():
             self._process.terminate()
         self._process.join()
+        self._broken = True  # the sender only drains from here on
+        with contextlib.suppress(queue.Empty):
+            while True:
+                self._queue.get_nowait()
+        self._queue.put(None)
+        self._sender.join()
+        self._pipe.close()
         _remove(self._scratch)
 
     def _failure(self) -> TextBuildError:
