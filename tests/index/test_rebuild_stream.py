@@ -300,3 +300,38 @@ def test_a_failure_mid_way_through_a_parallel_rebuild_stops_its_helpers(
     stats = Indexer(corpus.root, today=date(2026, 11, 30)).update(rebuild=True)
     assert "full-text index: wait for its builder, copy it in" in stats.phases
     assert dump(ix) == before
+
+
+def test_a_first_index_is_written_without_a_journal_then_kept_in_wal_mode(
+        corpus: Corpus, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first index of a corpus is built into a file nobody can be reading (no journal),
+    then switched to WAL; when that build fails, the partial file is removed, not left to be
+    taken for a damaged index."""
+    from factdesk.index import indexer as indexer_module
+    from factdesk.index import schema
+
+    ix = Indexer(corpus.root, today=date(2026, 11, 30))
+    real = indexer_module.fact_row
+    calls: list[int] = []
+
+    def failing(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        if len(calls) == 3:
+            raise RuntimeError("disk on fire")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(indexer_module, "fact_row", failing)
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        ix.update()
+    assert schema.is_absent(ix.path)
+    assert not list(ix.path.parent.glob("*.corrupt-*"))
+    monkeypatch.setattr(indexer_module, "fact_row", real)
+    assert ix.update().mode == "rebuild"
+    conn = sqlite3.connect(ix.path)
+    try:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+    finally:
+        conn.close()
+    assert schema.is_usable(ix.path, thorough=True)
+    assert ix.update().mode in ("unchanged", "incremental")

@@ -252,24 +252,45 @@ class Indexer:
         usable = schema.is_usable(self.path)
         if not usable and self.path.exists():
             schema.move_aside(self.path)
-        conn = self.connect()
-        try:
-            if rebuild or not usable:
-                stats = self._rebuild_committed(conn, progress)
-            else:
-                hinted = set(hint) if hint is not None else None
-                stats = _transaction(conn, lambda: self._incremental(conn, progress, hinted))
-        except sqlite3.DatabaseError:
-            conn.close()
-            schema.move_aside(self.path)
+        if (rebuild or not usable) and schema.is_absent(self.path):
+            stats = self._build_fresh(progress)
+        else:
             conn = self.connect()
-            stats = self._rebuild_committed(conn, progress)
-        finally:
-            conn.close()
+            try:
+                if rebuild or not usable:
+                    stats = self._rebuild_committed(conn, progress)
+                else:
+                    hinted = set(hint) if hint is not None else None
+                    stats = _transaction(conn, lambda: self._incremental(conn, progress, hinted))
+            except sqlite3.DatabaseError:
+                conn.close()
+                schema.move_aside(self.path)
+                stats = self._build_fresh(progress)
+            finally:
+                conn.close()
         stats.seconds = time.perf_counter() - started
         return stats
 
     # -- rebuild ------------------------------------------------------------------------
+
+    def _build_fresh(self, progress: Progress | None) -> IndexStats:
+        """A rebuild into a file that does not exist yet (the first index of a corpus, or
+        after a damaged one was moved aside). No connection can be reading it, so it is
+        written without a journal: every page once, instead of into the WAL and again by
+        the checkpoint (about 5 s for the 1.1 GB index of 100,000 facts). It becomes a WAL
+        file when complete; a failure removes the partial file."""
+        conn = schema.connect(self.path, unjournaled=True)
+        try:
+            stats = _transaction(conn, lambda: self._rebuild(conn, progress))
+            # (main: the full-text builder's scratch file is still attached, and deleted)
+            conn.execute("PRAGMA main.journal_mode = WAL")
+        except BaseException:
+            conn.close()
+            schema.remove(self.path)
+            raise
+        finally:
+            conn.close()
+        return stats
 
     def _rebuild_committed(self, conn: sqlite3.Connection, progress: Progress | None
                            ) -> IndexStats:

@@ -99,12 +99,18 @@ def index_path(git_dir: Path) -> Path:
     return git_dir / "factdesk" / f"index.v{SCHEMA_VERSION}.db"
 
 
-def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
+def connect(path: Path, *, readonly: bool = False, unjournaled: bool = False
+            ) -> sqlite3.Connection:
+    """A connection to the index. `unjournaled`: for building a file nobody else can have
+    open yet (see `is_absent`); the builder switches it to WAL when done."""
     uri = f"file:{path}?mode=ro" if readonly else f"file:{path}"
     conn = sqlite3.connect(uri, uri=True, timeout=10, check_same_thread=False)
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA busy_timeout = 10000")
-    if not readonly:
+    if unjournaled:
+        conn.execute("PRAGMA journal_mode = OFF")
+        conn.execute("PRAGMA synchronous = OFF")
+    elif not readonly:
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA cache_size = -65536")
@@ -174,6 +180,17 @@ def is_usable(path: Path, *, thorough: bool = False) -> bool:
             conn.close()
     except sqlite3.DatabaseError:
         return False
+
+
+def is_absent(path: Path) -> bool:
+    """No index file and none of its side files: no connection can be reading it."""
+    return not any(Path(f"{path}{suffix}").exists() for suffix in ("", "-wal", "-shm", "-journal"))
+
+
+def remove(path: Path) -> None:
+    """Delete an index file that was never complete (a fresh build that failed)."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
 def move_aside(path: Path) -> Path | None:
