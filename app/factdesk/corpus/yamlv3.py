@@ -82,6 +82,13 @@ class _Composer(_Loader):  # type: ignore[misc]
     def resolve(self, kind: type, value: object, implicit: object) -> str:
         return _TAG_OF_KIND[kind]
 
+    # (the path-based resolvers these keep track of are never registered)
+    def descend_resolver(self, current_node: object, current_index: object) -> None:
+        pass
+
+    def ascend_resolver(self) -> None:
+        pass
+
 
 def compose_mapping(text: str) -> dict[str, Entry]:
     """Compose `text` (the frontmatter, LF line endings) into top-level entries."""
