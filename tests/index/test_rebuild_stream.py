@@ -335,3 +335,31 @@ def test_a_first_index_is_written_without_a_journal_then_kept_in_wal_mode(
         conn.close()
     assert schema.is_usable(ix.path, thorough=True)
     assert ix.update().mode in ("unchanged", "incremental")
+
+
+def test_first_parent_changes_in_memory_answer_what_the_changes_table_does(
+        generated_corpus: GeneratedCorpus) -> None:
+    """The rules' thread reads history from memory; every path at every commit, and the
+    commits' sequence numbers, agree with `history.blob_at` and the `commits` table."""
+    from factdesk.corpus import gitrepo
+    from factdesk.index.history import blob_at
+    from factdesk.index.indexer import FirstParentChanges
+
+    repo, _ = generated_corpus
+    ix = Indexer(repo, today=date(2026, 11, 30))
+    ix.update(rebuild=True)
+    memory = FirstParentChanges(gitrepo.log(repo), "kb")
+    conn = ix.connect(readonly=True)
+    try:
+        seqs = dict(conn.execute("SELECT sha, seq FROM commits").fetchall())
+        assert memory.seq == seqs
+        paths = [r[0] for r in conn.execute("SELECT DISTINCT path FROM changes")]
+        checked = 0
+        for seq in range(0, max(seqs.values()) + 1, 7):
+            for path in paths[::5]:
+                assert memory.blob_at(path, seq) == blob_at(conn, path, seq), (path, seq)
+                checked += memory.blob_at(path, seq) is not None
+        assert checked > 100
+        assert memory.blob_at("kb/no/such/fact.md", 10) is None
+    finally:
+        conn.close()

@@ -8,6 +8,7 @@ changed, paths touched by new commits, and every fact that cites one of those
 
 from __future__ import annotations
 
+import bisect
 import collections
 import contextlib
 import dataclasses
@@ -41,7 +42,13 @@ from factdesk.corpus.registry_io import load_registry
 from factdesk.corpus.scan import FileEntry, read_fact_file, scan, stat_paths
 from factdesk.index import schema
 from factdesk.index.history import PathHistory, all_histories, blob_at, path_history
-from factdesk.index.rows import ROW_COLUMNS, fact_from_row, fact_row, problem_counts
+from factdesk.index.rows import (
+    ROW_COLUMNS,
+    fact_from_row,
+    fact_row,
+    problem_counts,
+    row_values,
+)
 from factdesk.index.textbuild import InlineText, TextBuilder, TextRow, TextSink
 from factdesk.model.enums import FactType, Severity
 from factdesk.model.fact import Fact, Problem
@@ -180,6 +187,35 @@ def parse_and_check_files(repo: Path, paths: list[str], ontology: Ontology | Non
     if not _parallel(paths):
         return (_check_entry(str(repo), p, ontology) for p in paths)
     return _InWorkers(_check_chunk, repo, paths, ontology)
+
+
+class FirstParentChanges:
+    """A rebuild's first-parent history in memory: each commit's sequence number (as in the
+    `commits` table) and, per path under the root, the blob after each of its changes.
+    Answers what `history.blob_at` reads from `changes`."""
+
+    def __init__(self, commits: list[gitrepo.Commit], root: str) -> None:
+        self.seq: dict[str, int] = {}
+        self._changes: dict[str, tuple[list[int], list[str | None]]] = {}
+        prefix = root + "/"
+        for seq, commit in enumerate(reversed(commits)):  # oldest first, as _ingest_commits
+            self.seq[commit.sha] = seq
+            if not commit.first_parent:
+                continue
+            for change in commit.changes:
+                if change.path.startswith(prefix):
+                    seqs, blobs = self._changes.setdefault(change.path, ([], []))
+                    seqs.append(seq)
+                    blobs.append(change.old_blob if change.status == "D" else change.new_blob)
+
+    def blob_at(self, path: str, seq: int) -> str | None:
+        """The blob of `path` as of first-parent commit `seq`, stepping over deletions."""
+        found = self._changes.get(path)
+        if found is None:
+            return None
+        seqs, blobs = found
+        at = bisect.bisect_right(seqs, seq)
+        return blobs[at - 1] if at else None
 
 
 class _FactsView(Mapping[str, Fact]):
@@ -346,7 +382,10 @@ class Indexer:
             clock.lap("scan, registry, ontology (git log and the parse workers start)")
             self._report(progress, "parsing", 0, len(entries))
             parsed = parse_and_check_files(self.repo, paths, ontology)
-            self._ingest_commits(conn, pending_log.commits() if pending_log else [], seq0=0)
+            commits = pending_log.commits() if pending_log else []
+            self._ingest_commits(conn, commits, seq0=0)
+            first_parent = FirstParentChanges(commits, self.root)
+            del commits
             histories = all_histories(conn)
             clock.lap("history (git log, per-path history)")
             text = (TextBuilder(conn, self.path.with_name(self.path.name + ".text-build"))
@@ -366,7 +405,7 @@ class Indexer:
                                file=files[path], computed_weight=None, problems=found)
                 # ids in path order, as an autoincrement would give them; the full-text row
                 # goes on too, while the workers go on parsing (no second pass over the table)
-                batch.append((i + 1, *(row[c] for c in ROW_COLUMNS)))
+                batch.append((i + 1, *row_values(row)))
                 texts.append((i + 1, *_text_of(row)))
                 if len(batch) >= 1000:
                     conn.executemany(_INSERT_ROW_ID, batch)
@@ -393,7 +432,7 @@ class Indexer:
             self._report(progress, "checking", 0, len(outcomes))
             self._write(conn, outcomes, files, retracted, scan_problems, full=True,
                         early=early, histories=histories, gone=gone,
-                        first_retracted_id=first_gone,
+                        first_retracted_id=first_gone, first_parent=first_parent,
                         alongside=lambda: schema.create_indexes(conn))
             del outcomes, files, early, histories, gone
             clock.lap("corpus-wide rules (a thread) beside the secondary indexes; problems")
@@ -662,7 +701,8 @@ class Indexer:
                histories: Mapping[str, PathHistory] | None = None,
                gone: dict[str, ParseOutcome] | None = None,
                first_retracted_id: int | None = None,
-               alongside: Callable[[], None] | None = None) -> None:
+               alongside: Callable[[], None] | None = None,
+               first_parent: FirstParentChanges | None = None) -> None:
         """Check `outcomes` and write their rows, refs and problems. With `early` (the
         streamed rebuild), their rows are already in and carry the parse and ontology
         findings given there; only the rows the corpus-wide rules change are updated.
@@ -670,8 +710,9 @@ class Indexer:
         `gone`: the retracted facts' last versions, when the caller has read them already;
         `first_retracted_id`: their rows get ids from there on, in order (the rebuild has
         indexed their text under those ids). `alongside`: SQLite work to do on this thread
-        while another checks the rules (pure Python; the rebuild builds its secondary
-        indexes, during which SQLite does not hold the GIL); it needs `full`."""
+        while another checks the rules (the rebuild builds its secondary indexes, during
+        which SQLite does not hold the GIL); it needs `full` and `first_parent` (the
+        history in memory: the rules' thread must not use the connection meanwhile)."""
         repo_id = self._repo_ids
         registry, ontology = self._registry_and_ontology()
         retracted_outcomes = gone if gone is not None else self._read_retracted(retracted)
@@ -690,11 +731,17 @@ class Indexer:
         else:
             histories = {p: histories.get(p, _NO_HISTORY) for p in outcomes}
         creators = {p: h.creator_email for p, h in histories.items() if h.creator_email}
-        ctx = CheckContext(
-            facts=facts_view, repo_id=repo_id, registry=registry, today=self.today,
-            retracted=retracted_view, creators=creators, history_known=self._has_git(),
-            cited_types_then=self._cited_types_then(conn, outcomes, files, histories, repo_id),
-        )
+        history_known = self._has_git()
+
+        def context() -> CheckContext:
+            return CheckContext(
+                facts=facts_view, repo_id=repo_id, registry=registry, today=self.today,
+                retracted=retracted_view, creators=creators, history_known=history_known,
+                cited_types_then=self._cited_types_then(
+                    None if first_parent is not None else conn, outcomes, files, histories,
+                    repo_id, first_parent),
+            )
+
         engine = self._rule_engine() if ontology is not None else None
         if not full:
             for path in list(outcomes) + list(retracted):
@@ -715,6 +762,7 @@ class Indexer:
 
         def rows() -> Iterator[dict[str, object]]:
             """One row at a time, so 100,000 row dicts never sit in memory together."""
+            ctx = context()
             for path in sorted(outcomes):
                 outcome = outcomes[path]
                 fact = outcome.fact
@@ -750,12 +798,13 @@ class Indexer:
             for k, (path, hist) in enumerate(retracted.items()):
                 row = fact_row(retracted_outcomes[path], status="retracted", history=hist,
                                registry=registry, file=None, computed_weight=None, problems=[])
-                values = tuple(row[c] for c in ROW_COLUMNS)
+                values = row_values(row)
                 yield values if first_retracted_id is None else (first_retracted_id + k, *values)
 
-        written: Iterator[tuple[object, ...]] = (tuple(r[c] for c in ROW_COLUMNS) for r in rows())
+        written: Iterator[tuple[object, ...]] = map(row_values, rows())
         if alongside is not None:
-            assert full, "the rules run on another thread only over facts held in memory"
+            assert full and first_parent is not None, \
+                "the rules run on another thread only over facts and history held in memory"
             with ThreadPoolExecutor(max_workers=1, thread_name_prefix="factdesk-rules") as pool:
                 checked = pool.submit(list, written)
                 alongside()
@@ -773,11 +822,16 @@ class Indexer:
             [(p.path, p.line, p.code, str(p.severity), p.message) for p in problems],
         )
 
-    def _cited_types_then(self, conn: sqlite3.Connection, outcomes: dict[str, ParseOutcome],
+    def _cited_types_then(self, conn: sqlite3.Connection | None,
+                          outcomes: dict[str, ParseOutcome],
                           files: dict[str, tuple[str, int, int]],
-                          histories: dict[str, PathHistory], repo_id: frozenset[str] | None
+                          histories: dict[str, PathHistory], repo_id: frozenset[str] | None,
+                          first_parent: FirstParentChanges | None = None
                           ) -> dict[str, dict[str, str]]:
-        """For each synthesis: the type of each cited fact when the synthesis was written."""
+        """For each synthesis: the type of each cited fact when the synthesis was written.
+        History comes from `first_parent` when given (a rebuild, on the rules' thread,
+        with `conn` None: every fact that is indexed is then in `outcomes`), else from the
+        index's tables."""
         wanted: dict[str, dict[str, str]] = {}
         blobs_needed: dict[str, list[tuple[str, str]]] = {}
         for path, outcome in outcomes.items():
@@ -787,11 +841,17 @@ class Indexer:
             sha = histories[path].created_sha
             if not sha:
                 continue
-            row = conn.execute("SELECT seq FROM commits WHERE sha = ?", (sha,)).fetchone()
-            if row is None:
+            if first_parent is not None:
+                seq = first_parent.seq.get(sha)
+            else:
+                assert conn is not None
+                row = conn.execute("SELECT seq FROM commits WHERE sha = ?", (sha,)).fetchone()
+                seq = row[0] if row else None
+            if seq is None:
                 continue
             for target in local_targets(fact.refs, repo_id):
-                blob = blob_at(conn, target, row[0])
+                blob = (first_parent.blob_at(target, seq) if first_parent is not None
+                        else blob_at(conn, target, seq))  # type: ignore[arg-type]
                 if blob:
                     blobs_needed.setdefault(blob, []).append((path, target))
         if not blobs_needed:
@@ -802,6 +862,8 @@ class Indexer:
             if target in outcomes:
                 fact = outcomes[target].fact
                 return fact.type if fact and files.get(target, ("",))[0] == blob else None
+            if conn is None:
+                return None
             row = conn.execute("SELECT type FROM facts WHERE path = ? AND blob = ?",
                                (target, blob)).fetchone()
             return row[0] if row else None

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import operator
 import sqlite3
+from collections.abc import Callable
 from typing import Any
 
 from factdesk.corpus.codec import ParseOutcome
@@ -20,6 +22,10 @@ def _dump(value: object) -> str:
     return _ENCODE(value)
 
 
+def _dump_list(items: tuple[str, ...]) -> str:
+    return _ENCODE(list(items)) if items else "[]"
+
+
 #: The `facts` columns a row carries, in insert order (all but the id).
 ROW_COLUMNS: tuple[str, ...] = (
     "path", "status", "title", "body", "topic", "folder", "errors", "warnings",
@@ -31,6 +37,8 @@ ROW_COLUMNS: tuple[str, ...] = (
     "subject_ref", "settle_by", "settlement", "confidence", "sources", "evidence_weight",
     "domain", "entities", "refs", "extra", "key_lines", "title_line",
 )
+#: a row dict's values in ROW_COLUMNS order, as one tuple (in C: 100,000 rows a rebuild)
+row_values: Callable[[dict[str, Any]], tuple[Any, ...]] = operator.itemgetter(*ROW_COLUMNS)
 
 
 def fact_row(
@@ -45,6 +53,7 @@ def fact_row(
 ) -> dict[str, Any]:
     fact = outcome.fact
     parts = outcome.path.split("/")
+    errors, warnings = problem_counts(problems)
     row: dict[str, Any] = {
         "path": outcome.path,
         "status": status,
@@ -52,8 +61,8 @@ def fact_row(
         "body": fact.body if fact else outcome.text[:200_000],
         "topic": parts[1] if len(parts) > 2 else "",
         "folder": "/".join(parts[:-1]),
-        "errors": problem_counts(problems)[0],
-        "warnings": problem_counts(problems)[1],
+        "errors": errors,
+        "warnings": warnings,
         "created_at": history.created_at, "created_sha": history.created_sha,
         "creator": history.creator, "creator_email": history.creator_email,
         "updated_at": history.updated_at, "updated_sha": history.updated_sha,
@@ -95,8 +104,8 @@ def fact_row(
         "settle_by": env.settle_by, "settlement": env.settlement,
         "confidence": fact.confidence, "sources": fact.sources,
         "evidence_weight": fact.evidence_weight,
-        "domain": _dump(list(fact.domain)), "entities": _dump(list(fact.entities)),
-        "refs": _dump(list(fact.refs)), "extra": _dump(fact.extra),
+        "domain": _dump_list(fact.domain), "entities": _dump_list(fact.entities),
+        "refs": _dump_list(fact.refs), "extra": _dump(fact.extra) if fact.extra else "{}",
         "key_lines": _dump(dict(fact.key_lines)), "title_line": fact.title_line,
     })
     return row
