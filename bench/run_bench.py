@@ -234,7 +234,15 @@ def build_phases(kb: Path) -> dict[str, list[float]]:
 _FIELDS = ("type", "kind", "origin", "confidence", "sources", "domain", "entities", "refs")
 
 
-def bare_pipeline(kb: Path, db: Path) -> dict[str, Any]:
+#: the full-text table of the bare pipeline: the product's (its tokenizer and prefix indexes)
+#: or plain FTS5, as the issue's ≈ 41 s baseline was measured
+_BARE_FTS = {
+    "product": "tokenize='unicode61 remove_diacritics 2', prefix='2 3'",
+    "plain": "",
+}
+
+
+def bare_pipeline(kb: Path, db: Path, fts: str = "product") -> dict[str, Any]:
     """The floor: read + CSafeLoader + executemany + FTS5 rebuild, nothing else."""
     import yaml
 
@@ -244,13 +252,13 @@ def bare_pipeline(kb: Path, db: Path) -> dict[str, Any]:
     conn = sqlite3.connect(db)
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
-    conn.executescript("""
+    options = "".join(f", {o}" for o in [_BARE_FTS[fts]] if o)
+    conn.executescript(f"""
         CREATE TABLE facts (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, title TEXT,
             body TEXT, type TEXT, kind TEXT, origin TEXT, confidence REAL, sources INTEGER,
             domain TEXT, entities TEXT, refs TEXT);
         CREATE VIRTUAL TABLE facts_fts USING fts5(title, body, domain, entities,
-            content='facts', content_rowid='id', tokenize='unicode61 remove_diacritics 2',
-            prefix='2 3');
+            content='facts', content_rowid='id'{options});
     """)
     rows = []
     bad = 0
@@ -433,16 +441,19 @@ def bench_cold(kb: Path, out: Path, facts: int) -> dict[str, Any]:
     if cold["rc"] != 0:
         raise SystemExit(f"factdesk index failed:\n{cold['stderr']}")
     cold["phases"] = build_phases(kb)
-    db = out / f"bare{facts}.db"
-    print(f"[{facts}] bare pipeline ...", file=sys.stderr, flush=True)
-    bare = run_monitored([sys.executable, str(Path(__file__).resolve()), "--_phase", "bare",
-                          str(kb), str(db)])
-    if bare["rc"] != 0:
-        raise SystemExit(f"bare pipeline failed:\n{bare['stderr']}")
-    bare["detail"] = json.loads(bare["stdout"].strip().splitlines()[-1])
-    for suffix in ("", "-wal", "-shm"):
-        Path(str(db) + suffix).unlink(missing_ok=True)
-    return {"cold": cold, "bare": bare}
+    result = {"cold": cold}
+    for fts in _BARE_FTS:
+        db = out / f"bare{facts}.db"
+        print(f"[{facts}] bare pipeline ({fts} FTS5) ...", file=sys.stderr, flush=True)
+        bare = run_monitored([sys.executable, str(Path(__file__).resolve()), "--_phase", "bare",
+                              str(kb), str(db), fts])
+        if bare["rc"] != 0:
+            raise SystemExit(f"bare pipeline failed:\n{bare['stderr']}")
+        bare["detail"] = json.loads(bare["stdout"].strip().splitlines()[-1])
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(db) + suffix).unlink(missing_ok=True)
+        result["bare" if fts == "product" else f"bare_{fts}"] = bare
+    return result
 
 
 def bench_full(kb: Path) -> dict[str, Any]:
@@ -469,6 +480,17 @@ def bench_full(kb: Path) -> dict[str, Any]:
     return res
 
 
+def cpu_probe() -> str:
+    """CPU seconds of a fixed pure-Python loop (fastest of 5): this shared VM's speed drifts
+    by a third over an hour, so runs on different days are compared through this number."""
+    runs = []
+    for _ in range(5):
+        t = time.process_time()
+        sum(i * i for i in range(3_000_000))
+        runs.append(time.process_time() - t)
+    return f"{min(runs):.3f} s (slowest of the 5: {max(runs):.3f} s)"
+
+
 def machine() -> dict[str, str]:
     def sh(*cmd: str) -> str:
         return subprocess.run(cmd, capture_output=True, text=True).stdout.strip()
@@ -477,6 +499,7 @@ def machine() -> dict[str, str]:
                 Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")),
                platform.machine())
     return {"nproc": sh("nproc"), "free": sh("free", "-h"), "python": platform.python_version(),
+            "cpu_probe": cpu_probe(),
             "sqlite": sqlite3.sqlite_version, "cpu": cpu, "kernel": platform.release(),
             "yaml_cloader": sh(sys.executable, "-c", "import yaml; print(yaml.__with_libyaml__)")}
 
@@ -508,7 +531,9 @@ def render(results: dict[str, Any]) -> tuple[str, str]:
                 if is_target else None),
             f"< {TARGET_COLD_S:.0f} s and ≤ baseline" if is_target else "≤ baseline",
             f"{bare['wall_s']:.1f} s bare pipeline (parse {bare['detail']['parse_s']:.1f} + "
-            f"insert {bare['detail']['insert_s']:.1f} + FTS {bare['detail']['fts_s']:.1f})",
+            f"insert {bare['detail']['insert_s']:.1f} + FTS {bare['detail']['fts_s']:.1f})"
+            + (f"; with plain FTS5 (no prefix indexes): {plain['wall_s']:.1f} s (FTS "
+               f"{plain['detail']['fts_s']:.1f})" if (plain := r.get("bare_plain")) else ""),
         ))
         rows.append((
             f"peak RSS, cold index {int(size):,} (max of CLI process and parse workers)",
@@ -629,6 +654,8 @@ Numbers are single measurements on a shared machine; expect a few percent of noi
 ## Machine
 
 - `nproc`: {m['nproc']} ({m['cpu']}), Linux {m['kernel']}
+- CPU probe (`cpu_probe()`: a fixed Python loop; this shared VM's speed drifts by a third
+  within an hour, compare runs through it): {m.get('cpu_probe', 'not measured')}
 - Python {m['python']}, SQLite {m['sqlite']}, PyYAML with libyaml: {m['yaml_cloader']}
 - `free -h`:
 
@@ -660,7 +687,9 @@ which runs, per size:
   KB DB`): walk `kb/**/*.md`, split the frontmatter, `yaml.load(front, Loader=yaml.CSafeLoader)`,
   one `executemany` insert of (path, title, body, type, kind, origin, confidence, sources,
   domain, entities, refs) into a fresh table, then FTS5 external-content `'rebuild'` with the
-  product's tokenizer and prefix indexes; one process, one transaction;
+  product's tokenizer and prefix indexes; one process, one transaction; then the same with a
+  plain FTS5 table (default tokenizer, no prefix indexes: `--_phase bare KB DB plain`), the
+  kind of table the issue's ≈ 41 s baseline was measured with;
 
 and, on the largest size only:
 
@@ -733,7 +762,7 @@ def main(argv: list[str] | None = None) -> int:
     if args._phase:
         phase, kb = args._phase[0], Path(args._phase[1])
         if phase == "bare":
-            result = bare_pipeline(kb, Path(args._phase[2]))
+            result = bare_pipeline(kb, Path(args._phase[2]), *args._phase[3:4])
         elif phase == "incremental":
             result = incremental_phase(kb)
         elif phase == "search":

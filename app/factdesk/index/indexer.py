@@ -64,6 +64,8 @@ CHUNK = 250
 #: chunks parsed ahead of the consumer (~1 MB each): enough to keep the workers busy while
 #: a rebuild reads git's history
 AHEAD = 24
+#: rows per insert (and per batch of full-text rows) in a rebuild
+BATCH = 1000
 WORKER_NICENESS = 5
 
 
@@ -407,7 +409,7 @@ class Indexer:
                 # goes on too, while the workers go on parsing (no second pass over the table)
                 batch.append((i + 1, *row_values(row)))
                 texts.append((i + 1, *_text_of(row)))
-                if len(batch) >= 1000:
+                if len(batch) >= BATCH:
                     conn.executemany(_INSERT_ROW_ID, batch)
                     text.add(texts)
                     batch.clear()
