@@ -399,3 +399,45 @@ def test_the_first_updates_after_a_rebuild_do_not_rewrite_the_full_text_index(
         git(repo, "commit", "-qam", f"edit {n}")
         assert ix.update().mode == "incremental"
         assert biggest_segment() == merged
+
+
+def test_a_first_index_that_cannot_switch_to_wal_at_once_is_kept(
+        corpus: Corpus, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reader holding the new file just after its build blocks the switch to WAL; the
+    complete index is kept (not removed as a failed build), and the next connection
+    switches it."""
+    from factdesk.index import indexer as indexer_module
+    from factdesk.index import schema
+
+    real_connect, real_transaction = schema.connect, indexer_module._transaction
+    readers: list[sqlite3.Connection] = []
+
+    def impatient_connect(path: Path, **kwargs: bool) -> sqlite3.Connection:
+        conn = real_connect(path, **kwargs)
+        if kwargs.get("unjournaled"):
+            conn.execute("PRAGMA busy_timeout = 50")
+        return conn
+
+    def then_a_reader(conn: sqlite3.Connection, work: Callable[[], IndexStats]) -> IndexStats:
+        stats = real_transaction(conn, work)
+        reader = sqlite3.connect(ix.path, isolation_level=None)
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM facts").fetchone()  # holds a shared lock
+        readers.append(reader)
+        return stats
+
+    ix = Indexer(corpus.root, today=date(2026, 11, 30))
+    monkeypatch.setattr(schema, "connect", impatient_connect)
+    monkeypatch.setattr(indexer_module, "_transaction", then_a_reader)
+    assert ix.update().mode == "rebuild"
+    assert readers
+    probe = sqlite3.connect(ix.path)
+    assert probe.execute("PRAGMA journal_mode").fetchone()[0] != "wal"  # not switched yet
+    probe.close()
+    readers[0].close()
+    monkeypatch.undo()
+    assert schema.is_usable(ix.path, thorough=True)
+    assert ix.update().mode in ("unchanged", "incremental")
+    probe = sqlite3.connect(ix.path)
+    assert probe.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    probe.close()

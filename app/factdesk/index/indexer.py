@@ -320,12 +320,15 @@ class Indexer:
         conn = schema.connect(self.path, unjournaled=True)
         try:
             stats = _transaction(conn, lambda: self._rebuild(conn, progress))
-            # (main: the full-text builder's scratch file is still attached, and deleted)
-            conn.execute("PRAGMA main.journal_mode = WAL")
         except BaseException:
             conn.close()
             schema.remove(self.path)
             raise
+        try:
+            # (main: the full-text builder's scratch file is still attached, and deleted)
+            conn.execute("PRAGMA main.journal_mode = WAL")
+        except sqlite3.OperationalError:
+            pass  # a reader held the file just then: the next `schema.connect` switches it
         finally:
             conn.close()
         return stats
