@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -110,3 +111,33 @@ def test_parser_is_total(data: bytes) -> None:
 def test_parser_is_total_on_frontmatter_text(text: str) -> None:
     out = parse_fact("kb/t/x/f.md", ("---\n" + text + "\n---\n# T\n").encode())
     assert (out.fact is not None) or out.problems
+
+
+def _tags(node: yaml.Node) -> list[str]:
+    if isinstance(node, yaml.ScalarNode):
+        return [node.tag]
+    children = [n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) \
+        else list(node.value)
+    return [node.tag] + [t for child in children for t in _tags(child)]
+
+
+@pytest.mark.parametrize("value", [
+    "=", "<<", "yes", "No", "~", "null", "", "1.5", "0123", "0x1F", ".inf", "-.NaN",
+    "2026-07-28", "2026-07-28T10:00:00Z", "foo", "'<<'", '"="', "!!str x", "! x",
+    "[=, a]", "[yes, <<]", "{<<: {b: 1}}", "{b: =}", "|\n  block"])
+def test_the_composer_refuses_exactly_what_pyyaml_tags_outside_the_core_schema(
+        value: str) -> None:
+    """Our composer skips PyYAML's implicit-tag resolution (scalars are decoded from their
+    text); the tags it would have given outside the core schema (`<<` merge, `=` value)
+    must still be refused, and nothing else."""
+    from factdesk.corpus import yamlv3
+
+    text = f"a: {value}\n"
+    node = yaml.compose(text, Loader=yaml.CSafeLoader)  # PyYAML's own tags, to compare
+    expected = any(tag not in yamlv3._ALLOWED_TAGS for tag in _tags(node))
+    try:
+        yamlv3.compose_mapping(text)
+        refused = False
+    except yamlv3.YamlError as exc:
+        refused = exc.code == "yaml_tag"
+    assert refused == expected

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import time
 from collections.abc import Callable
 from datetime import date
 from pathlib import Path
@@ -271,6 +273,37 @@ def test_the_history_read_beside_other_work_equals_reading_it_at_once(corpus: Co
         gitrepo.PendingLog(corpus.root, "no-such-branch").commits()
 
 
+def _helper_processes() -> set[tuple[int, str]]:
+    """This process's live descendants but multiprocessing's long-lived servers: parse
+    workers, the full-text builder, git."""
+    found: set[tuple[int, str]] = set()
+    pending = [os.getpid()]
+    while pending:
+        pid = pending.pop()
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{task}/children") as fh:
+                    kids = [int(k) for k in fh.read().split()]
+            except OSError:
+                continue
+            for kid in kids:
+                pending.append(kid)
+                try:
+                    with open(f"/proc/{kid}/cmdline") as fh:
+                        cmd = fh.read().replace("\0", " ").strip()
+                except OSError:
+                    continue
+                if cmd and not any(f"multiprocessing.{server}" in cmd  # (empty: a zombie)
+                                   for server in ("forkserver", "resource_tracker")):
+                    found.add((kid, cmd))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux /proc")
 def test_a_failure_mid_way_through_a_parallel_rebuild_stops_its_helpers(
         corpus: Corpus, monkeypatch: pytest.MonkeyPatch) -> None:
     """With the parse workers and the full-text builder running, a failure part-way leaves
@@ -292,8 +325,10 @@ def test_a_failure_mid_way_through_a_parallel_rebuild_stops_its_helpers(
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(indexer_module, "fact_row", failing)
+    helpers_before = _helper_processes()
     with pytest.raises(RuntimeError, match="disk on fire"):
         Indexer(corpus.root, today=date(2026, 11, 30)).update(rebuild=True)
+    assert _helper_processes() - helpers_before == set()  # workers, builder, git: stopped
     assert dump(ix) == before
     assert not list(ix.path.parent.glob("*.text-build*"))
     monkeypatch.setattr(indexer_module, "fact_row", real)
@@ -339,13 +374,22 @@ def test_a_first_index_is_written_without_a_journal_then_kept_in_wal_mode(
 
 def test_first_parent_changes_in_memory_answer_what_the_changes_table_does(
         generated_corpus: GeneratedCorpus) -> None:
-    """The rules' thread reads history from memory; every path at every commit, and the
-    commits' sequence numbers, agree with `history.blob_at` and the `commits` table."""
+    """The rules' thread reads history from memory; every 5th path at every 7th commit, and
+    the commits' sequence numbers, agree with `history.blob_at` and the `commits` table."""
+    _first_parent_agrees(generated_corpus[0], path_step=5, seq_step=7)
+
+
+def test_first_parent_changes_agree_over_merges_and_deletions(real_corpus: Path) -> None:
+    """The real corpus has merged side branches and retracted facts: every path at every
+    commit."""
+    _first_parent_agrees(real_corpus, path_step=1, seq_step=1)
+
+
+def _first_parent_agrees(repo: Path, *, path_step: int, seq_step: int) -> None:
     from factdesk.corpus import gitrepo
     from factdesk.index.history import blob_at
     from factdesk.index.indexer import FirstParentChanges
 
-    repo, _ = generated_corpus
     ix = Indexer(repo, today=date(2026, 11, 30))
     ix.update(rebuild=True)
     memory = FirstParentChanges(gitrepo.log(repo), "kb")
@@ -355,8 +399,10 @@ def test_first_parent_changes_in_memory_answer_what_the_changes_table_does(
         assert memory.seq == seqs
         paths = [r[0] for r in conn.execute("SELECT DISTINCT path FROM changes")]
         checked = 0
-        for seq in range(0, max(seqs.values()) + 1, 7):
-            for path in paths[::5]:
+        assert conn.execute("SELECT count(*) FROM commits WHERE first_parent = 0").fetchone()[0] \
+            or path_step > 1  # the real corpus has side-branch commits
+        for seq in range(0, max(seqs.values()) + 1, seq_step):
+            for path in paths[::path_step]:
                 assert memory.blob_at(path, seq) == blob_at(conn, path, seq), (path, seq)
                 checked += memory.blob_at(path, seq) is not None
         assert checked > 100
@@ -401,43 +447,62 @@ def test_the_first_updates_after_a_rebuild_do_not_rewrite_the_full_text_index(
         assert biggest_segment() == merged
 
 
-def test_a_first_index_that_cannot_switch_to_wal_at_once_is_kept(
+def test_a_reader_during_a_first_build_finds_no_index_and_does_not_block_it(
         corpus: Corpus, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A reader holding the new file just after its build blocks the switch to WAL; the
-    complete index is kept (not removed as a failed build), and the next connection
-    switches it."""
+    """The first index is built under a name of its own: a reader looking meanwhile (the
+    app starting, another command) finds no index at once instead of waiting on a file
+    locked by a build without a journal, and holding a read transaction on the index path
+    does not stop the build from landing."""
     from factdesk.index import indexer as indexer_module
     from factdesk.index import schema
 
-    real_connect, real_transaction = schema.connect, indexer_module._transaction
-    readers: list[sqlite3.Connection] = []
+    ix = Indexer(corpus.root, today=date(2026, 11, 30))
+    seen: list[tuple[bool, float, bool]] = []
+    real = schema.create_indexes
 
-    def impatient_connect(path: Path, **kwargs: bool) -> sqlite3.Connection:
-        conn = real_connect(path, **kwargs)
-        if kwargs.get("unjournaled"):
-            conn.execute("PRAGMA busy_timeout = 50")
-        return conn
+    def look_meanwhile(conn: sqlite3.Connection) -> None:
+        started = time.perf_counter()
+        usable = schema.is_usable(ix.path)
+        seen.append((usable, time.perf_counter() - started, ix.path.exists()))
+        real(conn)
 
-    def then_a_reader(conn: sqlite3.Connection, work: Callable[[], IndexStats]) -> IndexStats:
-        stats = real_transaction(conn, work)
-        reader = sqlite3.connect(ix.path, isolation_level=None)
-        reader.execute("BEGIN")
-        reader.execute("SELECT count(*) FROM facts").fetchone()  # holds a shared lock
-        readers.append(reader)
-        return stats
+    monkeypatch.setattr(indexer_module.schema, "create_indexes", look_meanwhile)
+    assert ix.update().mode == "rebuild"
+    assert seen == [(False, pytest.approx(0, abs=1.0), False)]
+    assert not list(ix.path.parent.glob("*.building*"))
+    conn = sqlite3.connect(ix.path)
+    try:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    finally:
+        conn.close()
+    assert schema.is_usable(ix.path, thorough=True)
+
+
+def test_leftovers_of_a_killed_rebuild_are_removed_by_the_next_update(corpus: Corpus) -> None:
+    ix = Indexer(corpus.root, today=date(2026, 11, 30))
+    ix.update(rebuild=True)
+    for name in (".text-build", ".building", ".building-wal"):
+        ix.path.with_name(ix.path.name + name).write_bytes(b"half a build")
+    assert ix.update().mode in ("unchanged", "incremental")
+    assert sorted(p.name for p in ix.path.parent.iterdir()
+                  if ".text-build" in p.name or ".building" in p.name) == []
+
+
+def test_a_database_error_that_is_not_damage_leaves_the_index_in_place(
+        corpus: Corpus, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full disk (or a lock, an I/O error) during a rebuild fails it and keeps the old
+    index; only a damaged file is moved aside and rebuilt."""
+    from factdesk.index import indexer as indexer_module
 
     ix = Indexer(corpus.root, today=date(2026, 11, 30))
-    monkeypatch.setattr(schema, "connect", impatient_connect)
-    monkeypatch.setattr(indexer_module, "_transaction", then_a_reader)
-    assert ix.update().mode == "rebuild"
-    assert readers
-    probe = sqlite3.connect(ix.path)
-    assert probe.execute("PRAGMA journal_mode").fetchone()[0] != "wal"  # not switched yet
-    probe.close()
-    readers[0].close()
-    monkeypatch.undo()
-    assert schema.is_usable(ix.path, thorough=True)
-    assert ix.update().mode in ("unchanged", "incremental")
-    probe = sqlite3.connect(ix.path)
-    assert probe.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    probe.close()
+    ix.update(rebuild=True)
+    before = dump(ix)
+
+    def disk_full(conn: sqlite3.Connection) -> None:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(indexer_module.schema, "create_indexes", disk_full)
+    with pytest.raises(sqlite3.OperationalError, match="disk is full"):
+        ix.update(rebuild=True)
+    assert not list(ix.path.parent.glob("*.corrupt-*"))
+    assert dump(ix) == before

@@ -74,12 +74,19 @@ _TAG_OF_KIND = {yaml.ScalarNode: _CORE + "str", yaml.SequenceNode: _CORE + "seq"
                 yaml.MappingNode: _CORE + "map"}
 
 
+#: the two plain scalars YAML 1.1 gives a tag outside the core schema: `<<` (merge keys,
+#: which yaml.v3 would expand) and `=` (the "value" key); facts with them are refused
+_SPECIAL_PLAIN = {"<<": "tag:yaml.org,2002:merge", "=": "tag:yaml.org,2002:value"}
+
+
 class _Composer(_Loader):  # type: ignore[misc]
     """The C loader without PyYAML's implicit-tag resolution: that runs YAML 1.1's regular
     expressions over every plain scalar (`yes` → bool …) to choose a tag we never use, since
     scalars are decoded from their text here. Explicit tags are kept, and checked."""
 
-    def resolve(self, kind: type, value: object, implicit: object) -> str:
+    def resolve(self, kind: type, value: object, implicit: tuple[bool, bool]) -> str:
+        if kind is yaml.ScalarNode and implicit[0] and value in _SPECIAL_PLAIN:
+            return _SPECIAL_PLAIN[value]  # still refused, as PyYAML's resolver made them
         return _TAG_OF_KIND[kind]
 
     # (the path-based resolvers these keep track of are never registered)

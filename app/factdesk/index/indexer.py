@@ -19,13 +19,14 @@ import json
 import multiprocessing
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from factdesk.corpus import gitrepo
 from factdesk.corpus.codec import ParseOutcome, parse_fact
@@ -59,6 +60,7 @@ from factdesk.model.weight import evidence_weight, is_weighted
 
 Progress = Callable[[str, int, int], None]
 _T = TypeVar("_T")
+_T_co = TypeVar("_T_co", covariant=True)
 PARALLEL_MIN = 4000
 CHUNK = 250
 #: chunks parsed ahead of the consumer (~1 MB each): enough to keep the workers busy while
@@ -175,7 +177,17 @@ def _parallel(paths: list[str]) -> bool:
     return len(paths) >= PARALLEL_MIN and (os.cpu_count() or 1) >= 2
 
 
-def parse_files(repo: Path, paths: list[str]) -> Iterator[Parsed]:
+class ParseStream(Protocol[_T_co]):
+    """Parsed files in order; `close()` stops the workers when the consumer gives up."""
+
+    def __iter__(self) -> Iterator[_T_co]: ...
+
+    def __next__(self) -> _T_co: ...
+
+    def close(self) -> None: ...
+
+
+def parse_files(repo: Path, paths: list[str]) -> ParseStream[Parsed]:
     """Parse files in order, in two processes when there are many (this machine has 2 cores)."""
     if not _parallel(paths):
         return (_parse_entry((str(repo), p)) for p in paths)
@@ -183,7 +195,7 @@ def parse_files(repo: Path, paths: list[str]) -> Iterator[Parsed]:
 
 
 def parse_and_check_files(repo: Path, paths: list[str], ontology: Ontology | None
-                          ) -> Iterator[Checked]:
+                          ) -> ParseStream[Checked]:
     """`parse_files` plus each fact's ontology findings (`check_ontology`, then
     `topic_problems`), worked out in the parse workers."""
     if not _parallel(paths):
@@ -267,6 +279,10 @@ class Indexer:
         self.path = schema.index_path(self.git_dir)
         self._repo_ids: frozenset[str] | None = None
         self._parsed: tuple[tuple[str, str], Registry, Ontology | None] | None = None
+        #: a first index is built here, then renamed into place (`_build_fresh`)
+        self._building = self.path.with_name(self.path.name + ".building")
+        #: the full-text builder's scratch database during a rebuild (index.textbuild)
+        self._text_scratch = self.path.with_name(self.path.name + ".text-build")
         self._engine: RuleEngine | None = None
 
     # -- public -------------------------------------------------------------------------
@@ -287,6 +303,9 @@ class Indexer:
 
     def _update_locked(self, rebuild: bool, progress: Progress | None, hint: Iterable[str] | None,
                        started: float) -> IndexStats:
+        # what a rebuild killed part-way left behind (only an updater, holding the lock, makes them)
+        for scratch in (self._building, self._text_scratch):
+            schema.remove(scratch)
         usable = schema.is_usable(self.path)
         if not usable and self.path.exists():
             schema.move_aside(self.path)
@@ -300,7 +319,11 @@ class Indexer:
                 else:
                     hinted = set(hint) if hint is not None else None
                     stats = _transaction(conn, lambda: self._incremental(conn, progress, hinted))
-            except sqlite3.DatabaseError:
+            except sqlite3.DatabaseError as exc:
+                # a damaged file is moved aside and rebuilt; any other error (disk full,
+                # locked, I/O) leaves the index as it was
+                if not schema.is_damage(exc):
+                    raise
                 conn.close()
                 schema.move_aside(self.path)
                 stats = self._build_fresh(progress)
@@ -312,25 +335,24 @@ class Indexer:
     # -- rebuild ------------------------------------------------------------------------
 
     def _build_fresh(self, progress: Progress | None) -> IndexStats:
-        """A rebuild into a file that does not exist yet (the first index of a corpus, or
-        after a damaged one was moved aside). No connection can be reading it, so it is
-        written without a journal: every page once, instead of into the WAL and again by
-        the checkpoint (about 5 s for the 1.1 GB index of 100,000 facts). It becomes a WAL
-        file when complete; a failure removes the partial file."""
-        conn = schema.connect(self.path, unjournaled=True)
+        """A rebuild where no index file exists (the first index of a corpus, or after a
+        damaged one was moved aside). It is built under a name of its own, which no reader
+        knows, so without a journal: every page written once, instead of into the WAL and
+        again by the checkpoint (about 4 s for the 1.1 GB index of 100,000 facts). Switched
+        to WAL, it is then renamed into place; readers meanwhile find no index, as before.
+        A failure removes the partial file."""
+        conn = schema.connect(self._building, unjournaled=True)
         try:
             stats = _transaction(conn, lambda: self._rebuild(conn, progress))
-        except BaseException:
-            conn.close()
-            schema.remove(self.path)
-            raise
-        try:
             # (main: the full-text builder's scratch file is still attached, and deleted)
             conn.execute("PRAGMA main.journal_mode = WAL")
-        except sqlite3.OperationalError:
-            pass  # a reader held the file just then: the next `schema.connect` switches it
-        finally:
+        except BaseException:
             conn.close()
+            schema.remove(self._building)
+            raise
+        conn.close()  # the last connection: its WAL is checkpointed and removed
+        os.replace(self._building, self.path)
+        schema.remove(self._building)  # any side file left under the old name
         return stats
 
     def _rebuild_committed(self, conn: sqlite3.Connection, progress: Progress | None
@@ -357,9 +379,11 @@ class Indexer:
         # mapped pages of the file count as resident memory; the build reads what it writes
         conn.execute("PRAGMA mmap_size = 0")
         # the build makes no cycles worth collecting; full collections over the growing heap
-        # of slim facts had cost ~5 s at 100,000 facts
-        collecting = gc.isenabled()
-        gc.disable()
+        # of slim facts had cost ~5 s at 100,000 facts. (Only on the main thread, as the
+        # CLI runs it: the switch is process-wide, and the app rebuilds on a worker thread.)
+        collecting = gc.isenabled() and threading.current_thread() is threading.main_thread()
+        if collecting:
+            gc.disable()
         try:
             return self._rebuild_all(conn, progress)
         finally:
@@ -377,7 +401,7 @@ class Indexer:
         head = gitrepo.head_sha(self.repo) if self._has_git() else None
         # git reads the history while this process scans and the workers start parsing
         pending_log = gitrepo.PendingLog(self.repo) if head else None
-        parsed: Iterator[Checked] | None = None
+        parsed: ParseStream[Checked] | None = None
         text: TextSink | None = None
         try:
             self._repo_ids = gitrepo.repo_ids(self.repo) if head else None
@@ -393,7 +417,7 @@ class Indexer:
             del commits
             histories = all_histories(conn)
             clock.lap("history (git log, per-path history)")
-            text = (TextBuilder(conn, self.path.with_name(self.path.name + ".text-build"))
+            text = (TextBuilder(conn, self._text_scratch)
                     if _parallel(paths) else InlineText(conn))
             outcomes: dict[str, ParseOutcome] = {}
             files: dict[str, tuple[str, int, int]] = {}
@@ -447,7 +471,7 @@ class Indexer:
         except BaseException:
             if pending_log is not None:
                 pending_log.close()
-            if isinstance(parsed, _InWorkers):
+            if parsed is not None:
                 parsed.close()
             if text is not None:
                 text.abort()
@@ -507,13 +531,14 @@ class Indexer:
                       if p not in known or (known[p][0], known[p][1]) != (e.size, e.mtime_ns)]
         outcomes: dict[str, ParseOutcome] = {}
         files: dict[str, tuple[str, int, int]] = {}
-        for outcome, blob, size, mtime in parse_files(self.repo, candidates):
-            if outcome.path in known and known[outcome.path][2] == blob:
-                conn.execute("UPDATE facts SET size = ?, mtime_ns = ? WHERE path = ?",
-                             (size, mtime, outcome.path))
-                continue
-            outcomes[outcome.path] = outcome
-            files[outcome.path] = (blob, size, mtime)
+        with contextlib.closing(parse_files(self.repo, candidates)) as parsed:
+            for outcome, blob, size, mtime in parsed:
+                if outcome.path in known and known[outcome.path][2] == blob:
+                    conn.execute("UPDATE facts SET size = ?, mtime_ns = ? WHERE path = ?",
+                                 (size, mtime, outcome.path))
+                    continue
+                outcomes[outcome.path] = outcome
+                files[outcome.path] = (blob, size, mtime)
         removed = {p for p in known if p not in present}
         # history changed, bytes did not: re-read them for their history fields
         self._parse_into(sorted((touched - set(outcomes) - removed) & present), outcomes, files)
@@ -600,9 +625,10 @@ class Indexer:
 
     def _parse_into(self, paths: list[str], outcomes: dict[str, ParseOutcome],
                     files: dict[str, tuple[str, int, int]]) -> None:
-        for outcome, blob, size, mtime in parse_files(self.repo, paths):
-            outcomes[outcome.path] = outcome
-            files[outcome.path] = (blob, size, mtime)
+        with contextlib.closing(parse_files(self.repo, paths)) as parsed:
+            for outcome, blob, size, mtime in parsed:
+                outcomes[outcome.path] = outcome
+                files[outcome.path] = (blob, size, mtime)
 
     def _dependents(self, conn: sqlite3.Connection, changed: set[str]) -> set[str]:
         """Every fact that cites a changed path, transitively (lineage for R1/R2/R3)."""

@@ -187,8 +187,15 @@ def is_absent(path: Path) -> bool:
     return not any(Path(f"{path}{suffix}").exists() for suffix in ("", "-wal", "-shm", "-journal"))
 
 
+def is_damage(exc: sqlite3.DatabaseError) -> bool:
+    """The file is damaged or not a database (SQLITE_CORRUPT, SQLITE_NOTADB, extended codes
+    included): move it aside and rebuild. Not for a full disk, a lock or an I/O error."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+
+
 def remove(path: Path) -> None:
-    """Delete an index file that was never complete (a fresh build that failed)."""
+    """Delete a database file that was never complete, with its side files."""
     for suffix in ("", "-wal", "-shm", "-journal"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
 

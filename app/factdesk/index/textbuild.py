@@ -225,11 +225,12 @@ def _build(scratch: str, definition: str, pipe: Connection) -> None:
         conn.execute("COMMIT")
         conn.close()
     except Exception as exc:  # reported to the parent, which raises it
-        pipe.send(f"{type(exc).__name__}: {exc}")
+        report: str | None = f"{type(exc).__name__}: {exc}"
     else:
-        pipe.send(None)
-    finally:
-        pipe.close()
+        report = None
+    with contextlib.suppress(OSError):  # the parent is gone: nobody to tell
+        pipe.send(report)
+    pipe.close()
 
 
 def _remove(path: Path) -> None:
