@@ -387,12 +387,11 @@ def test_first_parent_changes_agree_over_merges_and_deletions(real_corpus: Path)
 
 def _first_parent_agrees(repo: Path, *, path_step: int, seq_step: int) -> None:
     from factdesk.corpus import gitrepo
-    from factdesk.index.history import blob_at
-    from factdesk.index.indexer import FirstParentChanges
+    from factdesk.index.history import FirstParentChanges, blob_at
 
     ix = Indexer(repo, today=date(2026, 11, 30))
     ix.update(rebuild=True)
-    memory = FirstParentChanges(gitrepo.log(repo), "kb")
+    memory = FirstParentChanges.of(gitrepo.log(repo), "kb")
     conn = ix.connect(readonly=True)
     try:
         seqs = dict(conn.execute("SELECT sha, seq FROM commits").fetchall())

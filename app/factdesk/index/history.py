@@ -1,11 +1,15 @@
-"""Derive each path's history fields from the `changes` and `commits` tables (pure SQL)."""
+"""Derive each path's history fields from the `changes` and `commits` tables (pure SQL), and
+the rows of those tables from git's log."""
 
 from __future__ import annotations
 
+import bisect
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
+
+from factdesk.corpus.gitrepo import Commit
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +136,61 @@ def blob_at(conn: sqlite3.Connection, path: str, seq: int) -> str | None:
     row = conn.execute(
         "SELECT status, old_blob, new_blob FROM changes WHERE path = ? AND first_parent = 1 "
         "AND seq <= ? ORDER BY seq DESC LIMIT 1", (path, seq)).fetchone()
-    if row is None:
-        return None
-    blob: str | None = row[1] if row[0] == "D" else row[2]
-    return blob
+    return None if row is None else _blob_after(row[0], row[1], row[2])
+
+
+def _blob_after(status: str, old_blob: str | None, new_blob: str | None) -> str | None:
+    """The version a change leaves to read: a deletion's is the one it deleted."""
+    return old_blob if status == "D" else new_blob
+
+
+#: a row of the `commits` table, and one of `changes`
+CommitRow = tuple[str, int, int, str, str, str, str | None, int, str, str]
+ChangeRow = tuple[str, str, str, str | None, str | None, int, int]
+
+
+def history_rows(commits: list[Commit], root: str, seq0: int
+                 ) -> tuple[list[CommitRow], list[ChangeRow]]:
+    """`commits` (newest first, as `gitrepo.log` gives them) as rows of `commits` and
+    `changes`, numbered oldest first from `seq0`; only changes under `root`."""
+    rows: list[CommitRow] = []
+    changes: list[ChangeRow] = []
+    prefix = root + "/"
+    for offset, commit in enumerate(reversed(commits)):
+        seq = seq0 + offset
+        rows.append((commit.sha, seq, int(commit.first_parent), " ".join(commit.parents),
+                     commit.author, commit.email, commit.op, commit.time, commit.subject,
+                     commit.body))
+        for ch in commit.changes:
+            if ch.path.startswith(prefix):
+                changes.append((commit.sha, ch.path, ch.status, ch.old_blob, ch.new_blob,
+                                seq, int(commit.first_parent)))
+    return rows, changes
+
+
+class FirstParentChanges:
+    """A rebuild's history in memory, from the rows it writes to `commits` and `changes`:
+    each commit's sequence number, and per path the blob after each first-parent change.
+    Answers what `blob_at` and the `commits` table do, without the connection."""
+
+    def __init__(self, commit_rows: list[CommitRow], change_rows: list[ChangeRow]) -> None:
+        self.seq: dict[str, int] = {row[0]: row[1] for row in commit_rows}
+        self._changes: dict[str, tuple[list[int], list[str | None]]] = {}
+        for _sha, path, status, old_blob, new_blob, seq, first_parent in change_rows:
+            if first_parent:  # (rows come oldest first: each path's list stays sorted)
+                seqs, blobs = self._changes.setdefault(path, ([], []))
+                seqs.append(seq)
+                blobs.append(_blob_after(status, old_blob, new_blob))
+
+    @classmethod
+    def of(cls, commits: list[Commit], root: str) -> FirstParentChanges:
+        return cls(*history_rows(commits, root, 0))
+
+    def blob_at(self, path: str, seq: int) -> str | None:
+        """The blob of `path` as of first-parent commit `seq`, stepping over deletions."""
+        found = self._changes.get(path)
+        if found is None:
+            return None
+        seqs, blobs = found
+        at = bisect.bisect_right(seqs, seq)
+        return blobs[at - 1] if at else None

@@ -8,7 +8,6 @@ changed, paths touched by new commits, and every fact that cites one of those
 
 from __future__ import annotations
 
-import bisect
 import collections
 import contextlib
 import dataclasses
@@ -42,7 +41,16 @@ from factdesk.corpus.ontology import (
 from factdesk.corpus.registry_io import load_registry
 from factdesk.corpus.scan import FileEntry, read_fact_file, scan, stat_paths
 from factdesk.index import schema
-from factdesk.index.history import PathHistory, all_histories, blob_at, path_history
+from factdesk.index.history import (
+    ChangeRow,
+    CommitRow,
+    FirstParentChanges,
+    PathHistory,
+    all_histories,
+    blob_at,
+    history_rows,
+    path_history,
+)
 from factdesk.index.rows import (
     ROW_COLUMNS,
     fact_from_row,
@@ -201,35 +209,6 @@ def parse_and_check_files(repo: Path, paths: list[str], ontology: Ontology | Non
     if not _parallel(paths):
         return (_check_entry(str(repo), p, ontology) for p in paths)
     return _InWorkers(_check_chunk, repo, paths, ontology)
-
-
-class FirstParentChanges:
-    """A rebuild's first-parent history in memory: each commit's sequence number (as in the
-    `commits` table) and, per path under the root, the blob after each of its changes.
-    Answers what `history.blob_at` reads from `changes`."""
-
-    def __init__(self, commits: list[gitrepo.Commit], root: str) -> None:
-        self.seq: dict[str, int] = {}
-        self._changes: dict[str, tuple[list[int], list[str | None]]] = {}
-        prefix = root + "/"
-        for seq, commit in enumerate(reversed(commits)):  # oldest first, as _ingest_commits
-            self.seq[commit.sha] = seq
-            if not commit.first_parent:
-                continue
-            for change in commit.changes:
-                if change.path.startswith(prefix):
-                    seqs, blobs = self._changes.setdefault(change.path, ([], []))
-                    seqs.append(seq)
-                    blobs.append(change.old_blob if change.status == "D" else change.new_blob)
-
-    def blob_at(self, path: str, seq: int) -> str | None:
-        """The blob of `path` as of first-parent commit `seq`, stepping over deletions."""
-        found = self._changes.get(path)
-        if found is None:
-            return None
-        seqs, blobs = found
-        at = bisect.bisect_right(seqs, seq)
-        return blobs[at - 1] if at else None
 
 
 class _FactsView(Mapping[str, Fact]):
@@ -411,10 +390,8 @@ class Indexer:
             clock.lap("scan, registry, ontology (git log and the parse workers start)")
             self._report(progress, "parsing", 0, len(entries))
             parsed = parse_and_check_files(self.repo, paths, ontology)
-            commits = pending_log.commits() if pending_log else []
-            self._ingest_commits(conn, commits, seq0=0)
-            first_parent = FirstParentChanges(commits, self.root)
-            del commits
+            first_parent = FirstParentChanges(*self._ingest_commits(
+                conn, pending_log.commits() if pending_log else [], seq0=0))
             histories = all_histories(conn)
             clock.lap("history (git log, per-path history)")
             text = (TextBuilder(conn, self._text_scratch)
@@ -677,19 +654,12 @@ class Indexer:
         return f"{p.name}:{gitrepo.blob_id(p.read_bytes())}" if p else ""
 
     def _ingest_commits(self, conn: sqlite3.Connection, commits: list[gitrepo.Commit],
-                        seq0: int) -> None:
-        rows, changes = [], []
-        for offset, commit in enumerate(reversed(commits)):
-            seq = seq0 + offset
-            rows.append((commit.sha, seq, int(commit.first_parent), " ".join(commit.parents),
-                         commit.author, commit.email, commit.op, commit.time, commit.subject,
-                         commit.body))
-            for ch in commit.changes:
-                if ch.path.startswith(self.root + "/"):
-                    changes.append((commit.sha, ch.path, ch.status, ch.old_blob, ch.new_blob,
-                                    seq, int(commit.first_parent)))
+                        seq0: int) -> tuple[list[CommitRow], list[ChangeRow]]:
+        """Write `commits` to the `commits` and `changes` tables; the rows written."""
+        rows, changes = history_rows(commits, self.root, seq0)
         conn.executemany("INSERT OR REPLACE INTO commits VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
         conn.executemany("INSERT INTO changes VALUES (?,?,?,?,?,?,?)", changes)
+        return rows, changes
 
     def _retracted_paths(self, conn: sqlite3.Connection, live: set[str],
                          only: set[str] | None = None,
