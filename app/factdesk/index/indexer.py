@@ -425,20 +425,22 @@ class Indexer:
             text.add(texts)
             del batch, texts
             clock.lap("parse + ontology rules (workers); rows, full-text rows (streamed)")
-            # the retracted facts' text goes in first (their rows take the next ids), so the
-            # full-text builder merges its segments while the rules are checked
+            # the retracted facts' rows (the next ids) and text go in now, so the full-text
+            # builder merges its segments while the rules are checked
             retracted = self._retracted_paths(conn, set(outcomes), histories=histories)
             gone = self._read_retracted(retracted)
+            gone_rows = [_retracted_row(gone[path], hist, registry)
+                         for path, hist in retracted.items()]
             first_gone = len(paths) + 1
-            text.add([(first_gone + k, *_text_of(fact_row(
-                gone[path], status="retracted", history=hist, registry=registry, file=None,
-                computed_weight=None, problems=[]))) for k, (path, hist) in enumerate(retracted.items())])
+            conn.executemany(_INSERT_ROW_ID, [(first_gone + k, *row_values(row))
+                                              for k, row in enumerate(gone_rows)])
+            text.add([(first_gone + k, *_text_of(row)) for k, row in enumerate(gone_rows)])
+            del gone_rows
             text.close_input()
             clock.lap("retracted facts (read from git)")
             self._report(progress, "checking", 0, len(outcomes))
             self._write(conn, outcomes, files, retracted, scan_problems, full=True,
-                        early=early, histories=histories, gone=gone,
-                        first_retracted_id=first_gone, first_parent=first_parent,
+                        early=early, histories=histories, gone=gone, first_parent=first_parent,
                         alongside=lambda: schema.create_indexes(conn))
             del outcomes, files, early, histories, gone
             clock.lap("corpus-wide rules (a thread) beside the secondary indexes; problems")
@@ -701,16 +703,15 @@ class Indexer:
                early: dict[str, list[Problem]] | None = None,
                histories: Mapping[str, PathHistory] | None = None,
                gone: dict[str, ParseOutcome] | None = None,
-               first_retracted_id: int | None = None,
                alongside: Callable[[], None] | None = None,
                first_parent: FirstParentChanges | None = None) -> None:
         """Check `outcomes` and write their rows, refs and problems. With `early` (the
-        streamed rebuild), their rows are already in and carry the parse and ontology
-        findings given there; only the rows the corpus-wide rules change are updated.
+        streamed rebuild), their rows and the retracted facts' are already in, carrying the
+        parse and ontology findings given there; only the rows the corpus-wide rules change
+        are updated.
 
-        `gone`: the retracted facts' last versions, when the caller has read them already;
-        `first_retracted_id`: their rows get ids from there on, in order (the rebuild has
-        indexed their text under those ids). `alongside`: SQLite work to do on this thread
+        `gone`: the retracted facts' last versions, when the caller has read them already.
+        `alongside`: SQLite work to do on this thread
         while another checks the rules (the rebuild builds its secondary indexes, during
         which SQLite does not hold the GIL); it needs `full` and `first_parent` (the
         history in memory: the rules' thread must not use the connection meanwhile)."""
@@ -796,11 +797,8 @@ class Indexer:
                                file=files.get(path), computed_weight=computed, problems=found)
 
         def gone_rows() -> Iterator[tuple[object, ...]]:
-            for k, (path, hist) in enumerate(retracted.items()):
-                row = fact_row(retracted_outcomes[path], status="retracted", history=hist,
-                               registry=registry, file=None, computed_weight=None, problems=[])
-                values = row_values(row)
-                yield values if first_retracted_id is None else (first_retracted_id + k, *values)
+            for path, hist in retracted.items():
+                yield row_values(_retracted_row(retracted_outcomes[path], hist, registry))
 
         written: Iterator[tuple[object, ...]] = map(row_values, rows())
         if alongside is not None:
@@ -810,11 +808,9 @@ class Indexer:
                 checked = pool.submit(list, written)
                 alongside()
                 written = iter(checked.result())
-        if first_retracted_id is None:
-            conn.executemany(_UPSERT_ROW, itertools.chain(written, gone_rows()))
-        else:
-            conn.executemany(_UPSERT_ROW, written)
-            conn.executemany(_INSERT_ROW_ID, gone_rows())
+        # (with `early`, `written` is empty: consuming it runs the checks)
+        conn.executemany(_UPSERT_ROW, written if early is not None
+                         else itertools.chain(written, gone_rows()))
         conn.executemany("UPDATE facts SET errors = ?, warnings = ?, evidence_weight_computed = ? "
                          "WHERE path = ?", late)
         conn.executemany("INSERT OR IGNORE INTO refs VALUES (?, ?)", ref_rows)
@@ -975,6 +971,13 @@ class _PhaseClock:
         wall, cpu = time.perf_counter(), time.process_time()
         self.phases[name] = (round(wall - self._wall, 3), round(cpu - self._cpu, 3))
         self._wall, self._cpu = wall, cpu
+
+
+def _retracted_row(outcome: ParseOutcome, history: PathHistory, registry: Registry
+                   ) -> dict[str, object]:
+    """The row of a retracted fact: its last version, as it was; no file, no findings."""
+    return fact_row(outcome, status="retracted", history=history, registry=registry,
+                    file=None, computed_weight=None, problems=[])
 
 
 def _text_of(row: Mapping[str, object]) -> tuple[object, object, object, object]:
