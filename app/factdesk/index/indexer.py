@@ -57,6 +57,7 @@ from factdesk.index.rows import (
     fact_row,
     problem_counts,
     row_values,
+    text_values,
 )
 from factdesk.index.textbuild import InlineText, TextBuilder, TextRow, TextSink
 from factdesk.model.enums import FactType, Severity
@@ -93,8 +94,7 @@ class IndexStats:
     phases: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
-def _parse_entry(args: tuple[str, str]) -> tuple[ParseOutcome, str, int, int]:
-    repo, rel = args
+def _parse_entry(repo: str, rel: str) -> tuple[ParseOutcome, str, int, int]:
     try:
         data, st = read_fact_file(repo, rel)
     except OSError as exc:
@@ -121,13 +121,13 @@ def _init_worker(ontology: Ontology | None) -> None:
 
 
 def _parse_chunk(repo: str, paths: list[str]) -> list[Parsed]:
-    return [_parse_entry((repo, p)) for p in paths]
+    return [_parse_entry(repo, p) for p in paths]
 
 
 def _check_entry(repo: str, rel: str, ontology: Ontology | None) -> Checked:
     """Parse one file and run the rules that need nothing but the fact itself: the
     ontology's validations (in this process's V8 context) and its topic rules."""
-    outcome, blob, size, mtime = _parse_entry((repo, rel))
+    outcome, blob, size, mtime = _parse_entry(repo, rel)
     found: list[Problem] = []
     if outcome.fact is not None and ontology is not None:
         found.extend(check_ontology(outcome.fact, ontology, shared_engine()))
@@ -198,7 +198,7 @@ class ParseStream(Protocol[_T_co]):
 def parse_files(repo: Path, paths: list[str]) -> ParseStream[Parsed]:
     """Parse files in order, in two processes when there are many (this machine has 2 cores)."""
     if not _parallel(paths):
-        return (_parse_entry((str(repo), p)) for p in paths)
+        return (_parse_entry(str(repo), p) for p in paths)
     return _InWorkers(_parse_chunk, repo, paths)
 
 
@@ -412,7 +412,7 @@ class Indexer:
                 # ids in path order, as an autoincrement would give them; the full-text row
                 # goes on too, while the workers go on parsing (no second pass over the table)
                 batch.append((i + 1, *row_values(row)))
-                texts.append((i + 1, *_text_of(row)))
+                texts.append((i + 1, *text_values(row)))
                 if len(batch) >= BATCH:
                     conn.executemany(_INSERT_ROW_ID, batch)
                     text.add(texts)
@@ -434,7 +434,7 @@ class Indexer:
             first_gone = len(paths) + 1
             conn.executemany(_INSERT_ROW_ID, [(first_gone + k, *row_values(row))
                                               for k, row in enumerate(gone_rows)])
-            text.add([(first_gone + k, *_text_of(row)) for k, row in enumerate(gone_rows)])
+            text.add([(first_gone + k, *text_values(row)) for k, row in enumerate(gone_rows)])
             del gone_rows
             text.close_input()
             clock.lap("retracted facts (read from git)")
@@ -978,11 +978,6 @@ def _retracted_row(outcome: ParseOutcome, history: PathHistory, registry: Regist
     """The row of a retracted fact: its last version, as it was; no file, no findings."""
     return fact_row(outcome, status="retracted", history=history, registry=registry,
                     file=None, computed_weight=None, problems=[])
-
-
-def _text_of(row: Mapping[str, object]) -> tuple[object, object, object, object]:
-    """A row's full-text columns: title, body, domain, entities."""
-    return row["title"], row["body"], row["domain"], row["entities"]
 
 
 def _slim(outcome: ParseOutcome) -> ParseOutcome:

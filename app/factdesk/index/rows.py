@@ -39,6 +39,10 @@ ROW_COLUMNS: tuple[str, ...] = (
 )
 #: a row dict's values in ROW_COLUMNS order, as one tuple (in C: 100,000 rows a rebuild)
 row_values: Callable[[dict[str, Any]], tuple[Any, ...]] = operator.itemgetter(*ROW_COLUMNS)
+#: the columns the full-text table indexes, in its order
+TEXT_COLUMNS: tuple[str, ...] = ("title", "body", "domain", "entities")
+#: a row dict's full-text values, in TEXT_COLUMNS order
+text_values: Callable[[dict[str, Any]], tuple[Any, ...]] = operator.itemgetter(*TEXT_COLUMNS)
 
 
 def fact_row(
