@@ -182,9 +182,13 @@ def is_usable(path: Path, *, thorough: bool = False) -> bool:
         return False
 
 
+#: a database file and the side files SQLite may keep beside it
+_FILES = ("", "-wal", "-shm", "-journal")
+
+
 def is_absent(path: Path) -> bool:
     """No index file and none of its side files: no connection can be reading it."""
-    return not any(Path(f"{path}{suffix}").exists() for suffix in ("", "-wal", "-shm", "-journal"))
+    return not any(Path(f"{path}{suffix}").exists() for suffix in _FILES)
 
 
 def is_damage(exc: sqlite3.DatabaseError) -> bool:
@@ -196,7 +200,7 @@ def is_damage(exc: sqlite3.DatabaseError) -> bool:
 
 def remove(path: Path) -> None:
     """Delete a database file that was never complete, with its side files."""
-    for suffix in ("", "-wal", "-shm", "-journal"):
+    for suffix in _FILES:
         Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 

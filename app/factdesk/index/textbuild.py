@@ -116,7 +116,7 @@ class TextBuilder:
     def __init__(self, conn: sqlite3.Connection, scratch: Path) -> None:
         self._conn = conn
         self._scratch = scratch
-        _remove(scratch)
+        schema.remove(scratch)
         # forkserver: the builder starts small instead of inheriting the parent's memory
         context = multiprocessing.get_context("forkserver")
         self._pipe, child = context.Pipe()
@@ -177,7 +177,7 @@ class TextBuilder:
         finally:
             # the attachment lasts until the rebuild's transaction ends (SQLite does not
             # detach inside one); the unlinked file goes with it
-            _remove(self._scratch)
+            schema.remove(self._scratch)
 
     def abort(self) -> None:
         if self._process.is_alive():
@@ -190,7 +190,7 @@ class TextBuilder:
         self._queue.put(None)
         self._sender.join()
         self._pipe.close()
-        _remove(self._scratch)
+        schema.remove(self._scratch)
 
     def _failure(self) -> TextBuildError:
         """The builder went away: its own report when it left one, else its exit code."""
@@ -231,8 +231,3 @@ def _build(scratch: str, definition: str, pipe: Connection) -> None:
     with contextlib.suppress(OSError):  # the parent is gone: nobody to tell
         pipe.send(report)
     pipe.close()
-
-
-def _remove(path: Path) -> None:
-    for suffix in ("", "-journal"):
-        Path(str(path) + suffix).unlink(missing_ok=True)
