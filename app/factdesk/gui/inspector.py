@@ -54,9 +54,8 @@ def plain_label(text: str = "", parent: QWidget | None = None, *, name: str = ""
 def caption_label(text: str, parent: QWidget | None = None) -> QLabel:
     """A plain-text label for our own captions (form field names): sized by its text, so a
     form never squeezes it to nothing, which `plain_label`'s elastic width would allow."""
-    label = QLabel(parent)
-    label.setTextFormat(Qt.TextFormat.PlainText)
-    label.setText(text)
+    label = plain_label(text, parent)
+    label.setSizePolicy(QSizePolicy.Policy.Preferred, label.sizePolicy().verticalPolicy())
     return label
 
 

@@ -205,7 +205,7 @@ class MislabelPanel(QWidget):
             return
         if proposal.action == "edit":
             for field in proposal.needs_input:
-                # not the path in the label: QInputDialog renders rich text there (H01)
+                # (the label is our text; `ask_text` would show corpus text as plain text, H01)
                 text = self._ask_text("Accept suggestion", f"{field} (comma-separated) for this fact:", "")
                 if not text:
                     return

@@ -12,6 +12,8 @@ from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QImage, QTextCharFormat, QTextDocument
 from PySide6.QtWidgets import QMessageBox, QTextBrowser, QWidget
 
+from factdesk.gui.theme import clip
+
 #: raw (plain-text) display: at most this many characters, each line cut at MAX_LINE_CHARS
 MAX_RENDER_CHARS = 200_000
 # Markdown is rendered only under these caps (RELIABILITY H08/H09); beyond them the body is
@@ -72,7 +74,7 @@ def raw_text(text: str) -> tuple[str, bool]:
     lines = shown.split("\n")
     for i, line in enumerate(lines):
         if len(line) > MAX_LINE_CHARS:
-            lines[i] = f"{line[:MAX_LINE_CHARS]} … [{len(line) - MAX_LINE_CHARS:,} more characters]"
+            lines[i] = clip(line, MAX_LINE_CHARS)
             cut = True
     return "\n".join(lines), cut
 

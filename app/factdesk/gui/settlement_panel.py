@@ -285,8 +285,8 @@ class SettlementPanel(QWidget):
             return
         cand = self.chosen_candidate()
         if cand is not None:
-            # corpus text only in the answer field (plain): QInputDialog's label renders rich
-            # text, and a title `<img src="file:///dev/zero">` there aborts (RELIABILITY H01)
+            # corpus text in the answer field, to edit; `ask_text` shows any label as plain
+            # text (RELIABILITY H01: a title `<img src="file:///dev/zero">` aborted Qt)
             reason = self._ask_text("Confirm", "Confirmed by the selected candidate. Reason:",
                                     f"observed: {cand.title}")
             if not reason:
