@@ -37,11 +37,10 @@ FIELDS: dict[str, str] = {
 }
 _TOKEN = re.compile(r'\s*(-?)(?:(\w+):("(?:[^"]|"")*"?|\S*)|("(?:[^"]|"")*"?)|(\S+))')
 _CMP = re.compile(r"^(<=|>=|<|>|=)?\s*(-?\d+(?:\.\d+)?|-?\.\d+)$")
-#: fields whose filter a narrow (column, status) index answers alone (schema.py): `claimant:`
-#: and `subject:` through an OR of two indexes; `topic:` and `op:` have no index
-_INDEXED_FIELDS = frozenset({"type", "kind", "origin", "claim", "claimant", "subject"})
-_EQ_COLUMNS = {"type": "type", "kind": "kind", "origin": "origin", "claim": "claim_type",
-               "topic": "topic", "op": "op"}
+#: field -> (column, whether a narrow (column, status) index of schema.BULK_INDEXES answers
+#: the filter alone); `topic` and `op` have no index
+_EQ_COLUMNS = {"type": ("type", True), "kind": ("kind", True), "origin": ("origin", True),
+               "claim": ("claim_type", True), "topic": ("topic", False), "op": ("op", False)}
 
 
 @dataclass(frozen=True)
@@ -155,12 +154,14 @@ def _filter(q: CompiledQuery, name: str, value: str, neg: bool, *,
         raise QueryError(f"{name}: needs a value (e.g. {name}:{_example(name)})")
     clause: str
     params: list[object]
+    indexed = False  # set where the clause is one that narrow indexes answer alone
     if name in _EQ_COLUMNS:
-        clause, params = f"f.{_EQ_COLUMNS[name]} = ?", [value]
-    elif name == "claimant":
-        clause, params = "(f.claimant = ? OR f.claimant_type = ?)", [value, value]
+        column, indexed = _EQ_COLUMNS[name]
+        clause, params = f"f.{column} = ?", [value]
+    elif name == "claimant":  # (an OR of two indexes)
+        clause, params, indexed = "(f.claimant = ? OR f.claimant_type = ?)", [value, value], True
     elif name == "subject":
-        clause, params = "(f.subject_kind = ? OR f.subject_ref = ?)", [value, value]
+        clause, params, indexed = "(f.subject_kind = ? OR f.subject_ref = ?)", [value, value], True
     elif name == "author":
         clause, params = "(f.author = ? OR f.author_email LIKE ?)", [value, value + "%"]
     elif name == "path":
@@ -182,7 +183,7 @@ def _filter(q: CompiledQuery, name: str, value: str, neg: bool, *,
         if value == "problems":
             clause, params = "(f.errors + f.warnings) > 0", []
         elif value in ("live", "broken", "retracted"):
-            clause, params = "f.status = ?", [value]
+            clause, params, indexed = "f.status = ?", [value], True
             if value == "retracted":
                 q.include_retracted = True
         else:
@@ -206,8 +207,8 @@ def _filter(q: CompiledQuery, name: str, value: str, neg: bool, *,
     else:  # since
         stamp = _since(value, since_last_visit, commit_time)
         clause, params = "f.updated_at >= ?", [stamp]
-    indexed = not neg and (name in _INDEXED_FIELDS or (name == "status" and value != "problems"))
-    q.filters.append(Filter(f"NOT ({clause})" if neg else clause, tuple(params), indexed))
+    q.filters.append(Filter(f"NOT ({clause})" if neg else clause, tuple(params),
+                            indexed and not neg))
 
 
 def _since(value: str, last_visit: int | None, commit_time: dict[str, int]) -> int:
