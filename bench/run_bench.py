@@ -507,6 +507,35 @@ def bench_cold(kb: Path, out: Path, facts: int) -> dict[str, Any]:
     return result
 
 
+def pairs(kb: Path, out: Path, rounds: int) -> str:
+    """The cold index and the plain bare pipeline one after the other, `rounds` times: on
+    a VM whose speed drifts within minutes, only runs side by side compare. A markdown
+    table, one row per pair, with a CPU probe before each."""
+    db = out / "bare_pairs.db"
+    lines = ["| round | CPU probe | cold `factdesk index --rebuild` | bare pipeline, plain FTS5 "
+             "| cold ÷ bare |", "|---|---|---|---|---|"]
+    colds, bares = [], []
+    for i in range(1, rounds + 1):
+        probe = cpu_probe().split(" ", 1)[0]
+        remove_index(kb)
+        print(f"[pair {i}] cold index ...", file=sys.stderr, flush=True)
+        cold = run_monitored(_cli("index", "--kb", str(kb), "--rebuild"))
+        print(f"[pair {i}] bare pipeline (plain FTS5) ...", file=sys.stderr, flush=True)
+        bare = run_monitored([sys.executable, str(Path(__file__).resolve()), "--_phase", "bare",
+                              str(kb), str(db), "plain"])
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(db) + suffix).unlink(missing_ok=True)
+        if cold["rc"] != 0 or bare["rc"] != 0:
+            raise SystemExit(f"pair {i} failed:\n{cold['stderr']}\n{bare['stderr']}")
+        colds.append(cold["wall_s"])
+        bares.append(bare["wall_s"])
+        lines.append(f"| {i} | {probe} s | {cold['wall_s']:.1f} s | {bare['wall_s']:.1f} s "
+                     f"| {cold['wall_s'] / bare['wall_s']:.2f} |")
+    lines.append(f"| median | | {statistics.median(colds):.1f} s | {statistics.median(bares):.1f} s "
+                 f"| {statistics.median(c / b for c, b in zip(colds, bares, strict=True)):.2f} |")
+    return "\n".join(lines)
+
+
 def bench_full(kb: Path) -> dict[str, Any]:
     res: dict[str, Any] = {}
     print("check ...", file=sys.stderr, flush=True)
@@ -818,6 +847,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out",
                     help="cache / scratch folder (default bench/out)")
     ap.add_argument("--no-doc", action="store_true", help="do not overwrite docs/benchmarks.md")
+    ap.add_argument("--pairs", type=int, metavar="N",
+                    help="only the cold index and the issue's bare pipeline (plain FTS5), "
+                         "alternated N times on the largest corpus; prints a table, writes no doc")
     ap.add_argument("--_phase", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
 
@@ -845,6 +877,9 @@ def main(argv: list[str] | None = None) -> int:
         "sizes": {},
     }
     corpora = {n: ensure_corpus(out, n, args.skip_generate) for n in sizes}
+    if args.pairs:
+        print(pairs(corpora[sizes[0]][0], out, args.pairs))
+        return 0
     for n in sizes:
         kb, cmd = corpora[n]
         results["sizes"][str(n)] = {"corpus_cmd": cmd, **bench_cold(kb, out, n)}
