@@ -5,6 +5,10 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QTreeWidgetItem
 
+from factdesk.corpus.codec import MAX_BYTES
+from factdesk.corpus.gitrepo import blob_id
+from factdesk.gui.history_panel import COMPARING, version_diff
+from tests.conftest import Corpus
 from tests.gui.conftest import fact_id
 
 
@@ -82,22 +86,58 @@ def test_problems_listed(window) -> None:
     assert window.inspector.tabs.tabText(2) == f"Problems ({len(codes)})"
 
 
+def _diff_after(qtbot, history, select) -> str:
+    """The diff shown once the thread working it out has answered `select()`'s change."""
+    with qtbot.waitSignal(history.diff_did_show, timeout=10_000):
+        select()
+    qtbot.waitUntil(lambda: not history.comparing)
+    return history.diff.toPlainText()
+
+
 def test_history_lists_commits_and_diffs_versions(window, qtbot) -> None:
     window.show_fact(fact_id(window, "pool"))
     ins = window.inspector
-    ins.tabs.setCurrentWidget(ins.history)
+    # read when its tab is first shown
+    diff = _diff_after(qtbot, ins.history, lambda: ins.tabs.setCurrentWidget(ins.history))
     commits = ins.history.commits
     assert commits.topLevelItemCount() == 2
     assert commits.topLevelItem(0).text(4) == "update: Connection pool exhausts at 200 clients"
     assert commits.topLevelItem(0).text(2) == "update"
-    diff = ins.history.diff.toPlainText()
     assert "-The pool **fills up** under load." in diff
     assert "+The pool **saturates** under load." in diff
-    commits.topLevelItem(0).setSelected(True)
-    commits.topLevelItem(1).setSelected(True)
-    both = ins.history.diff.toPlainText()
+    both = _diff_after(qtbot, ins.history, lambda: commits.topLevelItem(1).setSelected(True))
     assert "+The pool **saturates** under load." in both
     commits.clearSelection()
-    commits.topLevelItem(1).setSelected(True)
-    assert "+++ " in ins.history.diff.toPlainText()
-    assert "+The pool **fills up** under load." in ins.history.diff.toPlainText()
+    older = _diff_after(qtbot, ins.history, lambda: commits.topLevelItem(1).setSelected(True))
+    assert "+++ " in older
+    assert "+The pool **fills up** under load." in older
+
+
+def test_history_diff_is_worked_out_off_the_gui_thread_and_the_newest_selection_wins(
+        window, qtbot) -> None:
+    window.show_fact(fact_id(window, "pool"))
+    history = window.inspector.history
+    _diff_after(qtbot, history, lambda: window.inspector.tabs.setCurrentWidget(history))
+    shown: list[str] = []
+    history.diff_did_show.connect(lambda: shown.append(history.diff.toPlainText()))
+    commits = history.commits
+    commits.clearSelection()
+    commits.topLevelItem(1).setSelected(True)  # the fact's creation
+    assert history.diff.toPlainText() == COMPARING  # the GUI thread did not wait for it
+    commits.clearSelection()
+    commits.topLevelItem(0).setSelected(True)  # its update, before the first diff came back
+    qtbot.waitUntil(lambda: not history.comparing)
+    assert len(shown) == 1  # the creation's diff, answered later, was dropped
+    assert "-The pool **fills up** under load." in shown[0]
+    assert "+The pool **saturates** under load." in shown[0]
+
+
+def test_a_version_over_the_size_limit_is_not_compared(corpus: Corpus) -> None:
+    path = "kb/gotchas/db/a1a1a1a1.md"
+    before = blob_id((corpus.root / path).read_bytes())
+    big = (corpus.root / path).read_bytes() + b"x" * MAX_BYTES + b"\n"
+    corpus.write(path, big)
+    corpus.commit("learn: a fact grows past the limit")
+    assert version_diff(corpus.root, path, before, blob_id(big), ("a", "b")) == (
+        f"(a version is {len(big):,} bytes, over the {MAX_BYTES:,}-byte limit: not compared)")
+    assert "-Body text" in version_diff(corpus.root, path, before, None, ("a", "b"))  # a deletion

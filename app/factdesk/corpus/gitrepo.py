@@ -247,6 +247,14 @@ def is_ancestor(repo: Path, old: str, new: str) -> bool:
     return proc.returncode == 0
 
 
+class BlobTooLarge(FactdeskError):
+    """A blob over the size a caller was willing to read (`BlobReader.read(limit=)`)."""
+
+    def __init__(self, spec: str, size: int) -> None:
+        super().__init__(f"{spec}: {size:,} bytes")
+        self.size = size
+
+
 class BlobReader:
     """One long-lived `git cat-file --batch` for reading many blobs."""
 
@@ -256,8 +264,10 @@ class BlobReader:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=git_env(),
         )
 
-    def read(self, spec: str) -> bytes | None:
-        """Bytes of a blob (by id, or `rev:path`), or None when missing."""
+    def read(self, spec: str, *, limit: int | None = None) -> bytes | None:
+        """Bytes of a blob (by id, or `rev:path`), or None when missing. Over `limit` bytes
+        it raises `BlobTooLarge` instead, having read the blob through a small buffer and
+        dropped it: the reader stays usable and the blob never sits in memory."""
         assert self._proc.stdin and self._proc.stdout
         self._proc.stdin.write(spec.encode("utf-8", "surrogateescape") + b"\n")
         self._proc.stdin.flush()
@@ -265,6 +275,11 @@ class BlobReader:
         if len(header) < 3 or header[1] == b"missing":
             return None
         size = int(header[2])
+        if limit is not None and size > limit:
+            left = size + 1  # the blob and git's newline after it
+            while left and (chunk := self._proc.stdout.read(min(left, 1 << 20))):
+                left -= len(chunk)
+            raise BlobTooLarge(spec, size)
         data = self._proc.stdout.read(size)
         self._proc.stdout.read(1)
         return data

@@ -1,7 +1,10 @@
 """HistoryPanel: the commits that touched one fact file, and a diff between two versions.
 
 Rows come from the index (`changes` joined with `commits`); blobs are read with the
-core's `BlobReader` and compared with difflib. Everything shown is plain text.
+core's `BlobReader` and compared with difflib on a thread of their own (a 1.6 MB fact
+with 2 % of its lines changed takes difflib 2.5 s): the window stays responsive, and a
+newer selection's diff replaces an older one still being worked out. Everything shown is
+plain text.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import sqlite3
 from datetime import datetime
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QObject, Qt, QThread, Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -25,22 +28,47 @@ from PySide6.QtWidgets import (
 )
 
 from factdesk.corpus.codec import MAX_BYTES
-from factdesk.corpus.gitrepo import ZERO, BlobReader
+from factdesk.corpus.gitrepo import ZERO, BlobReader, BlobTooLarge
 from factdesk.gui import theme
 from factdesk.gui.safe_browser import raw_text
 from factdesk.index.history import commits_touching
 
 BLOB_ROLE = Qt.ItemDataRole.UserRole + 1
 _STATUS = {"A": "added", "M": "modified", "D": "deleted"}
+COMPARING = "Comparing the two versions…"
+
+
+class _DiffWorker(QThread):
+    """One diff (`version_diff`) off the GUI thread; `ticket` says which request it answers."""
+
+    did_finish = Signal(int, str)
+
+    def __init__(self, ticket: int, repo: Path, path: str, before: str | None, after: str | None,
+                 labels: tuple[str, str], parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._ticket = ticket
+        self._args = (repo, path, before, after, labels)
+
+    def run(self) -> None:
+        try:
+            text = version_diff(*self._args)
+        except Exception as exc:  # shown in the panel, never a crash
+            text = f"(could not compare the versions: {type(exc).__name__}: {exc})"
+        self.did_finish.emit(self._ticket, text)
 
 
 class HistoryPanel(QWidget):
     """A commit list (newest first) over a unified diff of the selected version(s)."""
 
+    #: the diff of the current selection is on screen
+    diff_did_show = Signal()
+
     def __init__(self, repo: Path, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._repo = repo
         self._path = ""
+        self._ticket = 0  # the newest diff request; older answers are dropped
+        self._workers: set[_DiffWorker] = set()
         self.commits = QTreeWidget(self)
         self.commits.setObjectName("historyCommits")
         self.commits.setHeaderLabels(["When", "Author", "Op", "Change", "Subject"])
@@ -67,6 +95,7 @@ class HistoryPanel(QWidget):
     def show_path(self, conn: sqlite3.Connection | None, path: str) -> None:
         """List the commits touching `path`; select the newest to show its change."""
         self._path = path
+        self._ticket += 1
         self.commits.clear()
         self.diff.clear()
         if conn is None:
@@ -85,6 +114,7 @@ class HistoryPanel(QWidget):
             self.commits.topLevelItem(0).setSelected(True)
 
     def _show_diff(self) -> None:
+        self._ticket += 1
         items = self.commits.selectedItems()
         if not items:
             self.diff.clear()
@@ -98,23 +128,52 @@ class HistoryPanel(QWidget):
             before = old_entry[1] if old_entry[1] != ZERO else old_entry[0]
             after = new_entry[1] if new_entry[1] != ZERO else new_entry[0]
             labels = (old_entry[2][:10], new_entry[2][:10])
-        self.diff.setPlainText(self.diff_text(before, after, labels))
+        self.diff.setPlainText(COMPARING)
+        worker = _DiffWorker(self._ticket, self._repo, self._path, before, after, labels, self)
+        worker.did_finish.connect(self._on_diff)
+        self._workers.add(worker)
+        worker.start()
 
-    def diff_text(self, before: str | None, after: str | None, labels: tuple[str, str]) -> str:
-        """Unified diff of two blobs of the current path (the all-zero id is an empty file)."""
-        with BlobReader(self._repo) as reader:
-            old_data = reader.read(before) if before and before != ZERO else b""
-            new_data = reader.read(after) if after and after != ZERO else b""
-        size = max(len(old_data or b""), len(new_data or b""))
-        if size > MAX_BYTES:  # the corpus refuses such files too (too_large): no diff of them
-            return f"(a version is {size:,} bytes, over the {MAX_BYTES:,}-byte limit: not compared)"
-        old, new = _text(old_data), _text(new_data)
-        lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                     f"{labels[0]}:{self._path}", f"{labels[1]}:{self._path}")
-        text, cut = raw_text("".join(lines))  # RELIABILITY H09: no huge line in the editor
-        if cut:
-            text = "[diff cut for display: long lines and the tail are not shown]\n" + text
-        return text or "(no textual difference)"
+    def _on_diff(self, ticket: int, text: str) -> None:
+        worker = self.sender()
+        if isinstance(worker, _DiffWorker):
+            worker.wait()
+            self._workers.discard(worker)
+            worker.deleteLater()
+        if ticket == self._ticket:
+            self.diff.setPlainText(text)
+            self.diff_did_show.emit()
+
+    @property
+    def comparing(self) -> bool:
+        """A diff is still being worked out."""
+        return bool(self._workers)
+
+    def close_worker(self) -> None:
+        """Wait for the diffs still running (window closing)."""
+        for worker in list(self._workers):
+            worker.wait()
+            worker.deleteLater()
+        self._workers.clear()
+
+
+def version_diff(repo: Path, path: str, before: str | None, after: str | None,
+                 labels: tuple[str, str]) -> str:
+    """Unified diff of two blobs of `path` (the all-zero id is an empty file). A version
+    over the corpus's size limit is not read into memory, let alone compared."""
+    try:
+        with BlobReader(repo) as reader:
+            old_data = reader.read(before, limit=MAX_BYTES) if before and before != ZERO else b""
+            new_data = reader.read(after, limit=MAX_BYTES) if after and after != ZERO else b""
+    except BlobTooLarge as exc:  # the corpus refuses such files too (too_large)
+        return f"(a version is {exc.size:,} bytes, over the {MAX_BYTES:,}-byte limit: not compared)"
+    old, new = _text(old_data), _text(new_data)
+    lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
+                                 f"{labels[0]}:{path}", f"{labels[1]}:{path}")
+    text, cut = raw_text("".join(lines))  # RELIABILITY H09: no huge line in the editor
+    if cut:
+        text = "[diff cut for display: long lines and the tail are not shown]\n" + text
+    return text or "(no textual difference)"
 
 
 def _text(data: bytes | None) -> str:
