@@ -116,3 +116,18 @@ def test_a_superseded_folder_count_is_dropped(window, qtbot) -> None:
     qtbot.waitUntil(lambda: sidebar._ontology_worker is None, timeout=10_000)
     assert fills == []  # the worker's result came and was dropped
     assert find_item(sidebar.ontology, "gotchas").text(1) == "3"
+
+
+def test_counts_answered_after_the_window_closes_are_dropped(window, qtbot) -> None:
+    """`close_worker` waits for both counting threads; their answers, still queued for the
+    GUI thread, must not fill a closing window's trees."""
+    sidebar = window.sidebar
+    updates: list[str] = []
+    sidebar.facets_did_update.connect(updates.append)
+    sidebar.ontology_did_update.connect(lambda: updates.append("(folders)"))
+    sidebar.async_threshold = 0
+    sidebar.refresh_facets("type:observation")
+    sidebar.refresh_ontology()
+    sidebar.close_worker()
+    qtbot.wait(100)  # the queued answers are delivered
+    assert updates == []

@@ -254,6 +254,8 @@ class FacetSidebar(QWidget):
             self._facet_worker.wait()
             self._facet_worker.deleteLater()
             self._facet_worker = None
+        if self._closing:
+            return
         if self._wanted is not None and self._wanted != query:
             self._start_worker(self._wanted)
             return
