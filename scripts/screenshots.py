@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Render the main window offscreen to docs/screenshots/: demo, real, inspector, and the
+"""Render the main window offscreen to docs/screenshots/: demo, real, inspector, history, and the
 curation screens on the demo corpus: relabel (the editor), mislabels, hypotheses,
 transitions (the tabs).
 
@@ -68,6 +68,30 @@ def curation_shots(win: object, app: object) -> None:
     win.center.setCurrentIndex(0)
 
 
+def history_shot(win: object, app: object) -> None:
+    """The inspector's History tab on the fact changed most often: the diff of its last change."""
+    from factdesk.gui.main_window import MainWindow
+
+    assert isinstance(win, MainWindow)
+    conn = win.session.conn
+    assert conn is not None
+    row = conn.execute("SELECT f.id FROM changes c JOIN facts f ON f.path = c.path "
+                       "WHERE f.status = 'live' AND c.first_parent "
+                       "GROUP BY f.id ORDER BY count(*) DESC, f.path LIMIT 1").fetchone()
+    if row is None:
+        print("skipping history.png: no fact has a history")
+        return
+    win.show_fact(row[0])
+    history = win.inspector.history
+    win.inspector.tabs.setCurrentWidget(history)  # its diff is worked out on a thread
+    while history.comparing:
+        _wait(app, history.diff_did_show, 10_000)
+    app.processEvents()  # type: ignore[attr-defined]
+    win.inspector.grab().save(str(OUT / "history.png"))
+    print(f"wrote {OUT / 'history.png'}")
+    win.inspector.tabs.setCurrentIndex(0)
+
+
 def render(repo: Path, name: str, workdir: Path, *, query: str = "",
            inspector_shot: bool = False, curation: bool = False) -> None:
     from PySide6.QtCore import QEventLoop, QTimer
@@ -99,6 +123,7 @@ def render(repo: Path, name: str, workdir: Path, *, query: str = "",
     if inspector_shot:
         win.inspector.grab().save(str(OUT / "inspector.png"))
         print(f"wrote {OUT / 'inspector.png'}")
+        history_shot(win, app)
     if curation:
         curation_shots(win, app)
     win.close()
