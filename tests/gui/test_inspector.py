@@ -7,7 +7,8 @@ from PySide6.QtWidgets import QTreeWidgetItem
 
 from factdesk.corpus.codec import MAX_BYTES
 from factdesk.corpus.gitrepo import blob_id
-from factdesk.gui.history_panel import COMPARING, version_diff
+from factdesk.gui import history_panel
+from factdesk.gui.history_panel import BLOB_ROLE, COMPARING, version_diff
 from tests.conftest import Corpus
 from tests.gui.conftest import fact_id
 
@@ -95,6 +96,8 @@ def _diff_after(qtbot, history, select) -> str:
 
 
 def test_history_lists_commits_and_diffs_versions(window, qtbot) -> None:
+    # the transitions' background load refreshes the inspector when done: not mid-test
+    qtbot.waitUntil(lambda: window.transitions.loaded, timeout=20_000)
     window.show_fact(fact_id(window, "pool"))
     ins = window.inspector
     # read when its tab is first shown
@@ -114,19 +117,35 @@ def test_history_lists_commits_and_diffs_versions(window, qtbot) -> None:
 
 
 def test_history_diff_is_worked_out_off_the_gui_thread_and_the_newest_selection_wins(
-        window, qtbot) -> None:
+        window, qtbot, monkeypatch) -> None:
+    # the transitions' background load refreshes the inspector when done: not mid-test
+    qtbot.waitUntil(lambda: window.transitions.loaded, timeout=20_000)
     window.show_fact(fact_id(window, "pool"))
     history = window.inspector.history
     _diff_after(qtbot, history, lambda: window.inspector.tabs.setCurrentWidget(history))
+    worked: list[tuple[str | None, str | None]] = []  # every diff worked out, by its blobs
+
+    def spy(repo, path, before, after, labels):  # the real diff, recorded
+        worked.append((before, after))
+        return version_diff(repo, path, before, after, labels)
+
+    monkeypatch.setattr(history_panel, "version_diff", spy)
     shown: list[str] = []
     history.diff_did_show.connect(lambda: shown.append(history.diff.toPlainText()))
     commits = history.commits
+    creation, update = commits.topLevelItem(1), commits.topLevelItem(0)
+    blobs = [creation.data(0, BLOB_ROLE)[:2], update.data(0, BLOB_ROLE)[:2]]
     commits.clearSelection()
-    commits.topLevelItem(1).setSelected(True)  # the fact's creation
+    creation.setSelected(True)
     assert history.diff.toPlainText() == COMPARING  # the GUI thread did not wait for it
-    commits.clearSelection()
-    commits.topLevelItem(0).setSelected(True)  # its update, before the first diff came back
+    for _ in range(3):  # back and forth before the first diff came back
+        commits.clearSelection()
+        creation.setSelected(True)
+        commits.clearSelection()
+        update.setSelected(True)
     qtbot.waitUntil(lambda: not history.comparing)
+    # one diff ran, the newest request waited its turn; the five between were never worked
+    assert worked == blobs
     assert len(shown) == 1  # the creation's diff, answered later, was dropped
     assert "-The pool **fills up** under load." in shown[0]
     assert "+The pool **saturates** under load." in shown[0]

@@ -1,10 +1,10 @@
 """HistoryPanel: the commits that touched one fact file, and a diff between two versions.
 
 Rows come from the index (`changes` joined with `commits`); blobs are read with the
-core's `BlobReader` and compared with difflib on a thread of their own (a 1.6 MB fact
-with 2 % of its lines changed takes difflib 2.5 s): the window stays responsive, and a
-newer selection's diff replaces an older one still being worked out. Everything shown is
-plain text.
+core's `BlobReader` and compared with difflib on a thread (a 1.6 MB fact with 2 % of its
+lines changed takes difflib 2.5 s): the window stays responsive. One diff runs at a time;
+selections made meanwhile leave only the newest waiting, and an answer for a selection
+that has since changed is dropped. Everything shown is plain text.
 """
 
 from __future__ import annotations
@@ -68,7 +68,8 @@ class HistoryPanel(QWidget):
         self._repo = repo
         self._path = ""
         self._ticket = 0  # the newest diff request; older answers are dropped
-        self._workers: set[_DiffWorker] = set()
+        self._worker: _DiffWorker | None = None
+        self._waiting: _DiffWorker | None = None  # the newest request, made while one ran
         self.commits = QTreeWidget(self)
         self.commits.setObjectName("historyCommits")
         self.commits.setHeaderLabels(["When", "Author", "Op", "Change", "Subject"])
@@ -96,6 +97,7 @@ class HistoryPanel(QWidget):
         """List the commits touching `path`; select the newest to show its change."""
         self._path = path
         self._ticket += 1
+        self._drop_waiting()
         self.commits.clear()
         self.diff.clear()
         if conn is None:
@@ -117,6 +119,7 @@ class HistoryPanel(QWidget):
         self._ticket += 1
         items = self.commits.selectedItems()
         if not items:
+            self._drop_waiting()
             self.diff.clear()
             return
         rows = sorted(items, key=lambda it: self.commits.indexOfTopLevelItem(it), reverse=True)
@@ -131,30 +134,42 @@ class HistoryPanel(QWidget):
         self.diff.setPlainText(COMPARING)
         worker = _DiffWorker(self._ticket, self._repo, self._path, before, after, labels, self)
         worker.did_finish.connect(self._on_diff)
-        self._workers.add(worker)
-        worker.start()
+        if self._worker is None:
+            self._worker = worker
+            worker.start()
+        else:
+            self._drop_waiting()
+            self._waiting = worker
+
+    def _drop_waiting(self) -> None:
+        if self._waiting is not None:
+            self._waiting.deleteLater()
+            self._waiting = None
 
     def _on_diff(self, ticket: int, text: str) -> None:
-        worker = self.sender()
-        if isinstance(worker, _DiffWorker):
-            worker.wait()
-            self._workers.discard(worker)
-            worker.deleteLater()
+        if self._worker is not None:
+            self._worker.wait()
+            self._worker.deleteLater()
+            self._worker = None
+        if self._waiting is not None:
+            self._worker, self._waiting = self._waiting, None
+            self._worker.start()
         if ticket == self._ticket:
             self.diff.setPlainText(text)
             self.diff_did_show.emit()
 
     @property
     def comparing(self) -> bool:
-        """A diff is still being worked out."""
-        return bool(self._workers)
+        """A diff is being worked out, or waits its turn."""
+        return self._worker is not None or self._waiting is not None
 
     def close_worker(self) -> None:
-        """Wait for the diffs still running (window closing)."""
-        for worker in list(self._workers):
-            worker.wait()
-            worker.deleteLater()
-        self._workers.clear()
+        """Wait for the diff still running (window closing); drop the one waiting."""
+        self._drop_waiting()
+        if self._worker is not None:
+            self._worker.wait()
+            self._worker.deleteLater()
+            self._worker = None
 
 
 def version_diff(repo: Path, path: str, before: str | None, after: str | None,
