@@ -125,9 +125,9 @@ def test_history_diff_is_worked_out_off_the_gui_thread_and_the_newest_selection_
     _diff_after(qtbot, history, lambda: window.inspector.tabs.setCurrentWidget(history))
     worked: list[tuple[str | None, str | None]] = []  # every diff worked out, by its blobs
 
-    def spy(repo, path, before, after, labels):  # the real diff, recorded
+    def spy(repo, path, before, after, labels, **options):  # the real diff, recorded
         worked.append((before, after))
-        return version_diff(repo, path, before, after, labels)
+        return version_diff(repo, path, before, after, labels, **options)
 
     monkeypatch.setattr(history_panel, "version_diff", spy)
     shown: list[str] = []
@@ -151,9 +151,28 @@ def test_history_diff_is_worked_out_off_the_gui_thread_and_the_newest_selection_
     assert "+The pool **saturates** under load." in shown[0]
 
 
-def test_a_version_over_the_size_limit_is_not_compared(corpus: Corpus) -> None:
+def test_a_diff_answered_after_close_worker_is_not_shown(window, qtbot) -> None:
+    qtbot.waitUntil(lambda: window.transitions.loaded, timeout=20_000)
+    window.show_fact(fact_id(window, "pool"))
+    history = window.inspector.history
+    shown: list[str] = []
+    history.diff_did_show.connect(lambda: shown.append(history.diff.toPlainText()))
+    window.inspector.tabs.setCurrentWidget(history)  # its diff starts on a thread
+    assert history.comparing
+    history.close_worker()  # (the window closing) stops and reaps it
+    assert not history.comparing
+    qtbot.wait(100)  # its answer, queued meanwhile, is delivered
+    assert shown == []
+
+
+def test_version_diff_shows_git_hunks_and_refuses_oversize_versions(corpus: Corpus) -> None:
     path = "kb/gotchas/db/a1a1a1a1.md"
     before = blob_id((corpus.root / path).read_bytes())
+    edited = (corpus.root / path).read_bytes().replace(b"Body text", b"Edited text")
+    corpus.write(path, edited)
+    corpus.commit("learn: an edit")
+    assert version_diff(corpus.root, path, before, blob_id(edited), ("a", "b")).startswith(
+        f"--- a:{path}\n+++ b:{path}\n@@ ")  # git diff's hunks under our labels
     big = (corpus.root / path).read_bytes() + b"x" * MAX_BYTES + b"\n"
     corpus.write(path, big)
     corpus.commit("learn: a fact grows past the limit")

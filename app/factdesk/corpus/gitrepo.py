@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import tempfile
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -272,12 +273,15 @@ class BlobReader:
         self._proc.stdin.write(spec.encode("utf-8", "surrogateescape") + b"\n")
         self._proc.stdin.flush()
         header = self._proc.stdout.readline().split()
-        if len(header) < 3 or header[1] == b"missing":
-            return None
+        if len(header) < 3 or header[-1] in (b"missing", b"ambiguous"):
+            return None  # (a `rev:path` may hold spaces: the verdict is the last word)
         size = int(header[2])
         if limit is not None and size > limit:
             left = size + 1  # the blob and git's newline after it
-            while left and (chunk := self._proc.stdout.read(min(left, 1 << 20))):
+            while left:
+                chunk = self._proc.stdout.read(min(left, 1 << 20))
+                if not chunk:
+                    raise GitError(f"git cat-file ended in the middle of {spec}")
                 left -= len(chunk)
             raise BlobTooLarge(spec, size)
         data = self._proc.stdout.read(size)
@@ -296,6 +300,43 @@ class BlobReader:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class BlobDiff:
+    """A unified diff of two blobs by `git diff`: C, and quick where difflib is not (two
+    1.8 MB versions, 2 % of their 60,000 lines changed: difflib took 18–23 s). `cancel()`,
+    from any thread, stops it by killing git."""
+
+    def __init__(self, repo: Path) -> None:
+        self._repo = repo
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._cancelled = False
+
+    def run(self, before: str, after: str) -> bytes | None:
+        """The diff's hunks (its header lines left out; empty when the blobs are equal),
+        or None when cancelled."""
+        with self._lock:
+            if self._cancelled:
+                return None
+            # blob ids, no paths: no attributes, so no diff driver or textconv can run
+            self._proc = subprocess.Popen(
+                ["git", *SAFE, "-C", str(self._repo), "diff", "--no-color", "--no-ext-diff",
+                 "--no-textconv", "--text", "--unified=3", before, after],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=git_env())
+        out, err = self._proc.communicate()
+        if self._cancelled:
+            return None
+        if self._proc.returncode != 0:
+            raise GitError(f"git diff failed: {err.decode('utf-8', 'replace').strip()}")
+        hunks = out.find(b"\n@@")
+        return b"" if hunks < 0 else out[hunks + 1:]
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._cancelled = True
+            if self._proc is not None and self._proc.poll() is None:
+                self._proc.kill()
 
 
 def blob_id(data: bytes) -> str:

@@ -1,10 +1,10 @@
 """HistoryPanel: the commits that touched one fact file, and a diff between two versions.
 
-Rows come from the index (`changes` joined with `commits`); blobs are read with the
-core's `BlobReader` and compared with difflib on a thread (a 1.6 MB fact with 2 % of its
-lines changed takes difflib 2.5 s): the window stays responsive. One diff runs at a time;
-selections made meanwhile leave only the newest waiting, and an answer for a selection
-that has since changed is dropped. Everything shown is plain text.
+Rows come from the index (`changes` joined with `commits`); two versions are compared
+by `git diff` (the core's `BlobDiff`) on a thread, so the window never waits for it, and
+closing the window stops it. One diff runs at a time; selections made meanwhile leave
+only the newest waiting, and an answer for a selection that has since changed is dropped.
+Everything shown is plain text.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from factdesk.corpus.codec import MAX_BYTES
-from factdesk.corpus.gitrepo import ZERO, BlobReader, BlobTooLarge
+from factdesk.corpus.gitrepo import ZERO, BlobDiff, BlobReader, BlobTooLarge
 from factdesk.gui import theme
 from factdesk.gui.safe_browser import raw_text
 from factdesk.index.history import commits_touching
@@ -36,10 +36,12 @@ from factdesk.index.history import commits_touching
 BLOB_ROLE = Qt.ItemDataRole.UserRole + 1
 _STATUS = {"A": "added", "M": "modified", "D": "deleted"}
 COMPARING = "Comparing the two versions…"
+STOPPED = "(the comparison was stopped)"
 
 
 class _DiffWorker(QThread):
-    """One diff (`version_diff`) off the GUI thread; `ticket` says which request it answers."""
+    """One diff (`version_diff`) off the GUI thread; `ticket` says which request it answers;
+    `cancel()` stops it."""
 
     did_finish = Signal(int, str)
 
@@ -48,13 +50,19 @@ class _DiffWorker(QThread):
         super().__init__(parent)
         self._ticket = ticket
         self._args = (repo, path, before, after, labels)
+        self._differ = BlobDiff(repo)
 
     def run(self) -> None:
+        text = STOPPED
         try:
-            text = version_diff(*self._args)
+            text = version_diff(*self._args, differ=self._differ)
         except Exception as exc:  # shown in the panel, never a crash
             text = f"(could not compare the versions: {type(exc).__name__}: {exc})"
-        self.did_finish.emit(self._ticket, text)
+        finally:  # always answered: the panel's queue waits for it
+            self.did_finish.emit(self._ticket, text)
+
+    def cancel(self) -> None:
+        self._differ.cancel()
 
 
 class HistoryPanel(QWidget):
@@ -70,6 +78,7 @@ class HistoryPanel(QWidget):
         self._ticket = 0  # the newest diff request; older answers are dropped
         self._worker: _DiffWorker | None = None
         self._waiting: _DiffWorker | None = None  # the newest request, made while one ran
+        self._closing = False
         self.commits = QTreeWidget(self)
         self.commits.setObjectName("historyCommits")
         self.commits.setHeaderLabels(["When", "Author", "Op", "Change", "Subject"])
@@ -147,10 +156,13 @@ class HistoryPanel(QWidget):
             self._waiting = None
 
     def _on_diff(self, ticket: int, text: str) -> None:
-        if self._worker is not None:
-            self._worker.wait()
-            self._worker.deleteLater()
-            self._worker = None
+        if self.sender() is not self._worker or self._worker is None:
+            return  # (answered after close_worker reaped it)
+        self._worker.wait()
+        self._worker.deleteLater()
+        self._worker = None
+        if self._closing:
+            return
         if self._waiting is not None:
             self._worker, self._waiting = self._waiting, None
             self._worker.start()
@@ -164,28 +176,43 @@ class HistoryPanel(QWidget):
         return self._worker is not None or self._waiting is not None
 
     def close_worker(self) -> None:
-        """Wait for the diff still running (window closing); drop the one waiting."""
+        """Stop the diff still running and reap it (window closing); drop the one waiting.
+        Its answer, if already queued, is not shown."""
+        self._closing = True
         self._drop_waiting()
         if self._worker is not None:
+            self._worker.cancel()
             self._worker.wait()
             self._worker.deleteLater()
             self._worker = None
 
 
 def version_diff(repo: Path, path: str, before: str | None, after: str | None,
-                 labels: tuple[str, str]) -> str:
-    """Unified diff of two blobs of `path` (the all-zero id is an empty file). A version
-    over the corpus's size limit is not read into memory, let alone compared."""
+                 labels: tuple[str, str], *, differ: BlobDiff | None = None) -> str:
+    """Unified diff of two blobs of `path` (None or the all-zero id: an empty file), cut for
+    display. A version over the corpus's size limit is not read into memory, let alone
+    compared. Two non-empty versions are compared by `git diff` (`differ`, which another
+    thread may cancel); against an empty one every line is added or removed (difflib,
+    linear there)."""
     try:
         with BlobReader(repo) as reader:
             old_data = reader.read(before, limit=MAX_BYTES) if before and before != ZERO else b""
             new_data = reader.read(after, limit=MAX_BYTES) if after and after != ZERO else b""
     except BlobTooLarge as exc:  # the corpus refuses such files too (too_large)
         return f"(a version is {exc.size:,} bytes, over the {MAX_BYTES:,}-byte limit: not compared)"
-    old, new = _text(old_data), _text(new_data)
-    lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                 f"{labels[0]}:{path}", f"{labels[1]}:{path}")
-    text, cut = raw_text("".join(lines))  # RELIABILITY H09: no huge line in the editor
+    heading = f"--- {labels[0]}:{path}\n+++ {labels[1]}:{path}\n"
+    if old_data and new_data:
+        assert before is not None and after is not None
+        hunks = (differ or BlobDiff(repo)).run(before, after)
+        if hunks is None:
+            return STOPPED
+        diff = heading + _text(hunks) if hunks else ""
+    else:
+        old, new = _text(old_data), _text(new_data)
+        diff = "".join(difflib.unified_diff(old.splitlines(keepends=True),
+                                            new.splitlines(keepends=True),
+                                            f"{labels[0]}:{path}", f"{labels[1]}:{path}"))
+    text, cut = raw_text(diff)  # RELIABILITY H09: no huge line in the editor
     if cut:
         text = "[diff cut for display: long lines and the tail are not shown]\n" + text
     return text or "(no textual difference)"
