@@ -110,10 +110,10 @@ def test_a_superseded_folder_count_is_dropped(window, qtbot) -> None:
     sidebar.ontology_did_update.connect(lambda: fills.append(1))
     sidebar.async_threshold = 0
     sidebar.refresh_ontology()  # a worker counts
-    assert sidebar._ontology_worker is not None
+    assert sidebar.counting
     sidebar.async_threshold = 10**9
     sidebar.refresh_ontology()  # filled at once, synchronously
-    qtbot.waitUntil(lambda: sidebar._ontology_worker is None, timeout=10_000)
+    qtbot.waitUntil(lambda: not sidebar.counting, timeout=10_000)
     assert fills == []  # the worker's result came and was dropped
     assert find_item(sidebar.ontology, "gotchas").text(1) == "3"
 

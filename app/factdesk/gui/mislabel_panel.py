@@ -51,8 +51,9 @@ class MislabelPanel(QWidget):
         from factdesk.curation.dismissals import queue_from_index
 
         repo = curation.repo
-        self._reader = BackgroundRead(curation.indexer, lambda conn: queue_from_index(repo, conn),
-                                      done=self._loaded, failed=self._failed, parent=self)
+        self._reader = BackgroundRead.of_index(
+            curation.indexer, lambda conn: queue_from_index(repo, conn),
+            done=self._loaded, failed=self._failed, parent=self)
         self._last_pos = 0
         self._build()
 
@@ -131,7 +132,7 @@ class MislabelPanel(QWidget):
         self.status.setText(f"Could not compute the queue: {message}")
 
     def close_worker(self) -> None:
-        self._reader.wait()
+        self._reader.close()
 
     # -- navigation -----------------------------------------------------------------------
 

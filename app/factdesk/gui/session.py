@@ -172,8 +172,8 @@ class IndexSession(QObject):
 
         if self._warm is not None:
             self._warm.deleteLater()
-        self._warm = BackgroundRead(self.indexer, job, parent=self, done=done,
-                                    failed=lambda _message: None)  # the SQL path still works
+        self._warm = BackgroundRead.of_index(self.indexer, job, parent=self, done=done,
+                                             failed=lambda _message: None)  # SQL still works
         self._warm.start()
 
     def _on_finished(self, stats: IndexStats) -> None:
@@ -204,7 +204,7 @@ class IndexSession(QObject):
         self._warm_again = False
         self._warm_timer.stop()
         if self._warm is not None:
-            self._warm.wait()
+            self._warm.close()
         if self._worker is not None:
             self._worker.wait()
             self._worker.deleteLater()

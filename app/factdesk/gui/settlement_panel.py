@@ -66,8 +66,9 @@ class SettlementPanel(QWidget):
         self.items: list[QueueItem] = []
         self.current_candidates: list[Candidate] = []
         self.loaded = False
-        self._reader = BackgroundRead(curation.indexer, lambda conn: open_hypotheses(conn, self.today),
-                                      done=self._loaded, failed=self._failed, parent=self)
+        self._reader = BackgroundRead.of_index(
+            curation.indexer, lambda conn: open_hypotheses(conn, self.today),
+            done=self._loaded, failed=self._failed, parent=self)
         self._build()
 
     # -- construction ---------------------------------------------------------------------
@@ -132,7 +133,7 @@ class SettlementPanel(QWidget):
             self.status.setText("Reading open hypotheses…")
 
     def close_worker(self) -> None:
-        self._reader.wait()
+        self._reader.close()
 
     def _failed(self, message: str) -> None:
         self.status.setText(f"Could not read the hypotheses: {message}")

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 
 from factdesk.errors import QueryError
 from factdesk.gui import theme
-from factdesk.gui.workers import ReadWorker
+from factdesk.gui.workers import BackgroundRead
 from factdesk.index.search import facet_counts, folder_counts, max_fact_id
 
 TERM_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -72,8 +72,14 @@ class FacetSidebar(QWidget):
         #: opens a private read connection for the worker thread (None: always count inline)
         self.open_reader: Callable[[], sqlite3.Connection] | None = None
         self.async_threshold = ASYNC_FACTS
-        self._facet_worker: ReadWorker | None = None
-        self._wanted: str | None = None
+        # counts read on a worker thread (a large corpus); the newest request wins
+        self._facet_read = BackgroundRead(
+            self._open_reader, lambda conn, query: (query, count_all(conn, query)),
+            done=self._facets_read, failed=self._facets_failed, parent=self)
+        self._folder_read = BackgroundRead(
+            self._open_reader, lambda conn, generation: (generation, folder_counts(conn)),
+            done=self._folders_read, failed=self._folders_failed, parent=self)
+        self._facet_query = ""  # the query the facet tree shows, or is being counted for
         self._settings = settings
         self.ontology = QTreeWidget(self)
         self.ontology.setObjectName("ontologyTree")
@@ -87,12 +93,7 @@ class FacetSidebar(QWidget):
         self.saved.customContextMenuRequested.connect(self._saved_menu)
         self._folder_counts: dict[str, int] = {}
         self._folder_children: dict[str | None, list[str]] = {}
-        self._ontology_worker: ReadWorker | None = None
-        self._ontology_again = False
-        self._ontology_generation = 0
-        self._ontology_asked = 0  # the generation the running worker counts for
-        self._facet_query = ""  # the query the running facet worker counts for
-        self._closing = False
+        self._ontology_generation = 0  # the newest folder-tree request
         self.ontology.itemExpanded.connect(self._folder_expanded)
         for tree in (self.ontology, self.facets):
             tree.itemClicked.connect(self._item_clicked)
@@ -135,35 +136,26 @@ class FacetSidebar(QWidget):
             self._fill_ontology({})
             return
         if self.open_reader is not None and self._large(conn):
-            if self._ontology_worker is None:
-                generation = self._ontology_generation
-                worker = ReadWorker(self.open_reader,
-                                    lambda conn: (generation, folder_counts(conn)), self)
-                worker.did_finish.connect(self._folders_read)
-                worker.did_fail.connect(self._folders_failed)
-                self._ontology_worker, self._ontology_asked = worker, generation
-                worker.start()
-            else:
-                self._ontology_again = True
+            self._folder_read.start(self._ontology_generation)
             return
         self._fill_ontology(folder_counts(conn))
 
+    def _open_reader(self) -> sqlite3.Connection:
+        assert self.open_reader is not None
+        return self.open_reader()
+
+    @property
+    def counting(self) -> bool:
+        """Folder or facet counts are being read on a worker thread."""
+        return self._folder_read.running or self._facet_read.running
+
     def _folders_failed(self, _message: str) -> None:
-        self._folders_read((self._ontology_asked, {}))  # an empty tree, never a crash
+        self._fill_ontology({})  # an empty tree, never a crash
+        self.ontology_did_update.emit()
 
     def _folders_read(self, result: tuple[int, dict[str, int]]) -> None:
         """A folder count from the worker (the request's generation, the counts)."""
         generation, counts = result
-        if self._ontology_worker is not None:
-            self._ontology_worker.wait()
-            self._ontology_worker.deleteLater()
-            self._ontology_worker = None
-        if self._closing:
-            return
-        if self._ontology_again:  # the index changed while counting
-            self._ontology_again = False
-            self.refresh_ontology()
-            return
         if generation != self._ontology_generation:
             return  # a later refresh already filled the tree
         self._fill_ontology(counts)
@@ -220,56 +212,34 @@ class FacetSidebar(QWidget):
         """Counts of every facet value among the facts `query` selects. On a large corpus
         they are counted on a worker thread and filled in when ready (the latest query wins);
         `facets_did_update(query)` says when."""
+        self._facet_query = query
         conn = self._connection()
         if conn is None:
             self._fill(query, [])
             return
         if self.open_reader is not None and self._large(conn):
-            self._wanted = query
-            if self._facet_worker is None:
-                self._start_worker(query)
+            self._facet_read.start(query)
             return
         self._fill(query, count_all(conn, query))
 
     def _large(self, conn: sqlite3.Connection) -> bool:
         return max_fact_id(conn) > self.async_threshold
 
-    def _start_worker(self, query: str) -> None:
-        assert self.open_reader is not None
-        worker = ReadWorker(self.open_reader, lambda conn: (query, count_all(conn, query)), self)
-        worker.did_finish.connect(self._facets_read)
-        worker.did_fail.connect(self._facets_failed)
-        self._facet_query = query
-        self._facet_worker = worker
-        worker.start()
-
     def _facets_failed(self, _message: str) -> None:
-        self._facets_read((self._facet_query, []))  # no counts, never a crash
+        self._fill(self._facet_query, [])  # no counts, never a crash
 
     def _facets_read(self, result: tuple[str, list[tuple[str, list[tuple[str | None, int]]]]]
                      ) -> None:
         """Facet counts from the worker (the query they are for, the counts)."""
         query, counts = result
-        if self._facet_worker is not None:
-            self._facet_worker.wait()
-            self._facet_worker.deleteLater()
-            self._facet_worker = None
-        if self._closing:
-            return
-        if self._wanted is not None and self._wanted != query:
-            self._start_worker(self._wanted)
-            return
-        self._wanted = None
+        if query != self._facet_query:
+            return  # a later refresh already filled the tree
         self._fill(query, counts)
 
     def close_worker(self) -> None:
-        self._wanted = None
-        self._closing = True  # a count still queued for the GUI thread is dropped
-        self._ontology_again = False
-        if self._ontology_worker is not None:
-            self._ontology_worker.wait()
-        if self._facet_worker is not None:
-            self._facet_worker.wait()
+        """Wait for the counts being read (window closing); none is shown afterwards."""
+        self._folder_read.close()
+        self._facet_read.close()
 
     def _fill(self, query: str, all_counts: list[tuple[str, list[tuple[str | None, int]]]]) -> None:
         expanded = {self.facets.topLevelItem(i).data(0, TERM_ROLE): self.facets.topLevelItem(i)

@@ -40,45 +40,86 @@ class ReadWorker(QThread):
 
 
 class BackgroundRead(QObject):
-    """A panel's background read: at most one `ReadWorker` at a time (a start while one
-    runs is ignored); the result or the failure text comes back on the GUI thread, after
-    the thread has been reaped."""
+    """A panel's background read: `job(conn, *args)` on a `ReadWorker`, one at a time,
+    over a private connection from `open_reader`. A start while one runs waits its turn;
+    only the newest waits (it replaces any waiting before it), and the running read's
+    answer, stale by then, is dropped. The result, or the failure as text, comes back on
+    the GUI thread once the thread has been reaped; after `close()` nothing comes back."""
 
-    def __init__(self, indexer: Indexer, job: Callable[[sqlite3.Connection], object], *,
-                 done: Callable[[Any], None], failed: Callable[[str], None],
-                 parent: QObject | None = None) -> None:
+    def __init__(self, open_reader: Callable[[], sqlite3.Connection],
+                 job: Callable[..., object], *, done: Callable[[Any], None],
+                 failed: Callable[[str], None], parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._indexer = indexer
+        self._open = open_reader
         self._job = job
         self._done = done
         self._failed = failed
         self._worker: ReadWorker | None = None
+        self._next: tuple[object, ...] | None = None  # the newest start made while one ran
+        self._closed = False
+
+    @classmethod
+    def of_index(cls, indexer: Indexer, job: Callable[..., object], *,
+                 done: Callable[[Any], None], failed: Callable[[str], None],
+                 parent: QObject | None = None) -> BackgroundRead:
+        """A read over `indexer`'s index (a read-only connection of its own)."""
+        return cls(lambda: indexer.connect(readonly=True), job, done=done, failed=failed,
+                   parent=parent)
 
     @property
     def running(self) -> bool:
-        return self._worker is not None
+        """A read runs, or waits its turn."""
+        return self._worker is not None or self._next is not None
 
-    def start(self) -> bool:
-        if self._worker is not None:
+    def start(self, *args: object) -> bool:
+        """Read now (True), or after the running read (False)."""
+        if self._closed:
             return False
-        worker = ReadWorker(lambda: self._indexer.connect(readonly=True), self._job, self)
+        if self._worker is not None:
+            self._next = args
+            return False
+        self._launch(args)
+        return True
+
+    def close(self) -> None:
+        """Block until a running read ends (window closing); drop the waiting one and every
+        answer still to come."""
+        self._closed = True
+        self._next = None
+        self._reap()
+
+    def _launch(self, args: tuple[object, ...]) -> None:
+        job = self._job
+        worker = ReadWorker(self._open, lambda conn: job(conn, *args), self)
         worker.did_finish.connect(self._on_finish)
         worker.did_fail.connect(self._on_fail)
         self._worker = worker
         worker.start()
-        return True
 
-    def wait(self) -> None:
-        """Block until a running read ends (window closing)."""
+    def _reap(self) -> None:
         if self._worker is not None:
             self._worker.wait()
             self._worker.deleteLater()
             self._worker = None
 
+    def _wanted(self) -> bool:
+        """Reap the worker that answered; False when its answer is not to be shown (closed,
+        or a newer start waits: that one runs now)."""
+        if self.sender() is not self._worker:
+            return False  # reaped by close() before its answer came
+        self._reap()
+        if self._closed:
+            return False
+        if self._next is not None:
+            args, self._next = self._next, None
+            self._launch(args)
+            return False
+        return True
+
     def _on_finish(self, result: object) -> None:
-        self.wait()
-        self._done(result)
+        if self._wanted():
+            self._done(result)
 
     def _on_fail(self, message: str) -> None:
-        self.wait()
-        self._failed(message)
+        if self._wanted():
+            self._failed(message)
