@@ -67,6 +67,32 @@ def test_bad_input_is_one_problem_with_a_code(data: bytes, code: str) -> None:
     assert all(p.path == "kb/t/x/f.md" and p.line >= 1 for p in out.problems)
 
 
+@pytest.mark.parametrize(("data", "line"), [
+    # markers without git's space after them (this crashed `check` and `index` outright)
+    (b"---\ntype: observation\n---\n# T\n<<<<<<<ours\na\n=======x\nb\n>>>>>>>theirs\n", 5),
+    # in the frontmatter
+    (b"---\n<<<<<<< HEAD\ntype: observation\n=======\ntype: hypothesis\n>>>>>>> b\n---\n# T\n", 2),
+    # a fenced block before the real markers: its lone marker does not count
+    (b"---\ntype: observation\n---\n# T\n```\n<<<<<<< x\n```\n<<<<<<< a\n=======\n>>>>>>> b\n", 8),
+])
+def test_conflict_markers_are_reported_at_their_first_line(data: bytes, line: int) -> None:
+    out = parse_fact("kb/t/x/f.md", data)
+    assert out.fact is None
+    assert [(p.code, p.line) for p in out.problems] == [("conflict_markers", line)]
+
+
+@pytest.mark.parametrize("data", [
+    b"---\r\ntype: observation\r\n---\n# T\n\nBody\n",  # CRLF, then LF
+    b"---\ntype: observation\n---\n# T\r\n",  # LF, then CRLF
+    b"---\ntype: observation\n---\n# T\rBody\n",  # a lone CR
+])
+def test_mixed_line_endings_parse_with_a_warning(data: bytes) -> None:
+    """RELIABILITY A09: parsed, with a warning; the writer refuses such files."""
+    out = parse_fact("kb/t/x/f.md", data)
+    assert out.fact is not None and out.fact.type == "observation"
+    assert [(p.code, p.severity.value) for p in out.problems] == [("line_endings", "warning")]
+
+
 def test_yaml_v3_semantics_for_lists_and_numbers() -> None:
     data = (b"---\nentities: [yes, 1.5, true, 2026-07-28, null, '0123']\n"
             b"confidence: .5\nsources: 1.7\n---\n# T\n")

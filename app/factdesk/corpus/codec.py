@@ -8,7 +8,6 @@ Messages follow knomit's texts where knomit has one.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 
 from factdesk.corpus import yamlv3
@@ -23,7 +22,6 @@ from factdesk.model.fact import ENVELOPE_KEYS, KNOMIT_KEYS, Envelope, Fact, Prob
 
 BOM = b"\xef\xbb\xbf"
 MAX_BYTES = 2 * 1024 * 1024
-_CONFLICT = re.compile(r"^(<{7}|={7}|>{7})(?: |$)", re.M)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,13 +72,13 @@ def parse_fact(path: str, data: bytes) -> ParseOutcome:
         return _fail(path, code, msg, text=lossy, title=_guess_title(lossy))
     problems: list[Problem] = []
     if "\r" in text:  # (most files have none: no copies of the text then)
-        if "\r" in text.replace("\r\n", ""):
+        crlf = text.count("\r\n")
+        if crlf != text.count("\r") or crlf != text.count("\n"):  # a lone CR, or CRLF and LF mixed
             problems.append(Problem(path, 1, "line_endings", Severity.WARNING,
                                     "mixed or lone CR line endings; writes to this file are "
                                     "refused"))
         text = text.replace("\r\n", "\n")
-    if _has_conflict_markers(text):
-        line = text[: _CONFLICT.search(text).start()].count("\n") + 1  # type: ignore[union-attr]
+    if line := _conflict_line(text):
         return _fail(path, "conflict_markers", "merge-conflict markers in file", line,
                      text=text, title=_guess_title(text))
     if not text.startswith("---\n"):
@@ -191,25 +189,26 @@ def _build(path: str, entries: dict[str, yamlv3.Entry], region: str, title_line:
     )
 
 
-def _has_conflict_markers(text: str) -> bool:
-    """All three markers, in order, outside code fences (RELIABILITY A18)."""
+def _conflict_line(text: str) -> int:
+    """The line of the first `<<<<<<<` marker when all three markers appear, in order,
+    outside code fences (RELIABILITY A18); 0 when they do not."""
     if "<<<<<<<" not in text:
-        return False
-    state = 0
+        return 0
+    state = first = 0
     fenced = False
-    for line in text.split("\n"):
+    for number, line in enumerate(text.split("\n"), 1):
         if line.startswith(("```", "~~~")):
             fenced = not fenced
             continue
         if fenced:
             continue
         if state == 0 and line.startswith("<<<<<<<"):
-            state = 1
+            state, first = 1, number
         elif state == 1 and line.startswith("======="):
             state = 2
         elif state == 2 and line.startswith(">>>>>>>"):
-            return True
-    return False
+            return first
+    return 0
 
 
 def _guess_title(text: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import unicodedata
@@ -12,6 +13,15 @@ from factdesk.model.enums import Severity
 from factdesk.model.fact import Problem
 
 TEMP_PREFIX = ".factdesk-tmp-"
+
+#: the problems `scan` and `stat_paths` report about files (not their contents): an update
+#: replaces those of the paths it looks at again
+SCAN_CODES = ("symlink", "nested_repo", "unicode_name", "io_error", "hardlink", "unportable_name")
+
+#: names Windows reserves in any folder, with any extension (RELIABILITY C13)
+_RESERVED = frozenset({"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)),
+                       *(f"lpt{i}" for i in range(1, 10))})
+_UNPORTABLE_CHARS = frozenset('<>:"|?*\\') | frozenset(map(chr, range(32)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,11 +78,37 @@ def stat_paths(repo: Path, paths: list[str], root: str = "kb"
                                     "symbolic link in the corpus: never followed or read"))
         elif stat.S_ISREG(st.st_mode):
             entries.append(FileEntry(rel, st.st_size, st.st_mtime_ns))
-            if not rel.isascii() and unicodedata.normalize("NFC", rel) != rel:
-                problems.append(Problem(rel, 1, "unicode_name", Severity.WARNING,
-                                        "file name is not NFC-normalised"))
+            _file_problems(rel, st, problems)
     entries.sort(key=lambda e: e.path)
     return entries, problems
+
+
+def _file_problems(rel: str, st: os.stat_result, problems: list[Problem]) -> None:
+    """What is wrong with a fact file as a file: its name (C11, C13), its links (C09)."""
+    if not rel.isascii() and unicodedata.normalize("NFC", rel) != rel:
+        problems.append(Problem(rel, 1, "unicode_name", Severity.WARNING,
+                                "file name is not NFC-normalised"))
+    if why := unportable(rel):
+        problems.append(Problem(rel, 1, "unportable_name", Severity.WARNING,
+                                f"file name cannot be checked out on Windows: {why}"))
+    if st.st_nlink > 1:
+        problems.append(Problem(rel, 1, "hardlink", Severity.WARNING,
+                                f"file has {st.st_nlink} hard links: another name, maybe "
+                                "outside the corpus, shares its bytes (factdesk's writes "
+                                "replace the file and leave the others alone)"))
+
+
+def unportable(rel: str) -> str | None:
+    """Why a repo-relative path could not exist on Windows (reserved name, trailing dot or
+    space, a forbidden character), or None."""
+    for part in rel.split("/"):
+        if part.split(".", 1)[0].rstrip(" ").lower() in _RESERVED:
+            return f"{part!r} is a reserved name"
+        if part.endswith((".", " ")):
+            return f"{part!r} ends with a dot or a space"
+        if bad := sorted(set(part) & _UNPORTABLE_CHARS):
+            return f"{part!r} holds {''.join(bad)!r}"
+    return None
 
 
 def _walk(top: str, start: str, entries: list[FileEntry], problems: list[Problem]) -> None:
@@ -85,13 +121,15 @@ def _walk(top: str, start: str, entries: list[FileEntry], problems: list[Problem
         except OSError as exc:
             problems.append(Problem(folder, 1, "io_error", Severity.ERROR, str(exc)))
             continue
+        if any(item.name == ".git" for item in items):  # a repository (or a submodule's file)
+            problems.append(Problem(folder + "/", 1, "nested_repo", Severity.WARNING,
+                                    "nested git repository inside the corpus: none of its "
+                                    "files are read"))
+            continue
         for item in items:
             name = item.name
             rel = f"{folder}/{name}"
             if name[0] == ".":  # knomit: no path segment may start with a dot
-                if name == ".git" and item.is_dir(follow_symlinks=False):
-                    problems.append(Problem(rel, 1, "nested_repo", Severity.WARNING,
-                                            "nested git repository inside the corpus; not read"))
                 continue
             try:
                 if item.is_symlink():  # d_type: no extra system call
@@ -110,19 +148,20 @@ def _walk(top: str, start: str, entries: list[FileEntry], problems: list[Problem
                 continue
             if stat.S_ISREG(st.st_mode):
                 entries.append(FileEntry(rel, st.st_size, st.st_mtime_ns))
-                if not rel.isascii() and unicodedata.normalize("NFC", rel) != rel:
-                    problems.append(Problem(rel, 1, "unicode_name", Severity.WARNING,
-                                            "file name is not NFC-normalised"))
+                _file_problems(rel, st, problems)
 
 
 def read_fact_file(repo: str, rel: str) -> tuple[bytes, os.stat_result]:
     """Read one fact file without following a symlink swapped in meanwhile (C08); with the
     stat of the file read (its size and mtime stamp the index row). Plain strings, not
     `Path`: a rebuild calls this 100,000 times."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+    # O_NONBLOCK: a FIFO swapped in is not waited on (it changes nothing for a file)
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     fd = os.open(os.path.join(repo, rel), flags)
     try:
         st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
         chunks = []
         while True:
             chunk = os.read(fd, 1 << 20)
