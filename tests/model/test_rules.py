@@ -88,6 +88,29 @@ def test_h1_criterion_and_overdue() -> None:
     assert "H1" in codes(body)  # overdue by its body line
 
 
+@pytest.mark.parametrize("day", ["2024-02-30", "2027-13-01", "2026-00-10", "2026-4-01"])
+def test_an_impossible_settle_by_date_is_an_error_not_an_overdue_guess(day: str) -> None:
+    """RELIABILITY B07: a date that does not exist (in the past or the future) is reported
+    as such, and never taken for a deadline."""
+    hyp = fact("kb/a/h.md", type="hypothesis", envelope=Envelope(settle_by=day,
+                                                                 settlement="p95 < 120 ms"))
+    found = check_fact(hyp, CheckContext(facts={hyp.path: hyp}, today=date(2026, 11, 30)))
+    assert [(p.code, p.severity.value, p.message) for p in found] == [
+        ("E1", "error", f"settle_by must be a real date YYYY-MM-DD, got {day!r}")]
+
+
+@pytest.mark.parametrize(("ref", "code"), [
+    ("C:\\Windows\\win.ini", "ref-absolute"), ("d:/data/x.md", "ref-absolute"),
+    ("c:foo", "ref-syntax"), ("file:///etc/passwd", "ref-absolute"),
+    ("/etc/passwd", "ref-traversal"), ("../../secret.md", "ref-traversal"),
+])
+def test_refs_naming_local_files_are_reported(ref: str, code: str) -> None:
+    """RELIABILITY C02/C03: knomit reads `C:` as a URL scheme; factdesk says it is a path."""
+    cited = fact("kb/a/f.md", refs=(ref,), sources=1)
+    assert code in codes(cited)
+    assert "ref-absolute" not in codes(fact("kb/a/g.md", refs=("https://x.org/a",), sources=1))
+
+
 def test_a1_authority_cases() -> None:
     tool_user = fact("kb/a/1.md", sources=1, refs=("https://x",), envelope=Envelope(
         claim_type="assertion", claimant_agent_id="claude-code", claimant_type="tool",

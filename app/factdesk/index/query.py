@@ -106,9 +106,16 @@ def parse_similar(raw: str) -> str | None:
     return target or None
 
 
+#: the longest query text taken (RELIABILITY F10: 200,000 characters took FTS5 7 s)
+MAX_QUERY_CHARS = 2_000
+
+
 def compile_query(text: str, *, since_last_visit: int | None = None,
                   commit_time: dict[str, int] | None = None) -> CompiledQuery:
     """Compile `text`; raises QueryError naming the offending token."""
+    if len(text) > MAX_QUERY_CHARS:  # FTS5's time grows with the square of a query's terms
+        raise QueryError(f"the query is {len(text):,} characters long; at most "
+                         f"{MAX_QUERY_CHARS:,} are searched")
     q = CompiledQuery()
     fts_parts: list[str] = []
     excluded: list[str] = []

@@ -22,7 +22,6 @@ The rules, each with a stable code:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -41,7 +40,7 @@ from factdesk.model.enums import (
 )
 from factdesk.model.fact import Fact
 from factdesk.model.registry import Registry
-from factdesk.model.rules import criterion_in_text
+from factdesk.model.rules import criterion_in_text, is_iso_date
 
 #: The envelope fields a relabel may change, in the order the editor shows them.
 RELABEL_FIELDS: tuple[str, ...] = (
@@ -57,7 +56,6 @@ VOCABULARY: dict[str, tuple[str, ...]] = {
     "claimant_type": tuple(c.value for c in ClaimantType),
     "subject_kind": tuple(s.value for s in SubjectKind),
 }
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 Values = Mapping[str, str | None]
 
@@ -168,8 +166,8 @@ def violations(values: Values, ctx: Context) -> list[Violation]:
                              "a hypothesis needs a settlement criterion: a settle_by date or a "
                              "settlement condition"))
     settle_by = values.get("settle_by")
-    if settle_by and not _DATE.match(settle_by):
-        out.append(Violation("settle_by", "value", f"settle_by {settle_by!r} is not a YYYY-MM-DD date"))
+    if settle_by and not is_iso_date(settle_by):
+        out.append(Violation("settle_by", "value", f"settle_by {settle_by!r} is not a real YYYY-MM-DD date"))
     if type_ == FactType.SYNTHESIS and ctx.local_refs < 1:
         out.append(Violation("type", "sources", "a synthesis needs at least one local source in refs"))
     return out

@@ -43,6 +43,8 @@ from factdesk.model.registry import Registry, agent_id_from_email
 from factdesk.model.weight import evidence_weight, is_stale
 
 _DATE_RE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
+#: a one-letter "scheme" is a Windows drive (`C:\\x`, `c:foo`), not a URL (RELIABILITY C02/C03)
+_DRIVE_RE = re.compile(r"^[A-Za-z]:")
 _SETTLES_RE = re.compile(r"(?im)^\s*\**settles?\s+by\s+(\d{4}-\d{2}-\d{2})")
 _CRITERION_WORDS = re.compile(r"(?i)\b(settles? by|falsif\w*|settlement|criterion|refuted if|confirmed if)\b")
 
@@ -69,6 +71,17 @@ class CheckContext:
 
     def lookup_any(self, path: str) -> Fact | None:
         return self.facts.get(path) or self.retracted.get(path)
+
+
+def is_iso_date(text: str) -> bool:
+    """`YYYY-MM-DD` naming a day that exists (not `2024-02-30`: RELIABILITY B07)."""
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+        return False
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
 
 
 def settle_by_date(fact: Fact) -> str | None:
@@ -151,7 +164,7 @@ def _h1(fact: Fact, ctx: CheckContext) -> Iterable[Problem]:
                  "hypothesis has no settlement criterion (a date, a threshold or an observable)")
         return
     due = settle_by_date(fact)
-    if due and due < ctx.today.isoformat():
+    if due and is_iso_date(due) and due < ctx.today.isoformat():  # (E1 reports a bad date)
         yield _p(fact, "settle_by" if fact.envelope.settle_by else "type", "H1", Severity.WARNING,
                  f"hypothesis is overdue: settle by {due}")
 
@@ -215,9 +228,9 @@ def _envelope_values(fact: Fact, ctx: CheckContext) -> Iterable[Problem]:
     if env.claim_type == ClaimType.HYPOTHESIS and fact.type != FactType.HYPOTHESIS:
         yield _p(fact, "claim_type", "E1", Severity.WARNING,
                  f"claim_type hypothesis on a fact typed {fact.type}")
-    if env.settle_by and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", env.settle_by):
+    if env.settle_by and not is_iso_date(env.settle_by):
         yield _p(fact, "settle_by", "E1", Severity.ERROR,
-                 f"settle_by must be an ISO date YYYY-MM-DD, got {env.settle_by!r}")
+                 f"settle_by must be a real date YYYY-MM-DD, got {env.settle_by!r}")
 
 
 def _origin(fact: Fact, ctx: CheckContext) -> Iterable[Problem]:
@@ -237,6 +250,14 @@ def _refs(fact: Fact, ctx: CheckContext) -> Iterable[Problem]:
         if ref.kind is RefKind.EXTERNAL_URL and raw.lower().startswith("file:"):
             yield _p(fact, "refs", "ref-absolute", Severity.WARNING,
                      f"ref {raw!r} names a local file; refs are repo paths or URLs")
+        elif ref.kind is RefKind.EXTERNAL_URL and _DRIVE_RE.match(raw):  # knomit: a "scheme"
+            if raw[2:3] in ("\\", "/"):
+                yield _p(fact, "refs", "ref-absolute", Severity.WARNING,
+                         f"ref {raw!r} is a Windows path; refs are repo paths or URLs")
+            else:
+                yield _p(fact, "refs", "ref-syntax", Severity.WARNING,
+                         f"ref {raw!r} is a drive-relative Windows path; refs are repo paths "
+                         "or URLs")
         if ref.kind is not RefKind.LOCAL_FACT or ref.target is None:
             continue
         if not is_contained_repo_path(ref.target):
