@@ -233,7 +233,7 @@ class Bench:
         returns how long that took from now."""
         start = time.perf_counter()
         sidebar = self.window.sidebar
-        while sidebar._facet_worker is not None or sidebar._wanted is not None:
+        while sidebar.counting:
             self.app.processEvents()
             time.sleep(0.001)
         self.settle()

@@ -1,0 +1,104 @@
+"""RELIABILITY sections A, B and C through the command line: a corpus holding one bad
+file per row beside good facts. `check` names each file with its code and line, the good
+facts are all indexed and searchable, nothing hangs, and an update after the bad files
+appeared equals a rebuild. (Each row's finer cases are in the unit tests: test_codec,
+test_scan, test_rules.)"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from factdesk.cli import main
+from factdesk.index.indexer import Indexer
+from tests.conftest import Corpus
+
+GOOD = "---\ntype: observation\nconfidence: 0.8\nsources: 1\n---\n# {title}\n\nBody.\n"
+
+#: row → (path, bytes, the problem (code, line) expected at that path)
+ROWS: dict[str, tuple[str, bytes, tuple[str, int]]] = {
+    "A01": ("kb/bad/a01.md", b"---\ntype: observation\nconfidence: [0.8\n---\n# T\n",
+            ("yaml_syntax", 4)),  # where libyaml finds the list unclosed
+    "A09": ("kb/bad/a09.md", b"---\r\ntype: observation\r\n---\n# Mixed endings\n",
+            ("line_endings", 1)),
+    "A15": ("kb/bad/a15.md", b"+++\ntype = 'observation'\n+++\n# TOML fence\n",
+            ("no_frontmatter", 1)),
+    "A16": ("kb/bad/a16.md", b"---\njust a sentence\n---\n# Scalar frontmatter\n",
+            ("frontmatter_not_mapping", 2)),
+    "A18": ("kb/bad/a18.md",
+            b"---\ntype: observation\n---\n# T\n<<<<<<<ours\na\n=======x\nb\n>>>>>>>theirs\n",
+            ("conflict_markers", 5)),
+    "B07": ("kb/bad/b07.md", b"---\ntype: hypothesis\nsettle_by: 2024-02-30\n"
+            b"settlement: p95 under 100 ms\n---\n# An impossible date\n", ("E1", 3)),
+    "B10": ("kb/bad/b10.md", b"---\ntype: observation\nrefs: [[kb/x.md]]\n---\n# Nested\n",
+            ("refs_shape", 3)),
+    "B13": ("kb/bad/b13.md", b"---\ntype: observation\nsources: 1\nrefs: [kb/none/gone.md]\n"
+            b"---\n# Dangling\n", ("ref-broken", 4)),
+    "C01": ("kb/bad/c01.md", b"---\ntype: observation\nsources: 1\nrefs: ['../../etc/passwd']\n"
+            b"---\n# Traversal\n", ("ref-traversal", 4)),
+    "C02": ("kb/bad/c02.md", b"---\ntype: observation\nsources: 1\n"
+            b"refs: ['C:\\\\Windows\\\\win.ini']\n---\n# Drive\n", ("ref-absolute", 4)),
+    "C13": ("kb/bad/CON.md", GOOD.format(title="Reserved name").encode(),
+            ("unportable_name", 1)),
+}
+
+
+def _problems(capsys: pytest.CaptureFixture[str], kb: Path) -> tuple[int, dict[str, set]]:
+    code = main(["check", "--kb", str(kb), "--format", "json"])
+    out = json.loads(capsys.readouterr().out)
+    found: dict[str, set[tuple[str, int]]] = {}
+    for p in out["errors"] + out["warnings"]:
+        found.setdefault(p["path"], set()).add((p["code"], p["line"]))
+    return code, found
+
+
+def test_one_bad_file_per_row_never_stops_the_rest(corpus: Corpus, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    kb = corpus.root
+    for i in range(5):
+        corpus.write(f"kb/good/g{i}.md", GOOD.format(title=f"Good fact number {i}"))
+    corpus.commit("learn: good facts")
+    for _row, (path, data, _want) in ROWS.items():
+        corpus.write(path, data)
+    # files whose trouble is the file itself (C05, C06, C09, C10, C16)
+    os.symlink(kb / "kb/good/g0.md", kb / "kb/bad/c05.md")
+    os.symlink(kb / "kb", kb / "kb/bad/loop")  # C06: a folder link back up
+    outside = tmp_path / "outside.md"
+    outside.write_text(GOOD.format(title="Outside the corpus"))
+    os.link(outside, kb / "kb/bad/c09.md")
+    for odd in ("-rf.md", "--upload-pack=x.md", "tab\tname.md"):  # C10: read as names
+        corpus.write(f"kb/gotchas/odd/{odd}", GOOD.format(title=f"Odd name {odd!r}"))
+    corpus.write("kb/nested/.git/HEAD", "ref: refs/heads/main\n")  # C16
+    corpus.write("kb/nested/n1.md", GOOD.format(title="Inside a nested repository"))
+    corpus.commit("learn: the bad files")
+
+    code, found = _problems(capsys, kb)
+    assert code == 1  # errors found, and said so by the exit code
+    for row, (path, _data, want) in ROWS.items():
+        assert want in found.get(path, set()), (row, path, found.get(path))
+    assert ("symlink", 1) in found["kb/bad/c05.md"]
+    assert ("symlink", 1) in found["kb/bad/loop"]
+    assert ("hardlink", 1) in found["kb/bad/c09.md"]
+    assert ("nested_repo", 1) in found["kb/nested/"]
+    assert {p: found[p] for p in found if p.startswith("kb/gotchas/odd/")} == {
+        "kb/gotchas/odd/tab\tname.md": {("unportable_name", 1)}}  # (a control character)
+
+    conn = Indexer(kb).connect(readonly=True)
+    try:
+        paths = {r[0] for r in conn.execute("SELECT path FROM facts WHERE status = 'live'")}
+    finally:
+        conn.close()
+    assert {f"kb/good/g{i}.md" for i in range(5)} <= paths  # every good fact read
+    assert {"kb/gotchas/odd/-rf.md", "kb/gotchas/odd/--upload-pack=x.md",
+            "kb/gotchas/odd/tab\tname.md"} <= paths
+    assert "kb/nested/n1.md" not in paths and "kb/bad/c05.md" not in paths
+    assert main(["search", "Good fact number", "--kb", str(kb), "--format", "json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["results"]) == 5
+
+    # the update that found them equals a rebuild
+    assert main(["index", "--kb", str(kb), "--rebuild"]) == 0
+    capsys.readouterr()
+    assert _problems(capsys, kb) == (code, found)
