@@ -137,9 +137,15 @@ def _build(path: str, entries: dict[str, yamlv3.Entry], region: str, title_line:
     kind = string("kind") or Kind.EPISTEMIC
     type_ = string("type") or ("observation" if kind == Kind.EPISTEMIC else "")
     if kind not in (Kind.EPISTEMIC, Kind.PRAGMATIC):
+        if kind.strip().lower() in (Kind.EPISTEMIC, Kind.PRAGMATIC):  # RELIABILITY B02
+            raise yamlv3.FieldError("kind_not_canonical", f'kind "{kind}" is not written as '
+                                    f'knomit reads it: "{kind.strip().lower()}"')
         raise yamlv3.FieldError("unknown_kind",
                                 f'invalid kind "{kind}": must be one of epistemic, pragmatic')
     if not is_legal_kind_type(kind, type_):
+        if type_.strip().lower() != type_ and is_legal_kind_type(kind, type_.strip().lower()):
+            raise yamlv3.FieldError("type_not_canonical", f'type "{type_}" is not written as '
+                                    f'knomit reads it: "{type_.strip().lower()}"')
         raise yamlv3.FieldError("unknown_type", f'invalid type "{type_}" for kind "{kind}"')
     confidence = yamlv3.as_float(get("confidence"), "confidence") if "confidence" in entries else 0.0
     if not math.isfinite(confidence):
