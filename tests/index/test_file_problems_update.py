@@ -1,0 +1,44 @@
+"""The problems about files as files (scan.SCAN_CODES) are replaced, not added again, when
+an update looks at a path again: an update equals a rebuild."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from factdesk.corpus.scan import SCAN_CODES
+from factdesk.index.indexer import Indexer
+from tests.conftest import Corpus
+
+
+def _file_problems(repo: Path) -> list[tuple[str, str]]:
+    conn = Indexer(repo).connect(readonly=True)
+    try:
+        marks = ",".join("?" * len(SCAN_CODES))
+        return sorted((r[0], r[1]) for r in conn.execute(
+            f"SELECT path, code FROM problems WHERE code IN ({marks})", SCAN_CODES))
+    finally:
+        conn.close()
+
+
+def test_file_problems_after_updates_equal_a_rebuild(corpus: Corpus, tmp_path: Path) -> None:
+    repo = corpus.root
+    Indexer(repo).update()
+    outside = tmp_path / "outside.md"
+    shutil.copy(repo / "kb/gotchas/db/a1a1a1a1.md", outside)
+    os.link(outside, repo / "kb/gotchas/db/linked.md")
+    corpus.fact("kb/gotchas/db/CON.md", title="A reserved name")
+    Indexer(repo).update()
+    for step in range(2):  # the same paths looked at again: touched, then edited
+        for rel in ("kb/gotchas/db/linked.md", "kb/gotchas/db/CON.md"):
+            path = repo / rel
+            if step:
+                path.write_bytes(path.read_bytes() + b"\nMore.\n")
+            os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))
+        Indexer(repo).update()
+    updated = _file_problems(repo)
+    assert updated == [("kb/gotchas/db/CON.md", "unportable_name"),
+                       ("kb/gotchas/db/linked.md", "hardlink")]
+    Indexer(repo).update(rebuild=True)
+    assert _file_problems(repo) == updated
