@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import stat
 import sys
 from pathlib import Path
@@ -71,12 +72,16 @@ def check(kb: Path, fmt: str, install_hook: bool, staged: bool) -> None:
         click.echo(_install_hook(indexer.repo))
         _exit(0)
         return
-    indexer.update()
-    conn = indexer.connect(readonly=True)
-    rows = conn.execute(
-        "SELECT p.path, p.line, p.code, p.severity, p.message FROM problems p "
-        "ORDER BY p.path, p.line, p.code").fetchall()
-    facts = conn.execute("SELECT COUNT(*) FROM facts WHERE status != 'retracted'").fetchone()[0]
+
+    def read(conn: sqlite3.Connection) -> tuple[list[sqlite3.Row], int]:
+        rows = conn.execute(
+            "SELECT p.path, p.line, p.code, p.severity, p.message FROM problems p "
+            "ORDER BY p.path, p.line, p.code").fetchall()
+        return rows, conn.execute(
+            "SELECT COUNT(*) FROM facts WHERE status != 'retracted'").fetchone()[0]
+
+    # thorough: the Check command starts with `PRAGMA quick_check` (RELIABILITY 3.11)
+    rows, facts = indexer.read(read, thorough=True)
     if staged:
         names = gitrepo.run_git(indexer.repo, "diff", "--cached", "--name-only", "-z",
                                 "--diff-filter=ACMR").split(b"\0")
@@ -104,10 +109,8 @@ def check(kb: Path, fmt: str, install_hook: bool, staged: bool) -> None:
 def search_cmd(query: str, kb: Path, limit: int, fmt: str) -> None:
     """Search facts: field filters (type:hypothesis confidence:<0.5 …) and free text."""
     indexer = _open(kb)
-    indexer.update()
-    conn = indexer.connect(readonly=True)
     try:
-        hits = search(conn, query, limit=limit)
+        hits = indexer.read(lambda conn: search(conn, query, limit=limit))
     except FactdeskError as exc:
         raise click.ClickException(str(exc)) from None
     if fmt == "json":
@@ -126,12 +129,16 @@ def search_cmd(query: str, kb: Path, limit: int, fmt: str) -> None:
 def show(fact: str, kb: Path, fmt: str) -> None:
     """Show one fact (by id, path or 8-hex name) with its envelope and evidence."""
     indexer = _open(kb)
-    indexer.update()
-    conn = indexer.connect(readonly=True)
-    row = get_fact_row(conn, fact)
-    if row is None:
+
+    def read(conn: sqlite3.Connection) -> dict[str, Any] | None:
+        row = get_fact_row(conn, fact)
+        if row is None:
+            return None
+        return fact_payload(row, [dict(p) for p in problems_for(conn, row["path"])])
+
+    data = indexer.read(read)
+    if data is None:
         raise click.ClickException(f"no fact matches {fact!r}")
-    data = fact_payload(row, [dict(p) for p in problems_for(conn, row["path"])])
     if fmt == "json":
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
     else:

@@ -270,46 +270,78 @@ class Indexer:
         return schema.connect(self.path, readonly=readonly)
 
     def update(self, *, rebuild: bool = False, progress: Progress | None = None,
-               hint: Iterable[str] | None = None) -> IndexStats:
+               hint: Iterable[str] | None = None, thorough: bool = False) -> IndexStats:
         """Bring the index up to date. `hint`: the caller knows these are the only working-
         tree paths that changed besides what new commits touched (factdesk's own action
         just committed them), so `git status` and the full stat comparison are skipped;
-        the next plain update still looks at everything."""
+        the next plain update still looks at everything. `thorough`: first run `PRAGMA
+        quick_check` over the whole file (the Check command, RELIABILITY 3.11), which finds
+        damage in pages an update does not read.
+
+        A damaged index (`schema.is_damage`), found at open or by any statement of the
+        update, is moved aside and rebuilt (RELIABILITY F03); other errors propagate."""
         started = time.perf_counter()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with _update_lock(self.path):
-            return self._update_locked(rebuild, progress, hint, started)
+            return self._update_locked(rebuild, progress, hint, started, thorough)
+
+    def read(self, work: Callable[[sqlite3.Connection], _T], *, thorough: bool = False) -> _T:
+        """`update`, then `work` over a read-only connection. Damage that only the reads meet
+        (a page the update did not need) moves the file aside and rebuilds it, and `work`
+        runs once more, on the new file (RELIABILITY F03); other errors propagate."""
+        self.update(thorough=thorough)
+        read_from = _inode(self.path)
+        try:
+            return self._read_once(work)
+        except schema.DAMAGE as exc:
+            if not schema.is_damage(exc):
+                raise
+        with _update_lock(self.path):
+            if _inode(self.path) == read_from:  # (else another process replaced it already)
+                schema.move_aside(self.path)
+                self._update_locked(False, None, None, time.perf_counter(), False)
+        return self._read_once(work)
+
+    def _read_once(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
+        conn = self.connect(readonly=True)
+        try:
+            return work(conn)
+        finally:
+            conn.close()
 
     def _update_locked(self, rebuild: bool, progress: Progress | None, hint: Iterable[str] | None,
-                       started: float) -> IndexStats:
+                       started: float, thorough: bool) -> IndexStats:
         # what a rebuild killed part-way left behind (only an updater, holding the lock, makes them)
         for scratch in (self._building, self._text_scratch):
             schema.remove(scratch)
-        usable = schema.is_usable(self.path)
+        usable = schema.is_usable(self.path, thorough=thorough)
         if not usable and self.path.exists():
             schema.move_aside(self.path)
         if (rebuild or not usable) and schema.is_absent(self.path):
             stats = self._build_fresh(progress)
         else:
-            conn = self.connect()
             try:
-                if rebuild or not usable:
-                    stats = self._rebuild_committed(conn, progress)
-                else:
-                    hinted = set(hint) if hint is not None else None
-                    stats = _transaction(conn, lambda: self._incremental(conn, progress, hinted))
-            except sqlite3.DatabaseError as exc:
+                stats = self._update_in_place(rebuild or not usable, progress, hint)
+            except schema.DAMAGE as exc:
                 # a damaged file is moved aside and rebuilt; any other error (disk full,
                 # locked, I/O) leaves the index as it was
                 if not schema.is_damage(exc):
                     raise
-                conn.close()
                 schema.move_aside(self.path)
                 stats = self._build_fresh(progress)
-            finally:
-                conn.close()
         stats.seconds = time.perf_counter() - started
         return stats
+
+    def _update_in_place(self, rebuild: bool, progress: Progress | None,
+                         hint: Iterable[str] | None) -> IndexStats:
+        conn = self.connect()
+        try:
+            if rebuild:
+                return self._rebuild_committed(conn, progress)
+            hinted = set(hint) if hint is not None else None
+            return _transaction(conn, lambda: self._incremental(conn, progress, hinted))
+        finally:
+            conn.close()
 
     # -- rebuild ------------------------------------------------------------------------
 
@@ -455,7 +487,7 @@ class Indexer:
             if text is not None:
                 text.abort()
             raise
-        _create_triggers(conn)
+        schema.create_triggers(conn)
         status = gitrepo.status_paths(self.repo, self.root) if head else None
         self._set_meta(conn, head, dirty="\n".join(sorted(status or ())))
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('build_phases', ?)",
@@ -506,8 +538,13 @@ class Indexer:
             looked_at, dirty = {e.path for e in entries} | set(known), ""
         on_disk = {e.path: e for e in entries}
         present = (set(known) - looked_at) | set(on_disk)
+        # The stamp is a filter, the blob the truth (RELIABILITY F06): a path git names
+        # whose size and mtime still match (a same-size edit with its mtime put back) is
+        # hashed. (Paths new commits touched are re-read below anyway; without git every
+        # file is looked at, and hashing them all on each update would read the corpus.)
         candidates = [p for p, e in on_disk.items()
-                      if p not in known or (known[p][0], known[p][1]) != (e.size, e.mtime_ns)]
+                      if p not in known or (known[p][0], known[p][1]) != (e.size, e.mtime_ns)
+                      or (partial and p not in touched and not self._holds(p, known[p][2]))]
         outcomes: dict[str, ParseOutcome] = {}
         files: dict[str, tuple[str, int, int]] = {}
         with contextlib.closing(parse_files(self.repo, candidates)) as parsed:
@@ -590,6 +627,14 @@ class Indexer:
         paths = {p for p in paths if p.startswith(self.root + "/")}
         entries, problems = stat_paths(self.repo, sorted(paths), self.root)
         return paths, entries, problems, meta.get("dirty", "")
+
+    def _holds(self, rel: str, blob: str) -> bool:
+        """Whether the file at `rel` holds the blob `blob` (False when it cannot be read)."""
+        try:
+            data, _ = read_fact_file(str(self.repo), rel)
+        except OSError:
+            return False
+        return gitrepo.blob_id(data) == blob
 
     def _known(self, conn: sqlite3.Connection, paths: set[str]) -> dict[str, tuple[int, int, str]]:
         out: dict[str, tuple[int, int, str]] = {}
@@ -910,6 +955,13 @@ def _update_lock(path: Path) -> Iterator[None]:
         os.close(fd)
 
 
+def _inode(path: Path) -> int | None:
+    try:
+        return path.stat().st_ino
+    except FileNotFoundError:
+        return None
+
+
 def _lines(text: str) -> list[str]:
     return [line for line in text.split("\n") if line]
 
@@ -921,33 +973,14 @@ def _transaction(conn: sqlite3.Connection, work: Callable[[], IndexStats]) -> In
     try:
         result = work()
     except BaseException:
-        conn.execute("ROLLBACK")
+        # (a rollback that fails, or finds the transaction gone, must not hide the error:
+        # damage is told from other errors by it)
+        with contextlib.suppress(sqlite3.Error):
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
     return result
-
-
-def _create_triggers(conn: sqlite3.Connection) -> None:
-    for statement in _TRIGGERS.split("END;")[:-1]:
-        conn.execute(statement + "END;")
-
-
-_TRIGGERS = """
-CREATE TRIGGER facts_ai AFTER INSERT ON facts BEGIN
-  INSERT INTO facts_fts(rowid, title, body, domain, entities)
-  VALUES (new.id, new.title, new.body, new.domain, new.entities);
-END;
-CREATE TRIGGER facts_ad AFTER DELETE ON facts BEGIN
-  INSERT INTO facts_fts(facts_fts, rowid, title, body, domain, entities)
-  VALUES ('delete', old.id, old.title, old.body, old.domain, old.entities);
-END;
-CREATE TRIGGER facts_au AFTER UPDATE ON facts BEGIN
-  INSERT INTO facts_fts(facts_fts, rowid, title, body, domain, entities)
-  VALUES ('delete', old.id, old.title, old.body, old.domain, old.entities);
-  INSERT INTO facts_fts(rowid, title, body, domain, entities)
-  VALUES (new.id, new.title, new.body, new.domain, new.entities);
-END;
-"""
 
 
 _NAMES = ",".join(ROW_COLUMNS)

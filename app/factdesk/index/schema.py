@@ -7,6 +7,7 @@ is moved aside or ignored and rebuilt, never trusted.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 import time
 from pathlib import Path
@@ -70,6 +71,25 @@ CREATE INDEX changes_path ON changes(path, seq);
 CREATE INDEX changes_sha ON changes(sha);
 """ + FULL_TEXT + """;
 CREATE VIRTUAL TABLE facts_vocab USING fts5vocab(facts_fts, 'row');
+"""
+
+
+#: keep the full-text index in step with `facts` (created once a rebuild's rows are in)
+TRIGGERS = """
+CREATE TRIGGER facts_ai AFTER INSERT ON facts BEGIN
+  INSERT INTO facts_fts(rowid, title, body, domain, entities)
+  VALUES (new.id, new.title, new.body, new.domain, new.entities);
+END;
+CREATE TRIGGER facts_ad AFTER DELETE ON facts BEGIN
+  INSERT INTO facts_fts(facts_fts, rowid, title, body, domain, entities)
+  VALUES ('delete', old.id, old.title, old.body, old.domain, old.entities);
+END;
+CREATE TRIGGER facts_au AFTER UPDATE ON facts BEGIN
+  INSERT INTO facts_fts(facts_fts, rowid, title, body, domain, entities)
+  VALUES ('delete', old.id, old.title, old.body, old.domain, old.entities);
+  INSERT INTO facts_fts(rowid, title, body, domain, entities)
+  VALUES (new.id, new.title, new.body, new.domain, new.entities);
+END;
 """
 
 
@@ -147,6 +167,15 @@ SORT_INDEXES: tuple[str, ...] = (
 )
 
 
+#: ("CREATE INDEX IF NOT EXISTS <name> ON …")
+_ADDED_ON_UPDATE = frozenset(sql.split()[5] for sql in SORT_INDEXES)
+
+
+def create_triggers(conn: sqlite3.Connection) -> None:
+    for statement in TRIGGERS.split("END;")[:-1]:
+        conn.execute(statement + "END;")
+
+
 def create_indexes(conn: sqlite3.Connection) -> None:
     for sql in BULK_INDEXES:
         conn.execute(sql)
@@ -158,12 +187,51 @@ def ensure_sort_indexes(conn: sqlite3.Connection) -> None:
         conn.execute(sql)
 
 
-def is_usable(path: Path, *, thorough: bool = False) -> bool:
-    """True when `path` is our index, at the current schema, completely built.
+#: what reading a damaged index can raise; `is_damage` tells damage from the rest
+DAMAGE = (sqlite3.DatabaseError, UnicodeDecodeError)
 
-    `thorough` adds `PRAGMA quick_check`, which reads the whole file (seconds at 100,000
-    facts); the warm path skips it because any `DatabaseError` later moves the file aside
-    and rebuilds anyway (RELIABILITY F03)."""
+#: sqlite3's own error (no SQLite code) for a text value that is not UTF-8
+_NOT_UTF8 = "Could not decode to UTF-8"
+
+
+Listing = dict[tuple[str, str], tuple[str, str]]
+
+
+def _listing(conn: sqlite3.Connection) -> Listing:
+    return {(r[0], r[1]): (r[2], r[3]) for r in conn.execute(
+        "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL")}
+
+
+@functools.cache
+def _expected() -> Listing:
+    """The schema this version makes, as SQLite records it."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        create(conn)
+        create_triggers(conn)
+        return _listing(conn)
+    finally:
+        conn.close()
+
+
+def _schema_intact(conn: sqlite3.Connection) -> bool:
+    """Every table, index and trigger of the file is one this version makes, by the same
+    SQL to the byte, and only sort indexes (added on update) may be missing. A flipped byte
+    in the schema's SQL that still parses (a column renamed, a type changed) is damage:
+    statements would then fail or read the wrong column."""
+    found, expected = _listing(conn), _expected()
+    if any(expected.get(key) != entry for key, entry in found.items()):
+        return False
+    return all(name in _ADDED_ON_UPDATE for _, name in set(expected) - set(found))
+
+
+def is_usable(path: Path, *, thorough: bool = False) -> bool:
+    """True when `path` is our index, at the current schema, completely built, and its
+    schema's SQL is intact (`_schema_intact`).
+
+    `thorough` adds `PRAGMA quick_check`, which reads the whole file (0.9 s at 100,000
+    facts, page cache warm); the warm path skips it because any damage met later moves the
+    file aside and rebuilds anyway (RELIABILITY F03, `is_damage`)."""
     if not path.exists():
         return False
     try:
@@ -174,11 +242,13 @@ def is_usable(path: Path, *, thorough: bool = False) -> bool:
             if app_id != APPLICATION_ID or version != SCHEMA_VERSION:
                 return False
             ok = conn.execute("PRAGMA quick_check").fetchone()[0] if thorough else "ok"
+            if ok != "ok" or not _schema_intact(conn):
+                return False
             done = conn.execute("SELECT value FROM meta WHERE key='complete'").fetchone()
-            return bool(ok == "ok" and done and done[0] == "1")
+            return bool(done and done[0] == "1")
         finally:
             conn.close()
-    except sqlite3.DatabaseError:
+    except DAMAGE:  # (a damaged schema's SQL, quoted in an error message, is not UTF-8)
         return False
 
 
@@ -191,11 +261,22 @@ def is_absent(path: Path) -> bool:
     return not any(Path(f"{path}{suffix}").exists() for suffix in _FILES)
 
 
-def is_damage(exc: sqlite3.DatabaseError) -> bool:
+def is_damage(exc: BaseException) -> bool:
     """The file is damaged or not a database (SQLITE_CORRUPT, SQLITE_NOTADB, extended codes
-    included): move it aside and rebuild. Not for a full disk, a lock or an I/O error."""
+    included): move it aside and rebuild. Not for a full disk, a lock or an I/O error.
+
+    Text that is not UTF-8 is damage too: the index only holds text written from Python
+    strings. A flipped byte in a value makes sqlite3 raise its `OperationalError` (no
+    SQLite code); one in the schema's SQL, which SQLite quotes in its "malformed database
+    schema" message, makes reading that message a `UnicodeDecodeError`."""
+    if isinstance(exc, UnicodeDecodeError):
+        return True
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
     code = getattr(exc, "sqlite_errorcode", None)
-    return code is not None and code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+    if code is None:
+        return str(exc).startswith(_NOT_UTF8)
+    return bool(code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB))
 
 
 def remove(path: Path) -> None:
@@ -205,10 +286,16 @@ def remove(path: Path) -> None:
 
 
 def move_aside(path: Path) -> Path | None:
-    """Keep a damaged index for diagnosis: `index.vN.db.corrupt-<ts>` (never deleted)."""
+    """Keep a damaged index for diagnosis: `index.vN.db.corrupt-<ts>` (never deleted; a
+    second one within the same second gets `-2`, `-3`, … rather than replacing it)."""
     if not path.exists():
         return None
-    target = path.with_name(f"{path.name}.corrupt-{int(time.time())}")
+    stamp = f"{path.name}.corrupt-{int(time.time())}"
+    target = path.with_name(stamp)
+    n = 1
+    while target.exists():
+        n += 1
+        target = path.with_name(f"{stamp}-{n}")
     path.replace(target)
     for suffix in ("-wal", "-shm"):
         side = path.with_name(path.name + suffix)
