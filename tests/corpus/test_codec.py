@@ -39,6 +39,12 @@ def test_good_fact_parses_all_fields() -> None:
     (b"---\nx: !!binary aGVsbG8=\n---\n# T\n", "yaml_tag"),
     (b"---\nx: !include foo\n---\n# T\n", "yaml_tag"),
     (b"---\na: &a [1]\nb: *a\n---\n# T\n", "yaml_alias"),
+    (b"---\nx: !!set {a: null}\n---\n# T\n", "yaml_tag"),  # A03
+    (b"---\nx: !!omap [{a: 1}]\n---\n# T\n", "yaml_tag"),
+    # A04: a "billion laughs" is refused at its first alias, not expanded
+    (b"---\na: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+     b"c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+     b"---\n# T\n", "yaml_alias"),
     (b"---\nx: " + b"[" * 10000 + b"\n---\n# T\n", "yaml_depth"),
     (b"---\ntype: observation\ntype: hypothesis\n---\n# T\n", "yaml_duplicate_key"),
     (b"---\n- a\n- b\n---\n# T\n", "frontmatter_not_mapping"),

@@ -76,6 +76,21 @@ def test_r3_discovered_citing_discovered() -> None:
     assert "R3" not in codes(d1, {d1.path: d1, d2.path: d2})
 
 
+def test_evidence_weight_terminates_on_citation_cycles() -> None:
+    """RELIABILITY B14: syntheses citing each other in a ring (and a long chain) count each
+    fact once and end."""
+    ring = [fact(f"kb/a/r{i}.md", type="synthesis", origin="distilled", confidence=0.5,
+                 sources=1, refs=(f"kb/a/r{(i + 1) % 3}.md", "kb/a/leaf.md")) for i in range(3)]
+    leaf = fact("kb/a/leaf.md", confidence=0.6, sources=2)
+    facts = {f.path: f for f in (*ring, leaf)}
+    s = 0.6 * 2  # the leaf, reached three ways, counted once; the ring adds no terminal
+    assert evidence_weight(ring[0], facts.get, None) == pytest.approx(s / (s + 1))
+    chain = [fact(f"kb/c/{i}.md", type="synthesis", origin="distilled", confidence=0.5,
+                  sources=1, refs=(f"kb/c/{i + 1}.md",)) for i in range(5_000)]
+    facts = {f.path: f for f in chain}
+    assert 0.0 <= evidence_weight(chain[0], facts.get, None) < 1.0  # bounded depth, no recursion error
+
+
 def test_h1_criterion_and_overdue() -> None:
     none = fact("kb/a/h.md", type="hypothesis", title="Caching helps", body="It just will.")
     assert not has_settlement_criterion(none) and "H1" in codes(none)
