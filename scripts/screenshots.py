@@ -12,10 +12,12 @@ transitions (the tabs).
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,13 +35,17 @@ def _wait(app: object, signal: object, timeout_ms: int = 120_000) -> None:
     loop.exec()
 
 
-def curation_shots(win: object, app: object) -> None:
-    """The relabel editor on a hedged observation, then each curation tab."""
+def _window(win: object) -> tuple[Any, sqlite3.Connection]:
+    """The main window and its index connection."""
     from factdesk.gui.main_window import MainWindow
 
-    assert isinstance(win, MainWindow)
-    conn = win.session.conn
-    assert conn is not None
+    assert isinstance(win, MainWindow) and win.session.conn is not None
+    return win, win.session.conn
+
+
+def curation_shots(win: object, app: object) -> None:
+    """The relabel editor on a hedged observation, then each curation tab."""
+    win, conn = _window(win)
     row = conn.execute("SELECT id, path FROM facts WHERE type = 'observation' AND status = 'live' "
                        "AND (title LIKE '%probably%' OR title LIKE '%likely%' OR body LIKE '%probably%') "
                        "ORDER BY path LIMIT 1").fetchone()
@@ -70,11 +76,7 @@ def curation_shots(win: object, app: object) -> None:
 
 def history_shot(win: object, app: object) -> None:
     """The inspector's History tab on the fact changed most often: the diff of its last change."""
-    from factdesk.gui.main_window import MainWindow
-
-    assert isinstance(win, MainWindow)
-    conn = win.session.conn
-    assert conn is not None
+    win, conn = _window(win)
     row = conn.execute("SELECT f.id FROM changes c JOIN facts f ON f.path = c.path "
                        "WHERE f.status = 'live' AND c.first_parent "
                        "GROUP BY f.id ORDER BY count(*) DESC, f.path LIMIT 1").fetchone()
