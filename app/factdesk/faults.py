@@ -13,7 +13,8 @@ import signal
 
 ENV = "FACTDESK_CRASH_AT"
 
-ALL_POINTS: tuple[str, ...] = (
+#: the points of the curation write path (tests/curation/test_crash.py crashes at each)
+WRITE_POINTS: tuple[str, ...] = (
     "write.tmp_written",
     "write.tmp_fsynced",
     "write.replaced",
@@ -29,6 +30,12 @@ ALL_POINTS: tuple[str, ...] = (
     "commit.ref_updated",
     "commit.index_synced",
 )
+
+#: the index's: its write transaction is open, every row written, not yet committed
+#: (RELIABILITY F07; tests/index/test_damage_and_stale.py)
+INDEX_POINTS: tuple[str, ...] = ("index.txn_open",)
+
+ALL_POINTS: tuple[str, ...] = WRITE_POINTS + INDEX_POINTS
 
 
 def point(name: str) -> None:

@@ -27,6 +27,7 @@ from datetime import date
 from pathlib import Path
 from typing import Protocol, TypeVar
 
+from factdesk import faults
 from factdesk.corpus import gitrepo
 from factdesk.corpus.codec import ParseOutcome, parse_fact
 from factdesk.corpus.ontology import (
@@ -979,6 +980,7 @@ def _transaction(conn: sqlite3.Connection, work: Callable[[], IndexStats]) -> In
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
         raise
+    faults.point("index.txn_open")
     conn.execute("COMMIT")
     return result
 
