@@ -76,3 +76,24 @@ def test_a_fifo_swapped_in_is_refused_without_waiting(tmp_path: Path) -> None:
     outcome = _parse_entry(str(repo), "kb/a/pipe.md")[0]
     assert [(p.code, p.line) for p in outcome.problems] == [("io_error", 1)]
     assert read_fact_file(str(repo), "kb/a/fact.md")[0] == FACT
+
+
+def test_names_that_would_be_one_file_elsewhere_are_both_warned(tmp_path: Path) -> None:
+    """C11, C12: both names are read (the index key is the name on disk), and each is
+    warned; the incremental path, handed one of them, brings the other along."""
+    nfc, nfd = "caf\u00e9.md", "cafe\u0301.md"
+    repo = _tree(tmp_path, {f"kb/a/{nfc}": FACT, f"kb/a/{nfd}": FACT, "kb/a/Fact.md": FACT,
+                            "kb/a/fact.md": FACT, "kb/a/other.md": FACT, "kb/b/fact.md": FACT})
+    entries, problems = scan(repo)
+    assert len(entries) == 6
+    want = [("kb/a/Fact.md", "case_collision"), (f"kb/a/{nfd}", "unicode_collision"),
+            (f"kb/a/{nfd}", "unicode_name"), (f"kb/a/{nfc}", "unicode_collision"),
+            ("kb/a/fact.md", "case_collision")]
+    assert _codes(problems) == sorted(want)
+    entries, problems = stat_paths(repo, ["kb/a/Fact.md", f"kb/a/{nfc}"])
+    assert sorted(e.path for e in entries) == sorted(
+        ["kb/a/Fact.md", "kb/a/fact.md", f"kb/a/{nfc}", f"kb/a/{nfd}"])
+    assert _codes(problems) == sorted(want)
+    (repo / "kb/a/Fact.md").unlink()  # gone: its sibling is looked at again, now alone
+    entries, problems = stat_paths(repo, ["kb/a/Fact.md"])
+    assert [e.path for e in entries] == ["kb/a/fact.md"] and problems == []

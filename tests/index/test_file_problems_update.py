@@ -42,3 +42,24 @@ def test_file_problems_after_updates_equal_a_rebuild(corpus: Corpus, tmp_path: P
                        ("kb/gotchas/db/linked.md", "hardlink")]
     Indexer(repo).update(rebuild=True)
     assert _file_problems(repo) == updated
+
+
+def test_name_collisions_come_and_go_with_the_files(corpus: Corpus, tmp_path: Path) -> None:
+    """Git names only the file that appeared or went; the update looks at its twin again
+    (it is read anew) for its file problems all the same."""
+    nfc, nfd = "kb/gotchas/db/caf\u00e9.md", "kb/gotchas/db/cafe\u0301.md"
+    repo = corpus.root
+    corpus.fact(nfc, title="Cafe, written the usual way")
+    corpus.commit("learn: a fact with an accent in its name")
+    Indexer(repo).update()
+    corpus.fact(nfd, title="Cafe, decomposed")
+    Indexer(repo).update()  # git names only the new file; its twin is warned too
+    pair = [(nfd, "unicode_collision"), (nfd, "unicode_name"), (nfc, "unicode_collision")]
+    assert _file_problems(repo) == pair
+    Indexer(repo).update(rebuild=True)
+    assert _file_problems(repo) == pair
+    (repo / nfd).unlink()
+    Indexer(repo).update()
+    assert _file_problems(repo) == []
+    Indexer(repo).update(rebuild=True)
+    assert _file_problems(repo) == []

@@ -16,7 +16,8 @@ TEMP_PREFIX = ".factdesk-tmp-"
 
 #: the problems `scan` and `stat_paths` report about files (not their contents): an update
 #: replaces those of the paths it looks at again
-SCAN_CODES = ("symlink", "nested_repo", "unicode_name", "io_error", "hardlink", "unportable_name")
+SCAN_CODES = ("symlink", "nested_repo", "unicode_name", "io_error", "hardlink", "unportable_name",
+              "case_collision", "unicode_collision")
 
 #: names Windows reserves in any folder, with any extension (RELIABILITY C13)
 _RESERVED = frozenset({"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)),
@@ -55,17 +56,38 @@ def scan(repo: Path, root: str = "kb") -> tuple[list[FileEntry], list[Problem]]:
 def stat_paths(repo: Path, paths: list[str], root: str = "kb"
                ) -> tuple[list[FileEntry], list[Problem]]:
     """The fact files among `paths` (repo-relative; a trailing `/` names a folder to walk),
-    with the problems `scan` would report for them. Missing paths are left out."""
-    entries: list[FileEntry] = []
+    with the problems `scan` would report for them. Missing paths are left out. A file
+    whose name collides with a sibling's (C11, C12) brings the sibling along, so that both
+    names' problems are found again (also when one of them is gone)."""
+    entries: dict[str, FileEntry] = {}
     problems: list[Problem] = []
     top = os.fspath(repo)
-    for rel in paths:
+    walked: list[FileEntry] = []
+    # folder → (its names by name key, its colliding names' codes)
+    listings: dict[str, tuple[dict[str, list[str]], dict[str, str]]] = {}
+    todo = list(paths)
+    while todo:
+        rel = todo.pop()
         if rel.endswith("/"):
             if os.path.isdir(os.path.join(top, rel)) and is_fact_path(rel + "x.md", root):
-                _walk(top, rel.rstrip("/"), entries, problems)
+                _walk(top, rel.rstrip("/"), walked, problems)
             continue
-        if not is_fact_path(rel, root):
+        if not is_fact_path(rel, root) or rel in entries:
             continue
+        folder, _, name = rel.rpartition("/")
+        if folder not in listings:
+            try:
+                names = os.listdir(os.path.join(top, folder))
+            except OSError:
+                names = []
+            by_key: dict[str, list[str]] = {}
+            for other in names:
+                by_key.setdefault(_name_key(other), []).append(other)
+            listings[folder] = (by_key, _collisions(names))
+        by_key, collisions = listings[folder]
+        # the names that are (or were, when this one is gone) one name with this one
+        todo.extend(f"{folder}/{other}" for other in by_key.get(_name_key(name), ())
+                    if other != name)
         try:
             st = os.lstat(os.path.join(top, rel))
         except FileNotFoundError:
@@ -77,14 +99,47 @@ def stat_paths(repo: Path, paths: list[str], root: str = "kb"
             problems.append(Problem(rel, 1, "symlink", Severity.WARNING,
                                     "symbolic link in the corpus: never followed or read"))
         elif stat.S_ISREG(st.st_mode):
-            entries.append(FileEntry(rel, st.st_size, st.st_mtime_ns))
-            _file_problems(rel, st, problems)
-    entries.sort(key=lambda e: e.path)
-    return entries, problems
+            entries[rel] = FileEntry(rel, st.st_size, st.st_mtime_ns)
+            _file_problems(rel, st, problems, collisions.get(name))
+    for entry in walked:
+        entries.setdefault(entry.path, entry)
+    return sorted(entries.values(), key=lambda e: e.path), problems
 
 
-def _file_problems(rel: str, st: os.stat_result, problems: list[Problem]) -> None:
-    """What is wrong with a fact file as a file: its name (C11, C13), its links (C09)."""
+def _name_key(name: str) -> str:
+    """What two names must share to be one name on Windows or macOS (case and Unicode
+    normalisation folded)."""
+    return name.lower() if name.isascii() else unicodedata.normalize("NFC", name).casefold()
+
+
+def _collisions(names: list[str]) -> dict[str, str]:
+    """The `.md` names of one folder that collide with another of them: name → code
+    (`unicode_collision` when the two differ only by Unicode normalisation, else
+    `case_collision`)."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        if name.endswith(".md") and not name.startswith("."):
+            groups.setdefault(_name_key(name), []).append(name)
+    out: dict[str, str] = {}
+    for group in groups.values():
+        if len(group) > 1:
+            forms = {unicodedata.normalize("NFC", n) for n in group}
+            code = "unicode_collision" if len(forms) < len(group) else "case_collision"
+            out.update(dict.fromkeys(group, code))
+    return out
+
+
+def _file_problems(rel: str, st: os.stat_result, problems: list[Problem],
+                   collision: str | None = None) -> None:
+    """What is wrong with a fact file as a file: its name (C11, C12, C13), its links (C09)."""
+    if collision == "unicode_collision":
+        problems.append(Problem(rel, 1, collision, Severity.WARNING,
+                                "another file in this folder has the same name in another "
+                                "Unicode normalisation (NFC/NFD): one file on macOS"))
+    elif collision == "case_collision":
+        problems.append(Problem(rel, 1, collision, Severity.WARNING,
+                                "another file in this folder differs only in case: the two "
+                                "cannot both exist on Windows or macOS"))
     if not rel.isascii() and unicodedata.normalize("NFC", rel) != rel:
         problems.append(Problem(rel, 1, "unicode_name", Severity.WARNING,
                                 "file name is not NFC-normalised"))
@@ -126,6 +181,7 @@ def _walk(top: str, start: str, entries: list[FileEntry], problems: list[Problem
                                     "nested git repository inside the corpus: none of its "
                                     "files are read"))
             continue
+        collisions = _collisions([item.name for item in items])
         for item in items:
             name = item.name
             rel = f"{folder}/{name}"
@@ -148,7 +204,7 @@ def _walk(top: str, start: str, entries: list[FileEntry], problems: list[Problem
                 continue
             if stat.S_ISREG(st.st_mode):
                 entries.append(FileEntry(rel, st.st_size, st.st_mtime_ns))
-                _file_problems(rel, st, problems)
+                _file_problems(rel, st, problems, collisions.get(name))
 
 
 def read_fact_file(repo: str, rel: str) -> tuple[bytes, os.stat_result]:

@@ -40,7 +40,7 @@ from factdesk.corpus.ontology import (
     topic_problems,
 )
 from factdesk.corpus.registry_io import load_registry
-from factdesk.corpus.scan import FileEntry, read_fact_file, scan, stat_paths
+from factdesk.corpus.scan import SCAN_CODES, FileEntry, read_fact_file, scan, stat_paths
 from factdesk.index import schema
 from factdesk.index.history import (
     ChangeRow,
@@ -797,8 +797,8 @@ class Indexer:
                 conn.execute("DELETE FROM refs WHERE src = ?", (path,))
             conn.execute("DELETE FROM problems WHERE code = 'ontology'")
             for pid, ppath in conn.execute(
-                    "SELECT id, path FROM problems WHERE code IN "
-                    "('symlink', 'nested_repo', 'unicode_name', 'io_error')").fetchall():
+                    f"SELECT id, path FROM problems WHERE code IN ({','.join('?' * len(SCAN_CODES))})",
+                    SCAN_CODES).fetchall():
                 if rescanned is None or ppath in rescanned or any(
                         ppath.startswith(d) for d in rescanned if d.endswith("/")):
                     conn.execute("DELETE FROM problems WHERE id = ?", (pid,))
