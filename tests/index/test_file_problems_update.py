@@ -37,11 +37,22 @@ def test_file_problems_after_updates_equal_a_rebuild(corpus: Corpus, tmp_path: P
                 path.write_bytes(path.read_bytes() + b"\nMore.\n")
             os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))
         Indexer(repo).update()
-    updated = _file_problems(repo)
+    updated, counted = _file_problems(repo), _counts(repo)
     assert updated == [("kb/gotchas/db/CON.md", "unportable_name"),
                        ("kb/gotchas/db/linked.md", "hardlink")]
+    # counted in the fact's row too, so `has:problems` finds them
+    assert counted["kb/gotchas/db/CON.md"] >= 1 and counted["kb/gotchas/db/linked.md"] >= 1
     Indexer(repo).update(rebuild=True)
-    assert _file_problems(repo) == updated
+    assert (_file_problems(repo), _counts(repo)) == (updated, counted)
+
+
+def _counts(repo: Path) -> dict[str, int]:
+    """Each fact's warnings and errors as its row counts them."""
+    conn = Indexer(repo).connect(readonly=True)
+    try:
+        return {r[0]: r[1] + r[2] for r in conn.execute("SELECT path, errors, warnings FROM facts")}
+    finally:
+        conn.close()
 
 
 def test_name_collisions_come_and_go_with_the_files(corpus: Corpus, tmp_path: Path) -> None:

@@ -432,6 +432,7 @@ class Indexer:
             outcomes: dict[str, ParseOutcome] = {}
             files: dict[str, tuple[str, int, int]] = {}
             early: dict[str, list[Problem]] = {}  # per path: parse and ontology findings
+            as_file = _by_path(scan_problems)  # counted in the row too (`has:problems`)
             batch: list[tuple[object, ...]] = []
             texts: list[TextRow] = []
             for i, (outcome, blob, size, mtime, onto_found) in enumerate(parsed):
@@ -441,7 +442,8 @@ class Indexer:
                 early[path] = found
                 row = fact_row(outcome, status="live" if fact else "broken",
                                history=histories.get(path, _NO_HISTORY), registry=registry,
-                               file=files[path], computed_weight=None, problems=found)
+                               file=files[path], computed_weight=None,
+                               problems=found + as_file.get(path, []))
                 # ids in path order, as an autoincrement would give them; the full-text row
                 # goes on too, while the workers go on parsing (no second pass over the table)
                 batch.append((i + 1, *row_values(row)))
@@ -803,6 +805,7 @@ class Indexer:
                         ppath.startswith(d) for d in rescanned if d.endswith("/")):
                     conn.execute("DELETE FROM problems WHERE id = ?", (pid,))
         problems: list[Problem] = list(scan_problems)
+        as_file = _by_path(scan_problems)  # a fact file's own, counted in its row too
         if ontology is not None:
             problems.extend(ontology.problems)
         ref_rows: list[tuple[str, str]] = []
@@ -835,12 +838,13 @@ class Indexer:
                 problems.extend(found)
                 if early is not None:
                     if len(found) != known or computed is not None:
-                        errors, warnings = problem_counts(found)
+                        errors, warnings = problem_counts(found + as_file.get(path, []))
                         late.append((errors, warnings, computed, path))
                     continue
                 yield fact_row(outcome, status="live" if fact else "broken",
                                history=histories[path], registry=registry,
-                               file=files.get(path), computed_weight=computed, problems=found)
+                               file=files.get(path), computed_weight=computed,
+                               problems=found + as_file.get(path, []))
 
         def gone_rows() -> Iterator[tuple[object, ...]]:
             for path, hist in retracted.items():
@@ -965,6 +969,13 @@ def _inode(path: Path) -> int | None:
 
 def _lines(text: str) -> list[str]:
     return [line for line in text.split("\n") if line]
+
+
+def _by_path(problems: list[Problem]) -> dict[str, list[Problem]]:
+    out: dict[str, list[Problem]] = {}
+    for problem in problems:
+        out.setdefault(problem.path, []).append(problem)
+    return out
 
 
 def _transaction(conn: sqlite3.Connection, work: Callable[[], IndexStats]) -> IndexStats:
