@@ -11,6 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from factdesk.cli import main
+from factdesk.index import schema
 from factdesk.index.indexer import Indexer
 from factdesk.index.search import fact_ids, search
 from tests.conftest import Corpus, git
@@ -91,7 +93,7 @@ def test_working_tree_edit_with_restored_mtime_is_seen(corpus: Corpus, tmp_path:
 
 
 @pytest.mark.parametrize("damage", ["truncate0", "truncate1k", "zero_header", "flip",
-                                    "old_version", "foreign"])
+                                    "old_version"])
 def test_damaged_index_is_moved_aside_and_rebuilt(corpus: Corpus, damage: str) -> None:
     ix = Indexer(corpus.root)
     ix.update()
@@ -104,18 +106,31 @@ def test_damaged_index_is_moved_aside_and_rebuilt(corpus: Corpus, damage: str) -
         ix.path.write_bytes(b"\0" * 100 + data[100:])
     elif damage == "flip":
         ix.path.write_bytes(data[:5000] + bytes(b ^ 0xFF for b in data[5000:5064]) + data[5064:])
-    elif damage == "old_version":
+    else:
         with sqlite3.connect(ix.path) as c:
             c.execute("PRAGMA user_version = 1")
-    else:
-        ix.path.unlink()
-        with sqlite3.connect(ix.path) as c:
-            c.execute("CREATE TABLE t (x)")
     stats = ix.update()
     assert stats.facts == 3
     if damage != "flip":  # a flip in a free page is harmless and may go unnoticed
         assert stats.mode == "rebuild"
         assert list(ix.path.parent.glob("*.corrupt-*")) or damage == "old_version"
+
+
+def test_a_foreign_database_at_the_index_path_is_left_alone(corpus: Corpus) -> None:
+    """RELIABILITY F05: another program's SQLite file (its application_id not ours) keeps
+    its name and bytes; the index goes to a name of its own beside it."""
+    standard = Indexer(corpus.root).path
+    standard.parent.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(standard) as c:
+        c.execute("PRAGMA application_id = 1234")
+        c.execute("CREATE TABLE theirs (x)")
+        c.execute("INSERT INTO theirs VALUES ('keep me')")
+    before = standard.read_bytes()
+    ix = Indexer(corpus.root)
+    assert ix.path == standard.with_name(f"index.v{schema.SCHEMA_VERSION}.factdesk.db")
+    assert ix.update().facts == 3
+    assert standard.read_bytes() == before and not list(standard.parent.glob("*.corrupt-*"))
+    assert main(["search", "pool", "--kb", str(corpus.root), "--format", "json"]) == 0
 
 
 def test_index_lives_in_the_git_dir(corpus: Corpus) -> None:

@@ -1,8 +1,9 @@
 """The SQLite cache: schema, location, opening with damage detection (RELIABILITY F).
 
 The index lives under the repository's git directory (`.git/factdesk/index.v<N>.db`),
-never in the working tree. It is derived: a missing, corrupt, foreign or old-schema file
-is moved aside or ignored and rebuilt, never trusted.
+never in the working tree. It is derived: a missing, corrupt or old-schema file is moved
+aside or ignored and rebuilt, never trusted; another program's SQLite file under its name
+is left alone (`index_path`).
 """
 
 from __future__ import annotations
@@ -116,7 +117,23 @@ BULK_INDEXES: tuple[str, ...] = (
 
 
 def index_path(git_dir: Path) -> Path:
-    return git_dir / "factdesk" / f"index.v{SCHEMA_VERSION}.db"
+    """Where the index lives: `index.v<N>.db`, or `index.v<N>.factdesk.db` when another
+    program's SQLite file holds that name (RELIABILITY F05: left alone)."""
+    path = git_dir / "factdesk" / f"index.v{SCHEMA_VERSION}.db"
+    return path.with_name(f"index.v{SCHEMA_VERSION}.factdesk.db") if is_foreign(path) else path
+
+
+def is_foreign(path: Path) -> bool:
+    """A SQLite database that another program made: its header says SQLite, and its
+    `application_id` (header bytes 68–71) is not ours. A file without SQLite's header
+    (empty, truncated to nothing, zeroed) is ours, broken: moved aside and rebuilt."""
+    try:
+        with open(path, "rb") as fh:
+            header = fh.read(100)
+    except OSError:
+        return False
+    return (len(header) == 100 and header.startswith(b"SQLite format 3\x00")
+            and int.from_bytes(header[68:72], "big") != APPLICATION_ID)
 
 
 def connect(path: Path, *, readonly: bool = False, unjournaled: bool = False
