@@ -97,3 +97,17 @@ def test_names_that_would_be_one_file_elsewhere_are_both_warned(tmp_path: Path) 
     (repo / "kb/a/Fact.md").unlink()  # gone: its sibling is looked at again, now alone
     entries, problems = stat_paths(repo, ["kb/a/Fact.md"])
     assert [e.path for e in entries] == ["kb/a/fact.md"] and problems == []
+
+
+def test_colliding_symlinks_are_each_reported_once(tmp_path: Path) -> None:
+    """Two names that are one name elsewhere, both links (or a link beside a folder): each
+    is looked at once (the twins used to hand each other back forever)."""
+    repo = _tree(tmp_path, {"kb/a/target.md": FACT})
+    os.symlink(repo / "kb/a/target.md", repo / "kb/a/X.md")
+    os.symlink(repo / "kb/a/target.md", repo / "kb/a/x.md")
+    (repo / "kb/a/Y.md").mkdir()
+    os.symlink(repo / "kb/a/target.md", repo / "kb/a/y.md")
+    entries, problems = stat_paths(repo, ["kb/a/X.md", "kb/a/y.md"])
+    assert entries == []
+    assert _codes(problems) == [("kb/a/X.md", "symlink"), ("kb/a/x.md", "symlink"),
+                                ("kb/a/y.md", "symlink")]

@@ -74,3 +74,19 @@ def test_name_collisions_come_and_go_with_the_files(corpus: Corpus, tmp_path: Pa
     assert _file_problems(repo) == []
     Indexer(repo).update(rebuild=True)
     assert _file_problems(repo) == []
+
+
+def test_a_link_beside_its_twin_is_one_problem_and_the_update_settles(corpus: Corpus) -> None:
+    """An untracked symbolic link whose name collides with a committed fact: one `symlink`
+    row however many updates run, the fact warned once, and an update with nothing new is
+    `unchanged` (the twin used to be read again, and its row added again, every time)."""
+    repo = corpus.root
+    Indexer(repo).update()
+    os.symlink(repo / "kb/gotchas/db/b2b2b2b2.md", repo / "kb/gotchas/db/A1A1A1A1.md")
+    for _ in range(3):
+        stats = Indexer(repo).update()
+    assert stats.mode == "unchanged"
+    want = [("kb/gotchas/db/A1A1A1A1.md", "symlink"), ("kb/gotchas/db/a1a1a1a1.md", "case_collision")]
+    assert _file_problems(repo) == want
+    Indexer(repo).update(rebuild=True)
+    assert _file_problems(repo) == want

@@ -133,6 +133,21 @@ def test_a_foreign_database_at_the_index_path_is_left_alone(corpus: Corpus) -> N
     assert main(["search", "pool", "--kb", str(corpus.root), "--format", "json"]) == 0
 
 
+@pytest.mark.parametrize("app_id", [0, 0x46444B30])
+def test_our_index_with_another_id_in_its_header_is_not_foreign(corpus: Corpus,
+                                                                app_id: int) -> None:
+    """A flipped byte in the id, or id 0 (a WAL-mode index before its first checkpoint):
+    the file holds our tables, so it is ours, moved aside and rebuilt; never stranded."""
+    ix = Indexer(corpus.root)
+    ix.update()
+    data = bytearray(ix.path.read_bytes())
+    data[68:72] = app_id.to_bytes(4, "big")
+    ix.path.write_bytes(bytes(data))
+    again = Indexer(corpus.root)
+    assert again.path == ix.path and not schema.is_foreign(ix.path)
+    assert again.update().facts == 3
+
+
 def test_index_lives_in_the_git_dir(corpus: Corpus) -> None:
     ix = Indexer(corpus.root)
     ix.update()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 import unicodedata
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ SCAN_CODES = ("symlink", "nested_repo", "unicode_name", "io_error", "hardlink", 
 _RESERVED = frozenset({"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)),
                        *(f"lpt{i}" for i in range(1, 10))})
 _UNPORTABLE_CHARS = frozenset('<>:"|?*\\') | frozenset(map(chr, range(32)))
+_UNPORTABLE_RE = re.compile("[" + re.escape("".join(sorted(_UNPORTABLE_CHARS))) + "]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,13 +68,17 @@ def stat_paths(repo: Path, paths: list[str], root: str = "kb"
     # folder → (its names by name key, its colliding names' codes)
     listings: dict[str, tuple[dict[str, list[str]], dict[str, str]]] = {}
     todo = list(paths)
+    seen: set[str] = set()
     while todo:
         rel = todo.pop()
+        if rel in seen:
+            continue
+        seen.add(rel)
         if rel.endswith("/"):
             if os.path.isdir(os.path.join(top, rel)) and is_fact_path(rel + "x.md", root):
                 _walk(top, rel.rstrip("/"), walked, problems)
             continue
-        if not is_fact_path(rel, root) or rel in entries:
+        if not is_fact_path(rel, root):
             continue
         folder, _, name = rel.rpartition("/")
         if folder not in listings:
@@ -80,10 +86,8 @@ def stat_paths(repo: Path, paths: list[str], root: str = "kb"
                 names = os.listdir(os.path.join(top, folder))
             except OSError:
                 names = []
-            by_key: dict[str, list[str]] = {}
-            for other in names:
-                by_key.setdefault(_name_key(other), []).append(other)
-            listings[folder] = (by_key, _collisions(names))
+            by_key = _by_key(names)
+            listings[folder] = (by_key, _collisions(by_key))
         by_key, collisions = listings[folder]
         # the names that are (or were, when this one is gone) one name with this one
         todo.extend(f"{folder}/{other}" for other in by_key.get(_name_key(name), ())
@@ -112,16 +116,21 @@ def _name_key(name: str) -> str:
     return name.lower() if name.isascii() else unicodedata.normalize("NFC", name).casefold()
 
 
-def _collisions(names: list[str]) -> dict[str, str]:
-    """The `.md` names of one folder that collide with another of them: name → code
-    (`unicode_collision` when the two differ only by Unicode normalisation, else
-    `case_collision`)."""
+def _by_key(names: list[str]) -> dict[str, list[str]]:
+    """One folder's names grouped by `_name_key`."""
     groups: dict[str, list[str]] = {}
     for name in names:
-        if name.endswith(".md") and not name.startswith("."):
-            groups.setdefault(_name_key(name), []).append(name)
+        groups.setdefault(_name_key(name), []).append(name)
+    return groups
+
+
+def _collisions(by_key: dict[str, list[str]]) -> dict[str, str]:
+    """The `.md` names of one folder (grouped by `_by_key`) that collide with another of
+    them: name → code (`unicode_collision` when the two differ only by Unicode
+    normalisation, else `case_collision`)."""
     out: dict[str, str] = {}
-    for group in groups.values():
+    for names in by_key.values():
+        group = [n for n in names if n.endswith(".md") and not n.startswith(".")]
         if len(group) > 1:
             forms = {unicodedata.normalize("NFC", n) for n in group}
             code = "unicode_collision" if len(forms) < len(group) else "case_collision"
@@ -129,8 +138,11 @@ def _collisions(names: list[str]) -> dict[str, str]:
     return out
 
 
+_UNSET = "?"
+
+
 def _file_problems(rel: str, st: os.stat_result, problems: list[Problem],
-                   collision: str | None = None) -> None:
+                   collision: str | None = None, why: str | None = _UNSET) -> None:
     """What is wrong with a fact file as a file: its name (C11, C12, C13), its links (C09)."""
     if collision == "unicode_collision":
         problems.append(Problem(rel, 1, collision, Severity.WARNING,
@@ -143,7 +155,9 @@ def _file_problems(rel: str, st: os.stat_result, problems: list[Problem],
     if not rel.isascii() and unicodedata.normalize("NFC", rel) != rel:
         problems.append(Problem(rel, 1, "unicode_name", Severity.WARNING,
                                 "file name is not NFC-normalised"))
-    if why := unportable(rel):
+    if why is _UNSET:
+        why = unportable(rel)
+    if why:
         problems.append(Problem(rel, 1, "unportable_name", Severity.WARNING,
                                 f"file name cannot be checked out on Windows: {why}"))
     if st.st_nlink > 1:
@@ -157,12 +171,18 @@ def unportable(rel: str) -> str | None:
     """Why a repo-relative path could not exist on Windows (reserved name, trailing dot or
     space, a forbidden character), or None."""
     for part in rel.split("/"):
-        if part.split(".", 1)[0].rstrip(" ").lower() in _RESERVED:
-            return f"{part!r} is a reserved name"
-        if part.endswith((".", " ")):
-            return f"{part!r} ends with a dot or a space"
-        if bad := sorted(set(part) & _UNPORTABLE_CHARS):
-            return f"{part!r} holds {''.join(bad)!r}"
+        if why := _unportable_part(part):
+            return why
+    return None
+
+
+def _unportable_part(part: str) -> str | None:
+    if part.split(".", 1)[0].rstrip(" ").lower() in _RESERVED:
+        return f"{part!r} is a reserved name"
+    if part.endswith((".", " ")):
+        return f"{part!r} ends with a dot or a space"
+    if _UNPORTABLE_RE.search(part):
+        return f"{part!r} holds {''.join(sorted(set(part) & _UNPORTABLE_CHARS))!r}"
     return None
 
 
@@ -181,7 +201,8 @@ def _walk(top: str, start: str, entries: list[FileEntry], problems: list[Problem
                                     "nested git repository inside the corpus: none of its "
                                     "files are read"))
             continue
-        collisions = _collisions([item.name for item in items])
+        collisions = _collisions(_by_key([item.name for item in items]))
+        folder_why = unportable(folder)  # (each folder's name checked once)
         for item in items:
             name = item.name
             rel = f"{folder}/{name}"
@@ -204,7 +225,8 @@ def _walk(top: str, start: str, entries: list[FileEntry], problems: list[Problem
                 continue
             if stat.S_ISREG(st.st_mode):
                 entries.append(FileEntry(rel, st.st_size, st.st_mtime_ns))
-                _file_problems(rel, st, problems, collisions.get(name))
+                _file_problems(rel, st, problems, collisions.get(name),
+                               folder_why or _unportable_part(name))
 
 
 def read_fact_file(repo: str, rel: str) -> tuple[bytes, os.stat_result]:

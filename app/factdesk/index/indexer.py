@@ -532,6 +532,8 @@ class Indexer:
         partial = looked is not None
         if looked is not None:
             looked_at, entries, scan_problems, dirty = looked
+            # with the names `stat_paths` looked at too (a colliding name's twin, C11/C12)
+            looked_at = looked_at | {e.path for e in entries} | {p.path for p in scan_problems}
             known = self._known(conn, looked_at)
         else:  # no git to say what changed: compare every file with the index
             known = {r[0]: (r[1], r[2], r[3]) for r in conn.execute(

@@ -124,16 +124,30 @@ def index_path(git_dir: Path) -> Path:
 
 
 def is_foreign(path: Path) -> bool:
-    """A SQLite database that another program made: its header says SQLite, and its
-    `application_id` (header bytes 68–71) is not ours. A file without SQLite's header
-    (empty, truncated to nothing, zeroed) is ours, broken: moved aside and rebuilt."""
+    """A SQLite database that another program made: SQLite's header with an
+    `application_id` (header bytes 68–71) that is not ours, and tables, none of them ours.
+    Ours, broken, rather (moved aside and rebuilt): a file without SQLite's header (empty,
+    zeroed), one that cannot be read, one with our `meta` table (a flipped id byte), and
+    one with no tables yet (an index being made in WAL mode carries id 0 in its main file
+    until a checkpoint)."""
     try:
         with open(path, "rb") as fh:
             header = fh.read(100)
     except OSError:
         return False
-    return (len(header) == 100 and header.startswith(b"SQLite format 3\x00")
-            and int.from_bytes(header[68:72], "big") != APPLICATION_ID)
+    if not (len(header) == 100 and header.startswith(b"SQLite format 3\x00")
+            and int.from_bytes(header[68:72], "big") != APPLICATION_ID):
+        return False
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            tables = {r[0] for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+        finally:
+            conn.close()
+    except DAMAGE:
+        return False
+    return bool(tables) and not tables & {"meta", "facts"}
 
 
 def connect(path: Path, *, readonly: bool = False, unjournaled: bool = False
