@@ -90,3 +90,17 @@ def test_a_link_beside_its_twin_is_one_problem_and_the_update_settles(corpus: Co
     assert _file_problems(repo) == want
     Indexer(repo).update(rebuild=True)
     assert _file_problems(repo) == want
+
+
+def test_a_name_that_is_not_utf8_is_reported_and_not_read(corpus: Corpus) -> None:
+    """One such file stopped `index` and `check` outright (the path went into SQLite)."""
+    repo = corpus.root
+    Indexer(repo).update()
+    with open(os.fsencode(repo / "kb/gotchas/db") + b"/\xff.md", "wb") as fh:
+        fh.write(b"---\ntype: observation\n---\n# A name that is not UTF-8\n")
+    assert Indexer(repo).update().facts == 3
+    want = [("kb/gotchas/db/\ufffd.md", "undecodable_name")]
+    assert _file_problems(repo) == want
+    assert Indexer(repo).update().mode == "unchanged"
+    Indexer(repo).update(rebuild=True)
+    assert _file_problems(repo) == want

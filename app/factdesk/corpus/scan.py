@@ -18,7 +18,7 @@ TEMP_PREFIX = ".factdesk-tmp-"
 #: the problems `scan` and `stat_paths` report about files (not their contents): an update
 #: replaces those of the paths it looks at again
 SCAN_CODES = ("symlink", "nested_repo", "unicode_name", "io_error", "hardlink", "unportable_name",
-              "case_collision", "unicode_collision")
+              "case_collision", "unicode_collision", "undecodable_name")
 
 #: names Windows reserves in any folder, with any extension (RELIABILITY C13)
 _RESERVED = frozenset({"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)),
@@ -78,7 +78,7 @@ def stat_paths(repo: Path, paths: list[str], root: str = "kb"
             if os.path.isdir(os.path.join(top, rel)) and is_fact_path(rel + "x.md", root):
                 _walk(top, rel.rstrip("/"), walked, problems)
             continue
-        if not is_fact_path(rel, root):
+        if not is_fact_path(rel, root) or _undecodable(rel, rel, problems):
             continue
         folder, _, name = rel.rpartition("/")
         if folder not in listings:
@@ -108,6 +108,21 @@ def stat_paths(repo: Path, paths: list[str], root: str = "kb"
     for entry in walked:
         entries.setdefault(entry.path, entry)
     return sorted(entries.values(), key=lambda e: e.path), problems
+
+
+def _undecodable(name: str, rel: str, problems: list[Problem]) -> bool:
+    """A name that is not UTF-8 (held with surrogate escapes): not read, one problem under
+    a printable form of its path (the index and every report hold UTF-8 text only)."""
+    if name.isascii():
+        return False
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        problems.append(Problem(shown, 1, "undecodable_name", Severity.WARNING,
+                                "file or folder name is not UTF-8: not read"))
+        return True
+    return False
 
 
 def _name_key(name: str) -> str:
@@ -207,6 +222,8 @@ def _walk(top: str, start: str, entries: list[FileEntry], problems: list[Problem
             name = item.name
             rel = f"{folder}/{name}"
             if name[0] == ".":  # knomit: no path segment may start with a dot
+                continue
+            if _undecodable(name, rel, problems):
                 continue
             try:
                 if item.is_symlink():  # d_type: no extra system call

@@ -534,6 +534,9 @@ class Indexer:
             looked_at, entries, scan_problems, dirty = looked
             # with the names `stat_paths` looked at too (a colliding name's twin, C11/C12)
             looked_at = looked_at | {e.path for e in entries} | {p.path for p in scan_problems}
+            # (a name that is not UTF-8 is never a row: its problem stands under a
+            # printable form of it, which is in the set)
+            looked_at = {p for p in looked_at if p.isascii() or _is_utf8(p)}
             known = self._known(conn, looked_at)
         else:  # no git to say what changed: compare every file with the index
             known = {r[0]: (r[1], r[2], r[3]) for r in conn.execute(
@@ -619,7 +622,9 @@ class Indexer:
         status = gitrepo.status_paths(self.repo, self.root)
         if status is None:
             return None
-        dirty = "\n".join(sorted(status))
+        # (stored as UTF-8 text: a name that is not UTF-8 is kept in a printable form)
+        dirty = "\n".join(sorted(status)).encode("utf-8", "surrogateescape").decode(
+            "utf-8", "replace")
         paths = status | touched | set(_lines(meta.get("dirty", "")))
         entries, problems = stat_paths(self.repo, sorted(paths), self.root)
         return paths, entries, problems, dirty
@@ -930,6 +935,7 @@ class Indexer:
         return wanted
 
     def _set_meta(self, conn: sqlite3.Connection, head: str | None, *, dirty: str) -> None:
+        dirty = dirty.encode("utf-8", "surrogateescape").decode("utf-8", "replace")  # (as `_look`)
         meta = {"dirty": dirty, "head": head or "", "root": self.root, "complete": "1",
                 "registry": self._registry_stamp(), "ontology": self._ontology_stamp(),
                 "today": self.today.isoformat(), "indexed_at": str(int(time.time())),
@@ -971,6 +977,14 @@ def _inode(path: Path) -> int | None:
 
 def _lines(text: str) -> list[str]:
     return [line for line in text.split("\n") if line]
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _by_path(problems: list[Problem]) -> dict[str, list[Problem]]:
