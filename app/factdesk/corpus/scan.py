@@ -104,25 +104,36 @@ def stat_paths(repo: Path, paths: list[str], root: str = "kb"
                                     "symbolic link in the corpus: never followed or read"))
         elif stat.S_ISREG(st.st_mode):
             entries[rel] = FileEntry(rel, st.st_size, st.st_mtime_ns)
-            _file_problems(rel, st, problems, collisions.get(name))
+            _file_problems(rel, st, problems, collisions.get(name), unportable(rel))
     for entry in walked:
         entries.setdefault(entry.path, entry)
     return sorted(entries.values(), key=lambda e: e.path), problems
 
 
-def _undecodable(name: str, rel: str, problems: list[Problem]) -> bool:
-    """A name that is not UTF-8 (held with surrogate escapes): not read, one problem under
-    a printable form of its path (the index and every report hold UTF-8 text only)."""
+def is_utf8(name: str) -> bool:
+    """Whether a name from the file system (or git) is UTF-8: Python holds the bytes of one
+    that is not as surrogate escapes, which SQLite and every report refuse."""
     if name.isascii():
-        return False
+        return True
     try:
         name.encode("utf-8")
     except UnicodeEncodeError:
-        shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-        problems.append(Problem(shown, 1, "undecodable_name", Severity.WARNING,
-                                "file or folder name is not UTF-8: not read"))
-        return True
-    return False
+        return False
+    return True
+
+
+def printable(name: str) -> str:
+    """`name` with each byte that is not UTF-8 shown as U+FFFD."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def _undecodable(name: str, rel: str, problems: list[Problem]) -> bool:
+    """A name that is not UTF-8: not read, one problem under a printable form of its path."""
+    if is_utf8(name):
+        return False
+    problems.append(Problem(printable(rel), 1, "undecodable_name", Severity.WARNING,
+                            "file or folder name is not UTF-8: not read"))
+    return True
 
 
 def _name_key(name: str) -> str:
@@ -153,12 +164,10 @@ def _collisions(by_key: dict[str, list[str]]) -> dict[str, str]:
     return out
 
 
-_UNSET = "?"
-
-
 def _file_problems(rel: str, st: os.stat_result, problems: list[Problem],
-                   collision: str | None = None, why: str | None = _UNSET) -> None:
-    """What is wrong with a fact file as a file: its name (C11, C12, C13), its links (C09)."""
+                   collision: str | None, unportable_why: str | None) -> None:
+    """What is wrong with a fact file as a file: its name (C11, C12, C13: the collision code
+    and why it is unportable, as the caller worked them out), its links (C09)."""
     if collision == "unicode_collision":
         problems.append(Problem(rel, 1, collision, Severity.WARNING,
                                 "another file in this folder has the same name in another "
@@ -170,11 +179,9 @@ def _file_problems(rel: str, st: os.stat_result, problems: list[Problem],
     if not rel.isascii() and unicodedata.normalize("NFC", rel) != rel:
         problems.append(Problem(rel, 1, "unicode_name", Severity.WARNING,
                                 "file name is not NFC-normalised"))
-    if why is _UNSET:
-        why = unportable(rel)
-    if why:
+    if unportable_why:
         problems.append(Problem(rel, 1, "unportable_name", Severity.WARNING,
-                                f"file name cannot be checked out on Windows: {why}"))
+                                f"file name cannot be checked out on Windows: {unportable_why}"))
     if st.st_nlink > 1:
         problems.append(Problem(rel, 1, "hardlink", Severity.WARNING,
                                 f"file has {st.st_nlink} hard links: another name, maybe "

@@ -40,7 +40,15 @@ from factdesk.corpus.ontology import (
     topic_problems,
 )
 from factdesk.corpus.registry_io import load_registry
-from factdesk.corpus.scan import SCAN_CODES, FileEntry, read_fact_file, scan, stat_paths
+from factdesk.corpus.scan import (
+    SCAN_CODES,
+    FileEntry,
+    is_utf8,
+    printable,
+    read_fact_file,
+    scan,
+    stat_paths,
+)
 from factdesk.index import schema
 from factdesk.index.history import (
     ChangeRow,
@@ -492,7 +500,7 @@ class Indexer:
             raise
         schema.create_triggers(conn)
         status = gitrepo.status_paths(self.repo, self.root) if head else None
-        self._set_meta(conn, head, dirty="\n".join(sorted(status or ())))
+        self._set_meta(conn, head, dirty=_dirty_stamp(status or set()))
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('build_phases', ?)",
                      (json.dumps(clock.phases),))
         stats = self._stats(conn, "rebuild", head, paths)
@@ -536,7 +544,7 @@ class Indexer:
             looked_at = looked_at | {e.path for e in entries} | {p.path for p in scan_problems}
             # (a name that is not UTF-8 is never a row: its problem stands under a
             # printable form of it, which is in the set)
-            looked_at = {p for p in looked_at if p.isascii() or _is_utf8(p)}
+            looked_at = {p for p in looked_at if is_utf8(p)}
             known = self._known(conn, looked_at)
         else:  # no git to say what changed: compare every file with the index
             known = {r[0]: (r[1], r[2], r[3]) for r in conn.execute(
@@ -622,9 +630,7 @@ class Indexer:
         status = gitrepo.status_paths(self.repo, self.root)
         if status is None:
             return None
-        # (stored as UTF-8 text: a name that is not UTF-8 is kept in a printable form)
-        dirty = "\n".join(sorted(status)).encode("utf-8", "surrogateescape").decode(
-            "utf-8", "replace")
+        dirty = _dirty_stamp(status)
         paths = status | touched | set(_lines(meta.get("dirty", "")))
         entries, problems = stat_paths(self.repo, sorted(paths), self.root)
         return paths, entries, problems, dirty
@@ -935,7 +941,6 @@ class Indexer:
         return wanted
 
     def _set_meta(self, conn: sqlite3.Connection, head: str | None, *, dirty: str) -> None:
-        dirty = dirty.encode("utf-8", "surrogateescape").decode("utf-8", "replace")  # (as `_look`)
         meta = {"dirty": dirty, "head": head or "", "root": self.root, "complete": "1",
                 "registry": self._registry_stamp(), "ontology": self._ontology_stamp(),
                 "today": self.today.isoformat(), "indexed_at": str(int(time.time())),
@@ -979,12 +984,10 @@ def _lines(text: str) -> list[str]:
     return [line for line in text.split("\n") if line]
 
 
-def _is_utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+def _dirty_stamp(status: set[str]) -> str:
+    """The paths git says differ from HEAD, as the text kept in `meta` and compared with it
+    on the next update (a name that is not UTF-8 in its printable form)."""
+    return printable("\n".join(sorted(status)))
 
 
 def _by_path(problems: list[Problem]) -> dict[str, list[Problem]]:
