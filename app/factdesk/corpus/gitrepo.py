@@ -7,6 +7,7 @@ Every git call is an argv list with the repository's own executors neutralised
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import subprocess
@@ -16,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from factdesk.corpus.codec import MAX_BYTES
 from factdesk.errors import FactdeskError
 from factdesk.model.registry import op_token
 
@@ -337,6 +339,31 @@ class BlobDiff:
             self._cancelled = True
             if self._proc is not None and self._proc.poll() is None:
                 self._proc.kill()
+
+
+def diff_versions(repo: Path, path: str, before: str | None, after: str | None,
+                  labels: tuple[str, str], *, differ: BlobDiff | None = None) -> str | None:
+    """A unified diff of two blobs of `path` (None or the all-zero id: an empty file),
+    headed `--- <label>:<path>` / `+++ <label>:<path>`; "" when they are equal, None when
+    `differ` was cancelled. A version over the corpus's size limit is not read into memory,
+    let alone compared: `BlobTooLarge`. Two non-empty versions are compared by `git diff`
+    (`differ`, which another thread may cancel); against an empty one every line is added
+    or removed (difflib, linear there)."""
+    with BlobReader(repo) as reader:
+        old = reader.read(before, limit=MAX_BYTES) if before and before != ZERO else b""
+        new = reader.read(after, limit=MAX_BYTES) if after and after != ZERO else b""
+    if old and new:
+        assert before is not None and after is not None
+        hunks = (differ or BlobDiff(repo)).run(before, after)
+        if hunks is None:
+            return None
+        heading = f"--- {labels[0]}:{path}\n+++ {labels[1]}:{path}\n"
+        return heading + hunks.decode("utf-8", "replace") if hunks else ""
+    old_text = (old or b"").decode("utf-8", "replace")
+    new_text = (new or b"").decode("utf-8", "replace")
+    return "".join(difflib.unified_diff(old_text.splitlines(keepends=True),
+                                        new_text.splitlines(keepends=True),
+                                        f"{labels[0]}:{path}", f"{labels[1]}:{path}"))
 
 
 def blob_id(data: bytes) -> str:

@@ -1,20 +1,19 @@
 """HistoryPanel: the commits that touched one fact file, and a diff between two versions.
 
 Rows come from the index (`changes` joined with `commits`); two versions are compared
-by `git diff` (the core's `BlobDiff`) on a thread, so the window never waits for it, and
-closing the window stops it. One diff runs at a time; selections made meanwhile leave
-only the newest waiting, and an answer for a selection that has since changed is dropped.
-Everything shown is plain text.
+by the core (`gitrepo.diff_versions`: `git diff`, the corpus's size limit) on a thread of
+a `BackgroundRead`, so the window never waits for it, and closing the window stops it. One
+diff runs at a time; selections made meanwhile leave only the newest waiting, and an
+answer for a selection that has since changed is dropped. Everything shown is plain text.
 """
 
 from __future__ import annotations
 
-import difflib
 import sqlite3
 from datetime import datetime
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Qt, QThread, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -28,41 +27,16 @@ from PySide6.QtWidgets import (
 )
 
 from factdesk.corpus.codec import MAX_BYTES
-from factdesk.corpus.gitrepo import ZERO, BlobDiff, BlobReader, BlobTooLarge
+from factdesk.corpus.gitrepo import ZERO, BlobDiff, BlobTooLarge, diff_versions
 from factdesk.gui import theme
 from factdesk.gui.safe_browser import raw_text
+from factdesk.gui.workers import BackgroundRead
 from factdesk.index.history import commits_touching
 
 BLOB_ROLE = Qt.ItemDataRole.UserRole + 1
 _STATUS = {"A": "added", "M": "modified", "D": "deleted"}
 COMPARING = "Comparing the two versions…"
 STOPPED = "(the comparison was stopped)"
-
-
-class _DiffWorker(QThread):
-    """One diff (`version_diff`) off the GUI thread; `ticket` says which request it answers;
-    `cancel()` stops it."""
-
-    did_finish = Signal(int, str)
-
-    def __init__(self, ticket: int, repo: Path, path: str, before: str | None, after: str | None,
-                 labels: tuple[str, str], parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._ticket = ticket
-        self._args = (repo, path, before, after, labels)
-        self._differ = BlobDiff(repo)
-
-    def run(self) -> None:
-        text = STOPPED
-        try:
-            text = version_diff(*self._args, differ=self._differ)
-        except Exception as exc:  # shown in the panel, never a crash
-            text = f"(could not compare the versions: {type(exc).__name__}: {exc})"
-        finally:  # always answered: the panel's queue waits for it
-            self.did_finish.emit(self._ticket, text)
-
-    def cancel(self) -> None:
-        self._differ.cancel()
 
 
 class HistoryPanel(QWidget):
@@ -75,10 +49,12 @@ class HistoryPanel(QWidget):
         super().__init__(parent)
         self._repo = repo
         self._path = ""
-        self._ticket = 0  # the newest diff request; older answers are dropped
-        self._worker: _DiffWorker | None = None
-        self._waiting: _DiffWorker | None = None  # the newest request, made while one ran
-        self._closing = False
+        # one diff at a time, off the GUI thread; an answer is shown when it is still the
+        # one wanted (the selection may have moved on)
+        self._differ = BlobDiff(repo)  # (close_worker stops the `git diff` it runs)
+        self._wanted: tuple[str, str | None, str | None, tuple[str, str]] | None = None
+        self._diffs = BackgroundRead(None, self._diff_of, done=self._on_diff,
+                                     failed=self._on_diff_failed, parent=self)
         self.commits = QTreeWidget(self)
         self.commits.setObjectName("historyCommits")
         self.commits.setHeaderLabels(["When", "Author", "Op", "Change", "Subject"])
@@ -105,8 +81,7 @@ class HistoryPanel(QWidget):
     def show_path(self, conn: sqlite3.Connection | None, path: str) -> None:
         """List the commits touching `path`; select the newest to show its change."""
         self._path = path
-        self._ticket += 1
-        self._drop_waiting()
+        self._wanted = None
         self.commits.clear()
         self.diff.clear()
         if conn is None:
@@ -125,10 +100,9 @@ class HistoryPanel(QWidget):
             self.commits.topLevelItem(0).setSelected(True)
 
     def _show_diff(self) -> None:
-        self._ticket += 1
         items = self.commits.selectedItems()
         if not items:
-            self._drop_waiting()
+            self._wanted = None
             self.diff.clear()
             return
         rows = sorted(items, key=lambda it: self.commits.indexOfTopLevelItem(it), reverse=True)
@@ -141,82 +115,49 @@ class HistoryPanel(QWidget):
             after = new_entry[1] if new_entry[1] != ZERO else new_entry[0]
             labels = (old_entry[2][:10], new_entry[2][:10])
         self.diff.setPlainText(COMPARING)
-        worker = _DiffWorker(self._ticket, self._repo, self._path, before, after, labels, self)
-        worker.did_finish.connect(self._on_diff)
-        if self._worker is None:
-            self._worker = worker
-            worker.start()
-        else:
-            self._drop_waiting()
-            self._waiting = worker
+        self._wanted = (self._path, before, after, labels)
+        self._diffs.start(self._wanted)
 
-    def _drop_waiting(self) -> None:
-        if self._waiting is not None:
-            self._waiting.deleteLater()
-            self._waiting = None
+    def _diff_of(self, wanted: tuple[str, str | None, str | None, tuple[str, str]]
+                 ) -> tuple[object, str]:
+        """(On the diff's thread.) The text to show for one selection, never an exception."""
+        try:
+            return wanted, version_diff(self._repo, *wanted, differ=self._differ)
+        except Exception as exc:  # shown in the panel, never a crash
+            return wanted, f"(could not compare the versions: {type(exc).__name__}: {exc})"
 
-    def _on_diff(self, ticket: int, text: str) -> None:
-        if self.sender() is not self._worker or self._worker is None:
-            return  # (answered after close_worker reaped it)
-        self._worker.wait()
-        self._worker.deleteLater()
-        self._worker = None
-        if self._closing:
-            return
-        if self._waiting is not None:
-            self._worker, self._waiting = self._waiting, None
-            self._worker.start()
-        if ticket == self._ticket:
+    def _on_diff(self, answer: tuple[object, str]) -> None:
+        wanted, text = answer
+        if wanted == self._wanted:
             self.diff.setPlainText(text)
             self.diff_did_show.emit()
+
+    def _on_diff_failed(self, message: str) -> None:  # (the thread itself failed)
+        if self._wanted is not None:
+            self.diff.setPlainText(f"(could not compare the versions: {message})")
 
     @property
     def comparing(self) -> bool:
         """A diff is being worked out, or waits its turn."""
-        return self._worker is not None or self._waiting is not None
+        return self._diffs.running
 
     def close_worker(self) -> None:
-        """Stop the diff still running and reap it (window closing); drop the one waiting.
-        Its answer, if already queued, is not shown."""
-        self._closing = True
-        self._drop_waiting()
-        if self._worker is not None:
-            self._worker.cancel()
-            self._worker.wait()
-            self._worker.deleteLater()
-            self._worker = None
+        """Stop the diff still running (its `git diff` is killed) and reap it (window
+        closing); drop the one waiting. Its answer, if already queued, is not shown."""
+        self._differ.cancel()
+        self._diffs.close()
 
 
 def version_diff(repo: Path, path: str, before: str | None, after: str | None,
                  labels: tuple[str, str], *, differ: BlobDiff | None = None) -> str:
-    """Unified diff of two blobs of `path` (None or the all-zero id: an empty file), cut for
-    display. A version over the corpus's size limit is not read into memory, let alone
-    compared. Two non-empty versions are compared by `git diff` (`differ`, which another
-    thread may cancel); against an empty one every line is added or removed (difflib,
-    linear there)."""
+    """`gitrepo.diff_versions`, in words and cut for display."""
     try:
-        with BlobReader(repo) as reader:
-            old_data = reader.read(before, limit=MAX_BYTES) if before and before != ZERO else b""
-            new_data = reader.read(after, limit=MAX_BYTES) if after and after != ZERO else b""
+        diff = diff_versions(repo, path, before, after, labels, differ=differ)
     except BlobTooLarge as exc:  # the corpus refuses such files too (too_large)
         return f"(a version is {exc.size:,} bytes, over the {MAX_BYTES:,}-byte limit: not compared)"
-    heading = f"--- {labels[0]}:{path}\n+++ {labels[1]}:{path}\n"
-    if old_data and new_data:
-        assert before is not None and after is not None
-        hunks = (differ or BlobDiff(repo)).run(before, after)
-        if hunks is None:
-            return STOPPED
-        diff = heading + _text(hunks) if hunks else ""
-    else:
-        old, new = _text(old_data), _text(new_data)
-        diff = "".join(difflib.unified_diff(old.splitlines(keepends=True),
-                                            new.splitlines(keepends=True),
-                                            f"{labels[0]}:{path}", f"{labels[1]}:{path}"))
+    if diff is None:
+        return STOPPED
     text, cut = raw_text(diff)  # RELIABILITY H09: no huge line in the editor
     if cut:
         text = "[diff cut for display: long lines and the tail are not shown]\n" + text
     return text or "(no textual difference)"
-
-
-def _text(data: bytes | None) -> str:
-    return "" if data is None else data.decode("utf-8", "replace")

@@ -14,25 +14,26 @@ from factdesk.index.indexer import Indexer
 
 
 class ReadWorker(QThread):
-    """`job(conn)` on a connection of its own (`open_reader()`), closed afterwards."""
+    """`job(conn)` on a connection of its own (`open_reader()`), closed afterwards; with no
+    `open_reader`, `job(None)`."""
 
     did_finish = Signal(object)
     did_fail = Signal(str)
 
-    def __init__(self, open_reader: Callable[[], sqlite3.Connection],
-                 job: Callable[[sqlite3.Connection], object],
-                 parent: QObject | None = None) -> None:
+    def __init__(self, open_reader: Callable[[], sqlite3.Connection] | None,
+                 job: Callable[[Any], object], parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._open = open_reader
         self._job = job
 
     def run(self) -> None:
         try:
-            conn = self._open()
+            conn = self._open() if self._open is not None else None
             try:
                 result = self._job(conn)
             finally:
-                conn.close()
+                if conn is not None:
+                    conn.close()
         except Exception as exc:  # shown in the panel, never a crash
             self.did_fail.emit(f"{type(exc).__name__}: {exc}")
             return
@@ -41,12 +42,13 @@ class ReadWorker(QThread):
 
 class BackgroundRead(QObject):
     """A panel's background read: `job(conn, *args)` on a `ReadWorker`, one at a time,
-    over a private connection from `open_reader`. A start while one runs waits its turn;
+    over a private connection from `open_reader` (none: `job(*args)`, work that reads no
+    index, such as a diff). A start while one runs waits its turn;
     only the newest waits (it replaces any waiting before it), and the running read's
     answer, stale by then, is dropped. The result, or the failure as text, comes back on
     the GUI thread once the thread has been reaped; after `close()` nothing comes back."""
 
-    def __init__(self, open_reader: Callable[[], sqlite3.Connection],
+    def __init__(self, open_reader: Callable[[], sqlite3.Connection] | None,
                  job: Callable[..., object], *, done: Callable[[Any], None],
                  failed: Callable[[str], None], parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -90,7 +92,10 @@ class BackgroundRead(QObject):
 
     def _launch(self, args: tuple[object, ...]) -> None:
         job = self._job
-        worker = ReadWorker(self._open, lambda conn: job(conn, *args), self)
+        if self._open is None:
+            worker = ReadWorker(None, lambda _none: job(*args), self)
+        else:
+            worker = ReadWorker(self._open, lambda conn: job(conn, *args), self)
         worker.did_finish.connect(self._on_finish)
         worker.did_fail.connect(self._on_fail)
         self._worker = worker
