@@ -36,14 +36,21 @@ def git_env() -> dict[str, str]:
     return env
 
 
+def git_argv(repo: Path, *args: str) -> list[str]:
+    """The command line of `git args…` in `repo`, with factdesk's safety settings."""
+    return ["git", *SAFE, "-C", str(repo), *args]
+
+
+def git_failed(command: str, stderr: bytes) -> GitError:
+    return GitError(f"git {command} failed: {stderr.decode('utf-8', 'replace').strip()}")
+
+
 def run_git(repo: Path, *args: str, input: bytes | None = None, check: bool = True) -> bytes:
     """Run one git command in `repo` and return stdout bytes."""
-    proc = subprocess.run(
-        ["git", *SAFE, "-C", str(repo), *args],
-        input=input, capture_output=True, env=git_env(), check=False,
-    )
+    proc = subprocess.run(git_argv(repo, *args), input=input, capture_output=True,
+                          env=git_env(), check=False)
     if check and proc.returncode != 0:
-        raise GitError(f"git {args[0]} failed: {proc.stderr.decode('utf-8', 'replace').strip()}")
+        raise git_failed(args[0], proc.stderr)
     return proc.stdout
 
 
@@ -132,7 +139,7 @@ class GitRun:
         # closed by output() (or with the object, when nobody asks for it)
         self._out = tempfile.TemporaryFile()  # noqa: SIM115
         self._err = tempfile.TemporaryFile()  # noqa: SIM115
-        self._proc = subprocess.Popen(["git", *SAFE, "-C", str(repo), *args],
+        self._proc = subprocess.Popen(git_argv(repo, *args),
                                       stdin=subprocess.DEVNULL, stdout=self._out,
                                       stderr=self._err, env=git_env())
 
@@ -142,8 +149,7 @@ class GitRun:
             code = self._proc.wait()
             self._err.seek(0)
             if code != 0:
-                message = self._err.read().decode("utf-8", "replace").strip()
-                raise GitError(f"git {self._args[0]} failed: {message}")
+                raise git_failed(self._args[0], self._err.read())
             self._out.seek(0)
             return self._out.read()
         finally:
@@ -221,12 +227,11 @@ def status_paths(repo: Path, root: str) -> set[str] | None:
     and `ls-files --others --exclude-standard` (the walk of every folder, most of the
     time at 100,000 files). On two cores the pair takes the time of the slower one."""
     tracked = subprocess.Popen(
-        ["git", *SAFE, "-C", str(repo), "status", "--porcelain=v1", "-z", "--no-renames",
-         "--untracked-files=no", "--", root],
+        git_argv(repo, "status", "--porcelain=v1", "-z", "--no-renames",
+                 "--untracked-files=no", "--", root),
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=git_env())
     others = subprocess.Popen(
-        ["git", *SAFE, "-C", str(repo), "ls-files", "--others", "--exclude-standard", "-z",
-         "--", root],
+        git_argv(repo, "ls-files", "--others", "--exclude-standard", "-z", "--", root),
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=git_env())
     # read the smaller output first; both pipes are drained completely before waiting
     status_out, _ = tracked.communicate()
@@ -244,9 +249,8 @@ def status_paths(repo: Path, root: str) -> set[str] | None:
 
 
 def is_ancestor(repo: Path, old: str, new: str) -> bool:
-    proc = subprocess.run(["git", *SAFE, "-C", str(repo), "merge-base", "--is-ancestor",
-                           "--end-of-options", old, new], capture_output=True, env=git_env(),
-                          check=False)
+    proc = subprocess.run(git_argv(repo, "merge-base", "--is-ancestor", "--end-of-options",
+                                   old, new), capture_output=True, env=git_env(), check=False)
     return proc.returncode == 0
 
 
@@ -263,7 +267,7 @@ class BlobReader:
 
     def __init__(self, repo: Path) -> None:
         self._proc = subprocess.Popen(
-            ["git", *SAFE, "-C", str(repo), "cat-file", "--batch"],
+            git_argv(repo, "cat-file", "--batch"),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=git_env(),
         )
 
@@ -323,14 +327,14 @@ class BlobDiff:
                 return None
             # blob ids, no paths: no attributes, so no diff driver or textconv can run
             self._proc = subprocess.Popen(
-                ["git", *SAFE, "-C", str(self._repo), "diff", "--no-color", "--no-ext-diff",
-                 "--no-textconv", "--text", "--unified=3", before, after],
+                git_argv(self._repo, "diff", "--no-color", "--no-ext-diff", "--no-textconv",
+                         "--text", "--unified=3", before, after),
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=git_env())
         out, err = self._proc.communicate()
         if self._cancelled:
             return None
         if self._proc.returncode != 0:
-            raise GitError(f"git diff failed: {err.decode('utf-8', 'replace').strip()}")
+            raise git_failed("diff", err)
         hunks = out.find(b"\n@@")
         return b"" if hunks < 0 else out[hunks + 1:]
 
