@@ -9,7 +9,7 @@ import threading
 from factdesk.gui.workers import BackgroundRead
 
 
-def _reads(qtbot, gate: threading.Event) -> tuple[BackgroundRead, list[int], list[object]]:
+def _reads(gate: threading.Event) -> tuple[BackgroundRead, list[int], list[object]]:
     ran: list[int] = []  # the requests the job was run for, in order
     answers: list[object] = []
 
@@ -25,7 +25,7 @@ def _reads(qtbot, gate: threading.Event) -> tuple[BackgroundRead, list[int], lis
 
 def test_the_newest_start_waits_its_turn_and_only_its_answer_comes_back(qtbot) -> None:
     gate = threading.Event()
-    read, ran, answers = _reads(qtbot, gate)
+    read, ran, answers = _reads(gate)
     assert read.start(1) is True
     assert read.start(2) is False  # waits ...
     assert read.start(3) is False  # ... and is replaced by a newer start
@@ -38,7 +38,7 @@ def test_the_newest_start_waits_its_turn_and_only_its_answer_comes_back(qtbot) -
 
 def test_nothing_comes_back_after_close(qtbot) -> None:
     gate = threading.Event()
-    read, ran, answers = _reads(qtbot, gate)
+    read, ran, answers = _reads(gate)
     read.start(1)
     read.start(2)
     gate.set()

@@ -88,7 +88,9 @@ class IndexSession(QObject):
         self.repo_ids: frozenset[str] = frozenset()
         #: every sort order of the table, read in the background (`warm_orders`)
         self.orders = SortOrders()
-        self._warm: BackgroundRead | None = None
+        self._warm = BackgroundRead.of_index(self.indexer, _read_orders, done=self._warmed,
+                                             failed=lambda _message: None,  # SQL still works
+                                             parent=self)
         self._warm_timer = QTimer(self)
         self._warm_timer.setSingleShot(True)
         self._warm_timer.setInterval(WARM_DELAY_MS)
@@ -147,34 +149,26 @@ class IndexSession(QObject):
 
     @property
     def is_warming(self) -> bool:
-        return self._warm_timer.isActive() or (self._warm is not None and self._warm.running)
+        return self._warm_timer.isActive() or self._warm.running
 
     def _start_warm(self) -> None:
         if self.conn is None:
             return
-        if self._warm is not None and self._warm.running:
+        if self._warm.running:
             self._warm_again = True  # the index may have moved on: read again when done
             return
         missing = sorted(self.orders.missing(), key=lambda k: k != self._warm_first)
         if not missing:
             return
-        version = SortOrders.version(self.conn)
-        orders = self.orders  # a replaced connection gets a new cache: never offer to it
+        # (a replaced connection gets a new cache: the orders go to the cache asked for)
+        self._warm.start(missing, SortOrders.version(self.conn), self.orders)
 
-        def job(conn: sqlite3.Connection) -> dict[str, IdArray]:
-            return {key: full_order(conn, key) for key in missing}
-
-        def done(result: dict[str, IdArray]) -> None:
-            accepted = orders.offer(version, result)  # refused when the index moved meanwhile
-            if self._warm_again or not accepted:
-                self._warm_again = False
-                self.warm_orders(self._warm_first)
-
-        if self._warm is not None:
-            self._warm.deleteLater()
-        self._warm = BackgroundRead.of_index(self.indexer, job, parent=self, done=done,
-                                             failed=lambda _message: None)  # SQL still works
-        self._warm.start()
+    def _warmed(self, result: tuple[tuple[int, int], SortOrders, dict[str, IdArray]]) -> None:
+        version, orders, found = result
+        accepted = orders.offer(version, found)  # refused when the index moved meanwhile
+        if self._warm_again or not accepted:
+            self._warm_again = False
+            self.warm_orders(self._warm_first)
 
     def _on_finished(self, stats: IndexStats) -> None:
         """The index is up to date: the views refresh now, while the worker may still be
@@ -203,8 +197,7 @@ class IndexSession(QObject):
         self._pending = False
         self._warm_again = False
         self._warm_timer.stop()
-        if self._warm is not None:
-            self._warm.close()
+        self._warm.close()
         if self._worker is not None:
             self._worker.wait()
             self._worker.deleteLater()
@@ -215,3 +208,10 @@ class IndexSession(QObject):
         if self.conn is not None:
             self.conn.close()
             self.conn = None
+
+
+def _read_orders(conn: sqlite3.Connection, keys: list[str], version: tuple[int, int],
+                 orders: SortOrders) -> tuple[tuple[int, int], SortOrders, dict[str, IdArray]]:
+    """(On the warm-up's thread.) The sort orders `keys`, for the cache `orders` of the
+    index as it was at `version`."""
+    return version, orders, {key: full_order(conn, key) for key in keys}
