@@ -68,7 +68,8 @@ def test_good_fact_parses_all_fields() -> None:
     (b"---\ntype: observation\n---\n## Second level\n", "missing_h1"),
     (b"---\ntype: observation\n---\n# T\n<<<<<<< HEAD\na\n=======\nb\n>>>>>>> x\n",
      "conflict_markers"),
-    (b"---\ntitle: \"a\x00b\"\n---\n# T\n", "binary"),
+    (b"---\ntitle: \"a\x00b\"\n---\n# T\n", "yaml_syntax"),  # A20 (A19 is below)
+    (b"---\ntype: observation\n---\n# T\n\nbody \x00 here\n", "binary"),
 ])
 def test_bad_input_is_one_problem_with_a_code(data: bytes, code: str) -> None:
     out = parse_fact("kb/t/x/f.md", data)
@@ -176,3 +177,44 @@ def test_the_composer_refuses_exactly_what_pyyaml_tags_outside_the_core_schema(
     except yamlv3.YamlError as exc:
         refused = exc.code == "yaml_tag"
     assert refused == expected
+
+
+@pytest.mark.parametrize(("data", "code", "line"), [
+    # A20: the NUL sits inside the frontmatter of a text file: a YAML error at its line
+    (b"---\ntype: observation\nnote: \"a\x00b\"\n---\n# Kept title\n", "yaml_syntax", 3),
+    (b"\xef\xbb\xbf---\r\ntype: observation\r\nnote: a\x00b\r\n---\r\n# Kept title\r\n",
+     "yaml_syntax", 3),
+    # A19: anything else with a NUL in its first 8 KiB is a binary file, never parsed
+    (b"---\nnote: a\x00b\n---\n# Kept title\n\x00\n", "binary", 1),  # a NUL in the body too
+    (b"---\nnote: a\x00b\n# no closing fence\n", "binary", 1),
+    (b"---\nnote: \xff\x00\n---\n# Kept title\n", "binary", 1),  # not UTF-8 either
+    (b"\x00---\nnote: a\n---\n# Kept title\n", "binary", 1),
+])
+def test_a_nul_byte_is_a_yaml_error_only_inside_a_text_files_frontmatter(
+        data: bytes, code: str, line: int) -> None:
+    out = parse_fact("kb/t/x/f.md", data)
+    assert out.fact is None
+    assert [(p.code, p.line) for p in out.problems] == [(code, line)]
+    if code == "yaml_syntax":  # still listed by its title; no NUL reaches the index's text
+        assert out.title == "Kept title" and "\x00" not in out.text and "\ufffd" in out.text
+    else:
+        assert out.text == ""
+
+
+@pytest.mark.parametrize(("line", "warned"), [
+    ("created: 2024-02-30", True),  # RELIABILITY B07
+    ("created: 2023-13-01", True),
+    ("seen_at: 2024-02-30T10:00:00Z", True),
+    ("domain: [ops, 2024-04-31]", True),  # a list item is a scalar of its own
+    ("created: 2024-02-29", False),  # a leap day exists
+    ("created: '2024-02-30'", False),  # quoted: text to every YAML reader
+    ("created: 2024-02-30 and more", False),  # not a timestamp at all
+    ("settle_by: 2024-02-30", False),  # the checker's E1 (an error) reports this one
+])
+def test_an_impossible_date_is_a_warning_at_its_line_and_the_fact_is_kept(
+        line: str, warned: bool) -> None:
+    data = f"---\ntype: observation\nconfidence: 0.5\n{line}\n---\n# T\n".encode()
+    out = parse_fact("kb/t/x/f.md", data)
+    assert out.fact is not None  # knomit keeps it as text: the fact is still read
+    found = [(p.code, p.line, str(p.severity)) for p in out.problems]
+    assert found == ([("yaml_value", 4, "warning")] if warned else [])

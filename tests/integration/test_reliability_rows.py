@@ -31,8 +31,12 @@ ROWS: dict[str, tuple[str, bytes, tuple[str, int]]] = {
     "A18": ("kb/bad/a18.md",
             b"---\ntype: observation\n---\n# T\n<<<<<<<ours\na\n=======x\nb\n>>>>>>>theirs\n",
             ("conflict_markers", 5)),
+    "A20": ("kb/bad/a20.md", b"---\ntype: observation\nnote: \"a\x00b\"\n---\n# NUL in YAML\n",
+            ("yaml_syntax", 3)),
     "B07": ("kb/bad/b07.md", b"---\ntype: hypothesis\nsettle_by: 2024-02-30\n"
             b"settlement: p95 under 100 ms\n---\n# An impossible date\n", ("E1", 3)),
+    "B07b": ("kb/bad/b07b.md", b"---\ntype: observation\nsources: 1\ncreated: 2024-02-30\n"
+             b"---\n# An impossible date in a key knomit does not know\n", ("yaml_value", 4)),
     "B10": ("kb/bad/b10.md", b"---\ntype: observation\nrefs: [[kb/x.md]]\n---\n# Nested\n",
             ("refs_shape", 3)),
     "B13": ("kb/bad/b13.md", b"---\ntype: observation\nsources: 1\nrefs: [kb/none/gone.md]\n"

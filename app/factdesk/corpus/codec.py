@@ -8,6 +8,7 @@ Messages follow knomit's texts where knomit has one.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 from factdesk.corpus import yamlv3
@@ -62,7 +63,8 @@ def parse_fact(path: str, data: bytes) -> ParseOutcome:
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         return _fail(path, "encoding_unsupported", "UTF-16 files are not supported")
     if b"\x00" in data[:8192]:
-        return _fail(path, "binary", "binary file (NUL byte) named .md")
+        return _nul_in_frontmatter(path, data) or _fail(path, "binary",
+                                                        "binary file (NUL byte) named .md")
     if len(data) > MAX_BYTES:
         return _fail(path, "too_large", f"file is {len(data)} bytes (limit {MAX_BYTES})")
     text, code, msg = decode_text(data)
@@ -114,6 +116,12 @@ def parse_fact(path: str, data: bytes) -> ParseOutcome:
                if k in ("kind", "type") and isinstance(e.value, yamlv3.Scalar)}
         return _fail(path, exc.code, exc.message, line, text=text,
                      title=_guess_title(stripped), raw=raw)
+    for key, scalar in yamlv3.impossible_dates(front, entries):
+        if key != "settle_by":  # (the checker's E1 reports that one, as an error)
+            problems.append(Problem(path, scalar.line + 1, "yaml_value", Severity.WARNING,
+                                    f"{key}: {scalar.text} is not a date that exists; knomit "
+                                    "keeps it as text, but YAML readers that resolve dates "
+                                    "fail on this file (quote it, or fix the date)"))
     if not stripped.startswith("# "):
         problems.append(Problem(path, title_line, "missing_h1", Severity.ERROR,
                                 "the title is not a level-1 heading ('# Title'); knomit reads it "
@@ -215,6 +223,30 @@ def _conflict_line(text: str) -> int:
         elif state == 2 and line.startswith(">>>>>>>"):
             return first
     return 0
+
+
+def _nul_in_frontmatter(path: str, data: bytes) -> ParseOutcome | None:
+    """RELIABILITY A20: a text file whose only NUL bytes sit inside its frontmatter is a
+    YAML error at that line (YAML forbids the character), not a binary file (A19). The
+    frontmatter is never handed to YAML; the listed text shows each NUL as U+FFFD."""
+    body = data[len(BOM):] if data.startswith(BOM) else data
+    if not body.startswith((b"---\n", b"---\r\n")):
+        return None
+    closer = re.search(rb"\n---\r?\n", body[3:])
+    if closer is None:
+        return None
+    end = 3 + closer.start()
+    nul = body.find(b"\x00")
+    if not 0 < nul < end or b"\x00" in body[end:]:
+        return None
+    try:
+        text = body.replace(b"\x00", "\ufffd".encode()).decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    text = text.replace("\r\n", "\n")
+    line = body[:nul].count(b"\n") + 1
+    return _fail(path, "yaml_syntax", "NUL byte in the frontmatter (YAML forbids it)", line,
+                 text=text, title=_guess_title(text[text.find("\n---\n", 3) + 5:]))
 
 
 def _guess_title(text: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from datetime import date
 from typing import NamedTuple
 
 import yaml
@@ -164,6 +165,37 @@ def _decode(node: yaml.Node, seen: set[int], depth: int) -> object:
         kd = _decode(k, seen, depth + 1)
         pairs[kd.text if isinstance(kd, Scalar) else repr(kd)] = _decode(v, seen, depth + 1)
     return pairs
+
+
+#: a YAML timestamp (YAML 1.1 and the 1.2 core schema's readers resolve plain scalars like
+#: this to dates; yaml.v3 keeps them as text when the field is a string)
+_TIMESTAMP_RE = re.compile(
+    r"(\d{4})-(\d\d?)-(\d\d?)(?:(?:[Tt]|[ \t]+)\d\d?:\d\d:\d\d(?:\.\d*)?"
+    r"(?:[ \t]*(?:Z|[-+]\d\d?(?::\d\d)?))?)?")
+_MAYBE_DATE_RE = re.compile(r"\d{4}-\d")
+
+
+def impossible_dates(text: str, entries: dict[str, Entry]) -> list[tuple[str, Scalar]]:
+    """(key, scalar) for each plain scalar, a top-level value or a list item, written as a
+    date that does not exist (`2024-02-30`: RELIABILITY B07). knomit keeps it as text, but
+    any YAML reader that resolves dates (PyYAML, most tools) fails on the file."""
+    if not _MAYBE_DATE_RE.search(text):  # (nearly every file: one scan, no walk)
+        return []
+    out: list[tuple[str, Scalar]] = []
+    for key, entry in entries.items():
+        items = entry.value if isinstance(entry.value, list) else [entry.value]
+        for item in items:
+            if not isinstance(item, Scalar) or item.style is not None:
+                continue
+            match = _TIMESTAMP_RE.fullmatch(item.text)
+            if match is None:
+                continue
+            year, month, day = (int(g) for g in match.groups())
+            try:
+                date(year, month, day)
+            except ValueError:
+                out.append((key, item))
+    return out
 
 
 # --- decoding into knomit's struct fields --------------------------------------------------
