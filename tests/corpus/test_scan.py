@@ -99,6 +99,29 @@ def test_names_that_would_be_one_file_elsewhere_are_both_warned(tmp_path: Path) 
     assert [e.path for e in entries] == ["kb/a/fact.md"] and problems == []
 
 
+def test_paths_whose_folders_differ_only_in_case_are_warned_too(tmp_path: Path) -> None:
+    """C12 across folders: `kb/Topic/a.md` and `kb/topic/A.md` are one path on Windows or
+    macOS (one would overwrite the other at checkout); files that only share a folder
+    name's letters are not (`kb/Topic/b.md` beside `kb/topic/c.md` can both exist)."""
+    repo = _tree(tmp_path, {"kb/Topic/x/a.md": FACT, "kb/topic/x/A.md": FACT,
+                            "kb/TOPIC/X/a.md": FACT, "kb/Topic/x/b.md": FACT,
+                            "kb/topic/x/c.md": FACT})
+    group = ["kb/TOPIC/X/a.md", "kb/Topic/x/a.md", "kb/topic/x/A.md"]
+    want = [(p, "case_collision") for p in group]
+    entries, problems = scan(repo)
+    assert len(entries) == 5 and _codes(problems) == want
+    first = next(p for p in problems if p.path == "kb/Topic/x/a.md")
+    assert "kb/TOPIC/X/a.md, kb/topic/x/A.md differs" in first.message  # names the others
+    # the incremental path, handed one of them (or a folder), finds the same three
+    for asked in (["kb/topic/x/A.md"], ["kb/TOPIC/"]):
+        entries, problems = stat_paths(repo, asked)
+        assert sorted(e.path for e in entries) == group and _codes(problems) == want
+    (repo / "kb/topic/x/A.md").unlink()
+    (repo / "kb/TOPIC/X/a.md").unlink()  # gone: the one left is looked at again, alone
+    entries, problems = stat_paths(repo, ["kb/topic/x/A.md", "kb/TOPIC/X/a.md"])
+    assert [e.path for e in entries] == ["kb/Topic/x/a.md"] and problems == []
+
+
 def test_colliding_symlinks_are_each_reported_once(tmp_path: Path) -> None:
     """Two names that are one name elsewhere, both links (or a link beside a folder): each
     is looked at once (the twins used to hand each other back forever)."""

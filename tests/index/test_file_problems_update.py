@@ -76,6 +76,28 @@ def test_name_collisions_come_and_go_with_the_files(corpus: Corpus, tmp_path: Pa
     assert _file_problems(repo) == []
 
 
+def test_a_folder_twin_comes_and_goes_with_its_files(corpus: Corpus) -> None:
+    """C12 across folders: an agent writes `kb/Gotchas/db/a1a1a1a1.md` beside the committed
+    `kb/gotchas/db/a1a1a1a1.md`; git names only the new path, and the update warns both,
+    as a rebuild does; when it goes, so do both warnings."""
+    repo = corpus.root
+    Indexer(repo).update()
+    twin = "kb/Gotchas/db/a1a1a1a1.md"
+    corpus.fact(twin, title="The same fact, under a capitalised topic")
+    Indexer(repo).update()
+    pair = [(twin, "case_collision"), ("kb/gotchas/db/a1a1a1a1.md", "case_collision")]
+    assert _file_problems(repo) == pair
+    counted = _counts(repo)
+    Indexer(repo).update(rebuild=True)
+    assert (_file_problems(repo), _counts(repo)) == (pair, counted)
+    shutil.rmtree(repo / "kb/Gotchas")
+    Indexer(repo).update()
+    assert _file_problems(repo) == []
+    counted = _counts(repo)
+    Indexer(repo).update(rebuild=True)
+    assert (_file_problems(repo), _counts(repo)) == ([], counted)
+
+
 def test_a_link_beside_its_twin_is_one_problem_and_the_update_settles(corpus: Corpus) -> None:
     """An untracked symbolic link whose name collides with a committed fact: one `symlink`
     row however many updates run, the fact warned once, and an update with nothing new is

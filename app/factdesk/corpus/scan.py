@@ -48,25 +48,31 @@ def scan(repo: Path, root: str = "kb") -> tuple[list[FileEntry], list[Problem]]:
     pathlib's parsing was most of a no-op update)."""
     entries: list[FileEntry] = []
     problems: list[Problem] = []
+    named: list[str] = []
     top = os.fspath(repo)
     if os.path.isdir(os.path.join(top, root)):
-        _walk(top, root, entries, problems)
+        _walk(top, root, entries, problems, named)
     entries.sort(key=lambda e: e.path)
+    files = {e.path for e in entries}
+    for group in _by_key(named).values():
+        if len(group) > 1:
+            for rel in group:
+                if rel in files:
+                    _collision(rel, group, problems)
     return entries, problems
 
 
 def stat_paths(repo: Path, paths: list[str], root: str = "kb"
                ) -> tuple[list[FileEntry], list[Problem]]:
     """The fact files among `paths` (repo-relative; a trailing `/` names a folder to walk),
-    with the problems `scan` would report for them. Missing paths are left out. A file
-    whose name collides with a sibling's (C11, C12) brings the sibling along, so that both
-    names' problems are found again (also when one of them is gone)."""
+    with the problems `scan` would report for them. Missing paths are left out. A path
+    that is one path with another on Windows or macOS (C11, C12: a sibling's name, or a
+    folder's name, differs only in case or normalisation) brings the other along, so that
+    both paths' problems are found again (also when one of them is gone)."""
     entries: dict[str, FileEntry] = {}
     problems: list[Problem] = []
     top = os.fspath(repo)
-    walked: list[FileEntry] = []
-    # folder → (its names by name key, its colliding names' codes)
-    listings: dict[str, tuple[dict[str, list[str]], dict[str, str]]] = {}
+    listings: dict[str, dict[str, list[str]]] = {}  # folder → its names by name key
     todo = list(paths)
     seen: set[str] = set()
     while todo:
@@ -76,22 +82,20 @@ def stat_paths(repo: Path, paths: list[str], root: str = "kb"
         seen.add(rel)
         if rel.endswith("/"):
             if os.path.isdir(os.path.join(top, rel)) and is_fact_path(rel + "x.md", root):
-                _walk(top, rel.rstrip("/"), walked, problems)
+                # its files are looked at one by one below (for their twins elsewhere), with
+                # their own problems; the walk keeps those of what is not a fact file
+                walked: list[FileEntry] = []
+                found: list[Problem] = []
+                _walk(top, rel.rstrip("/"), walked, found, [])
+                files = {e.path for e in walked}
+                problems.extend(p for p in found if p.path not in files)
+                todo.extend(files)
             continue
         if not is_fact_path(rel, root) or _undecodable(rel, rel, problems):
             continue
-        folder, _, name = rel.rpartition("/")
-        if folder not in listings:
-            try:
-                names = os.listdir(os.path.join(top, folder))
-            except OSError:
-                names = []
-            by_key = _by_key(names)
-            listings[folder] = (by_key, _collisions(by_key))
-        by_key, collisions = listings[folder]
-        # the names that are (or were, when this one is gone) one name with this one
-        todo.extend(f"{folder}/{other}" for other in by_key.get(_name_key(name), ())
-                    if other != name)
+        # the paths that are (or were, when this one is gone) one path with this one
+        twins = [t for t in _twins(top, rel, listings) if is_fact_path(t, root)]
+        todo.extend(t for t in twins if t != rel)
         try:
             st = os.lstat(os.path.join(top, rel))
         except FileNotFoundError:
@@ -104,10 +108,32 @@ def stat_paths(repo: Path, paths: list[str], root: str = "kb"
                                     "symbolic link in the corpus: never followed or read"))
         elif stat.S_ISREG(st.st_mode):
             entries[rel] = FileEntry(rel, st.st_size, st.st_mtime_ns)
-            _file_problems(rel, st, problems, collisions.get(name), unportable(rel))
-    for entry in walked:
-        entries.setdefault(entry.path, entry)
+            _file_problems(rel, st, problems, unportable(rel))
+            if len(twins) > 1:
+                _collision(rel, twins, problems)
     return sorted(entries.values(), key=lambda e: e.path), problems
+
+
+def _twins(top: str, rel: str, listings: dict[str, dict[str, list[str]]]) -> list[str]:
+    """Every path on disk that is one path with `rel` on Windows or macOS (each segment
+    below the root folded by `_name_key`: `kb/Topic/a.md` and `kb/topic/A.md`), `rel`
+    itself included when it exists; any kind of file. `listings` caches the folders read."""
+    root, *parts = rel.split("/")
+    found = [root]
+    for part in parts:
+        key = _name_key(part)
+        below: list[str] = []
+        for folder in found:
+            by_key = listings.get(folder)
+            if by_key is None:
+                try:
+                    names = os.listdir(os.path.join(top, folder))
+                except OSError:
+                    names = []
+                by_key = listings[folder] = _by_key(names)
+            below.extend(f"{folder}/{name}" for name in by_key.get(key, ()))
+        found = below
+    return found
 
 
 def is_utf8(name: str) -> bool:
@@ -150,32 +176,25 @@ def _by_key(names: list[str]) -> dict[str, list[str]]:
     return groups
 
 
-def _collisions(by_key: dict[str, list[str]]) -> dict[str, str]:
-    """The `.md` names of one folder (grouped by `_by_key`) that collide with another of
-    them: name → code (`unicode_collision` when the two differ only by Unicode
-    normalisation, else `case_collision`)."""
-    out: dict[str, str] = {}
-    for names in by_key.values():
-        group = [n for n in names if n.endswith(".md") and not n.startswith(".")]
-        if len(group) > 1:
-            forms = {unicodedata.normalize("NFC", n) for n in group}
-            code = "unicode_collision" if len(forms) < len(group) else "case_collision"
-            out.update(dict.fromkeys(group, code))
-    return out
+def _collision(rel: str, group: list[str], problems: list[Problem]) -> None:
+    """C11, C12: `rel` is one path with the others of `group` on Windows or macOS (in one
+    folder, or in folders whose names differ the same way: `kb/Topic/a.md`, `kb/topic/A.md`).
+    `unicode_collision` when two of them differ only by Unicode normalisation."""
+    others = ", ".join(sorted(p for p in group if p != rel))
+    if len({unicodedata.normalize("NFC", p) for p in group}) < len(group):
+        problems.append(Problem(rel, 1, "unicode_collision", Severity.WARNING,
+                                f"{others} is this path in another Unicode normalisation "
+                                "(NFC/NFD): one file on macOS"))
+    else:
+        problems.append(Problem(rel, 1, "case_collision", Severity.WARNING,
+                                f"{others} differs from this path only in case: the two "
+                                "cannot both exist on Windows or macOS"))
 
 
 def _file_problems(rel: str, st: os.stat_result, problems: list[Problem],
-                   collision: str | None, unportable_why: str | None) -> None:
-    """What is wrong with a fact file as a file: its name (C11, C12, C13: the collision code
-    and why it is unportable, as the caller worked them out), its links (C09)."""
-    if collision == "unicode_collision":
-        problems.append(Problem(rel, 1, collision, Severity.WARNING,
-                                "another file in this folder has the same name in another "
-                                "Unicode normalisation (NFC/NFD): one file on macOS"))
-    elif collision == "case_collision":
-        problems.append(Problem(rel, 1, collision, Severity.WARNING,
-                                "another file in this folder differs only in case: the two "
-                                "cannot both exist on Windows or macOS"))
+                   unportable_why: str | None) -> None:
+    """What is wrong with a fact file as a file: its name (C11's NFC form; C13: why it is
+    unportable, as the caller worked it out) and its links (C09)."""
     if not rel.isascii() and unicodedata.normalize("NFC", rel) != rel:
         problems.append(Problem(rel, 1, "unicode_name", Severity.WARNING,
                                 "file name is not NFC-normalised"))
@@ -208,8 +227,10 @@ def _unportable_part(part: str) -> str | None:
     return None
 
 
-def _walk(top: str, start: str, entries: list[FileEntry], problems: list[Problem]) -> None:
-    """Walk `start` (repo-relative) without following links, collecting fact files."""
+def _walk(top: str, start: str, entries: list[FileEntry], problems: list[Problem],
+          named: list[str]) -> None:
+    """Walk `start` (repo-relative) without following links, collecting fact files, and in
+    `named` every `.md` path of any kind (links, folders: the names a collision counts)."""
     stack = [start]
     while stack:
         folder = stack.pop()
@@ -223,7 +244,6 @@ def _walk(top: str, start: str, entries: list[FileEntry], problems: list[Problem
                                     "nested git repository inside the corpus: none of its "
                                     "files are read"))
             continue
-        collisions = _collisions(_by_key([item.name for item in items]))
         folder_why = unportable(folder)  # (each folder's name checked once)
         for item in items:
             name = item.name
@@ -232,6 +252,8 @@ def _walk(top: str, start: str, entries: list[FileEntry], problems: list[Problem
                 continue
             if _undecodable(name, rel, problems):
                 continue
+            if name.endswith(".md"):
+                named.append(rel)
             try:
                 if item.is_symlink():  # d_type: no extra system call
                     if name.endswith(".md") or os.path.isdir(item.path):
@@ -249,8 +271,7 @@ def _walk(top: str, start: str, entries: list[FileEntry], problems: list[Problem
                 continue
             if stat.S_ISREG(st.st_mode):
                 entries.append(FileEntry(rel, st.st_size, st.st_mtime_ns))
-                _file_problems(rel, st, problems, collisions.get(name),
-                               folder_why or _unportable_part(name))
+                _file_problems(rel, st, problems, folder_why or _unportable_part(name))
 
 
 def read_fact_file(repo: str, rel: str) -> tuple[bytes, os.stat_result]:

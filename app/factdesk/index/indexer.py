@@ -572,8 +572,12 @@ class Indexer:
                 outcomes[outcome.path] = outcome
                 files[outcome.path] = (blob, size, mtime)
         removed = {p for p in known if p not in present}
-        # history changed, bytes did not: re-read them for their history fields
-        self._parse_into(sorted((touched - set(outcomes) - removed) & present), outcomes, files)
+        # history changed, bytes did not: re-read them for their history fields; and a path
+        # whose file problems changed with another's (a twin brought along, C11, C12), for
+        # its row's counts
+        recount = self._file_problems_changed(conn, looked_at, partial, scan_problems)
+        self._parse_into(sorted(((touched | recount) - set(outcomes) - removed) & present),
+                         outcomes, files)
         changed = set(outcomes) | removed | touched
         meta_changed = meta.get("today") != self.today.isoformat()
         if not changed and not meta_changed and head == old_head and dirty == meta.get("dirty"):
@@ -669,6 +673,28 @@ class Indexer:
             for outcome, blob, size, mtime in parsed:
                 outcomes[outcome.path] = outcome
                 files[outcome.path] = (blob, size, mtime)
+
+    @staticmethod
+    def _file_problems_changed(conn: sqlite3.Connection, paths: set[str], partial: bool,
+                               found: list[Problem]) -> set[str]:
+        """The paths among `paths` whose problems as files (scan.SCAN_CODES) differ between
+        the index and `found`, the scan's new findings over them."""
+        now: dict[str, set[tuple[str, str]]] = {}
+        for problem in found:
+            now.setdefault(problem.path, set()).add((problem.code, problem.message))
+        marks = ",".join("?" * len(SCAN_CODES))
+        sql = f"SELECT path, code, message FROM problems WHERE code IN ({marks})"
+        rows: Iterable[tuple[str, str, str]]
+        if partial:  # a few paths: the (path, code) index
+            rows = itertools.chain.from_iterable(
+                conn.execute(sql + " AND path = ?", (*SCAN_CODES, p)) for p in paths)
+        else:  # every path looked at: one pass over the table
+            rows = conn.execute(sql, SCAN_CODES)
+        had: dict[str, set[tuple[str, str]]] = {}
+        for path, code, message in rows:
+            if path in paths:
+                had.setdefault(path, set()).add((code, message))
+        return {p for p in had.keys() | now.keys() if had.get(p) != now.get(p)}
 
     def _dependents(self, conn: sqlite3.Connection, changed: set[str]) -> set[str]:
         """Every fact that cites a changed path, transitively (lineage for R1/R2/R3)."""
