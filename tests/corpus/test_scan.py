@@ -1,10 +1,12 @@
 """scan / stat_paths / read_fact_file: what is wrong with a fact file as a file
-(RELIABILITY C08, C09, C13, C16): reported once, named by path, and never a hang or a
+(RELIABILITY C07, C08, C09, C11–C17): reported once, named by path, and never a hang or a
 file read from outside the corpus."""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -134,3 +136,53 @@ def test_colliding_symlinks_are_each_reported_once(tmp_path: Path) -> None:
     assert entries == []
     assert _codes(problems) == [("kb/a/X.md", "symlink"), ("kb/a/x.md", "symlink"),
                                 ("kb/a/y.md", "symlink")]
+
+
+def test_a_name_of_255_bytes_is_read_and_a_path_past_path_max_is_one_problem(
+        tmp_path: Path) -> None:
+    """C14: the longest name a file system allows is an ordinary fact; a folder chain
+    deeper than PATH_MAX (4,096 bytes) cannot be opened by path: one `io_error` on the
+    folder where the path got too long, in words without the 4 KB path, and the rest read."""
+    long_name = "n" * 252 + ".md"  # 255 bytes
+    repo = _tree(tmp_path, {"kb/a/good.md": FACT, f"kb/a/{long_name}": FACT})
+    segment = "d" * 250
+    fd = os.open(repo / "kb", os.O_RDONLY)
+    for _ in range(20):  # 20 × 251 bytes: built through directory handles, as no path can
+        os.mkdir(segment, dir_fd=fd)
+        inner = os.open(segment, os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    deep = os.open("deep.md", os.O_WRONLY | os.O_CREAT, dir_fd=fd)
+    os.write(deep, FACT)
+    os.close(deep)
+    os.close(fd)
+    entries, problems = scan(repo)
+    assert [e.path for e in entries] == ["kb/a/good.md", f"kb/a/{long_name}"]
+    [problem] = problems
+    assert problem.code == "io_error" and problem.path.startswith("kb/" + segment + "/")
+    assert problem.path.endswith("/") and len(problem.path) > 4096 - len(str(repo))
+    assert problem.message == "cannot read this folder: File name too long (errno 36)"
+    assert _parse_entry(str(repo), f"kb/a/{long_name}")[0].fact is not None
+
+
+def test_files_that_are_not_facts_are_never_listed(tmp_path: Path) -> None:
+    """C15: images, editor and OS litter, and factdesk's own temporary files (also one
+    left by a write killed after writing it, crash point `write.tmp_written`) are not
+    fact files: not listed by a scan or by the update's look at git's paths."""
+    junk = ["kb/a/diagram.png", "kb/a/.DS_Store", "kb/a/.fact.md.swp", "kb/a/fact.md~",
+            "kb/a/notes.markdown", "kb/a/.hidden.md", "kb/.drafts/x.md", "kb/a/.factdesk-tmp-0a1b2c"]
+    repo = _tree(tmp_path, {"kb/a/fact.md": FACT, **dict.fromkeys(junk, FACT)})
+    killed = subprocess.run(
+        [sys.executable, "-c", "import sys; from pathlib import Path; "
+         "from factdesk.fsio import atomic_write; atomic_write(Path(sys.argv[1]), b'new')",
+         str(repo / "kb/a/fact.md")],
+        env={**os.environ, "FACTDESK_CRASH_AT": "write.tmp_written"}, check=False)
+    assert killed.returncode == -9  # SIGKILL at the crash point, the temporary file left
+    left = [p.name for p in (repo / "kb/a").iterdir() if p.name.startswith(".factdesk-tmp-")]
+    assert len(left) == 2
+    entries, problems = scan(repo)
+    assert [e.path for e in entries] == ["kb/a/fact.md"] and problems == []
+    asked = [*junk, *(f"kb/a/{name}" for name in left), "kb/a/fact.md"]
+    entries, problems = stat_paths(repo, asked)
+    assert [e.path for e in entries] == ["kb/a/fact.md"] and problems == []
+    assert (repo / "kb/a/fact.md").read_bytes() == FACT  # the killed write changed nothing

@@ -67,11 +67,19 @@ def test_one_bad_file_per_row_never_stops_the_rest(corpus: Corpus, tmp_path: Pat
     corpus.commit("learn: good facts")
     for _row, (path, data, _want) in ROWS.items():
         corpus.write(path, data)
-    # files whose trouble is the file itself (C05, C06, C09, C10, C16)
-    os.symlink(kb / "kb/good/g0.md", kb / "kb/bad/c05.md")
-    os.symlink(kb / "kb", kb / "kb/bad/loop")  # C06: a folder link back up
+    # files whose trouble is the file itself (C05–C07, C09, C10, C16)
     outside = tmp_path / "outside.md"
     outside.write_text(GOOD.format(title="Outside the corpus"))
+    secrets = kb.parent / (kb.name + "-secrets")  # C04: a sibling sharing the repo's prefix
+    secrets.mkdir()
+    (secrets / "key.md").write_text(GOOD.format(title="A secret"))
+    elsewhere = tmp_path / "elsewhere.md"
+    elsewhere.write_text(GOOD.format(title="Somewhere else entirely"))
+    os.symlink(elsewhere, kb / "kb/bad/c05.md")  # C05: a link out of the repository
+    os.symlink(secrets / "key.md", kb / "kb/bad/c04.md")
+    os.symlink(kb / "kb/good/g0.md", kb / "kb/bad/c06.md")  # C06: to a fact inside
+    os.symlink(kb / "kb", kb / "kb/bad/loop")  # C07: a folder link back up
+    os.symlink("/", kb / "kb/bad/root")  # C07: and one out to the root
     os.link(outside, kb / "kb/bad/c09.md")
     for odd in ("-rf.md", "--upload-pack=x.md", "tab\tname.md"):  # C10: read as names
         corpus.write(f"kb/gotchas/odd/{odd}", GOOD.format(title=f"Odd name {odd!r}"))
@@ -83,8 +91,10 @@ def test_one_bad_file_per_row_never_stops_the_rest(corpus: Corpus, tmp_path: Pat
     assert code == 1  # errors found, and said so by the exit code
     for row, (path, _data, want) in ROWS.items():
         assert want in found.get(path, set()), (row, path, found.get(path))
-    assert ("symlink", 1) in found["kb/bad/c05.md"]
-    assert ("symlink", 1) in found["kb/bad/loop"]
+    for link, link_code in (("kb/bad/c05.md", "symlink_outside"),
+                            ("kb/bad/c04.md", "symlink_outside"), ("kb/bad/c06.md", "symlink"),
+                            ("kb/bad/loop", "symlink"), ("kb/bad/root", "symlink_outside")):
+        assert found[link] == {(link_code, 1)}, link
     assert ("hardlink", 1) in found["kb/bad/c09.md"]
     assert ("nested_repo", 1) in found["kb/nested/"]
     assert {p: found[p] for p in found if p.startswith("kb/gotchas/odd/")} == {
@@ -98,7 +108,12 @@ def test_one_bad_file_per_row_never_stops_the_rest(corpus: Corpus, tmp_path: Pat
     assert {f"kb/good/g{i}.md" for i in range(5)} <= paths  # every good fact read
     assert {"kb/gotchas/odd/-rf.md", "kb/gotchas/odd/--upload-pack=x.md",
             "kb/gotchas/odd/tab\tname.md"} <= paths
-    assert "kb/nested/n1.md" not in paths and "kb/bad/c05.md" not in paths
+    assert "kb/nested/n1.md" not in paths
+    assert not paths & {"kb/bad/c04.md", "kb/bad/c05.md", "kb/bad/c06.md"}
+    # nothing behind a link was read: no fact of theirs is listed or searchable
+    for words in ("A secret", "Somewhere else entirely"):
+        assert main(["search", words, "--kb", str(kb), "--format", "json"]) == 0
+        assert json.loads(capsys.readouterr().out)["results"] == [], words
     assert main(["search", "Good fact number", "--kb", str(kb), "--format", "json"]) == 0
     assert len(json.loads(capsys.readouterr().out)["results"]) == 5
 
@@ -106,3 +121,43 @@ def test_one_bad_file_per_row_never_stops_the_rest(corpus: Corpus, tmp_path: Pat
     assert main(["index", "--kb", str(kb), "--rebuild"]) == 0
     capsys.readouterr()
     assert _problems(capsys, kb) == (code, found)
+
+
+def test_a_file_the_system_will_not_let_us_read_is_one_problem(
+        corpus: Corpus, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """C17: permission denied on one file (the suite runs as root, where `chmod 000` stops
+    nothing, so the reader is made to refuse it): an `io_error` named by path, the fact
+    listed as broken, the others indexed; readable again, it is read at the next update."""
+    from factdesk.index import indexer
+
+    kb = corpus.root
+    for i in range(3):
+        corpus.write(f"kb/gotchas/perm/g{i}.md", GOOD.format(title=f"Good fact number {i}"))
+    corpus.commit("learn: good facts")
+    real = indexer.read_fact_file
+
+    def refuse(repo: str, rel: str):  # type: ignore[no-untyped-def]
+        if rel == "kb/gotchas/perm/g1.md":
+            raise PermissionError(13, "Permission denied")
+        return real(repo, rel)
+
+    monkeypatch.setattr(indexer, "read_fact_file", refuse)
+    code, found = _problems(capsys, kb)
+    mine = {p: f for p, f in found.items() if p.startswith("kb/gotchas/perm/")}
+    assert code == 1 and mine == {"kb/gotchas/perm/g1.md": {("io_error", 1)}}
+    conn = Indexer(kb).connect(readonly=True)
+    try:
+        rows = dict(conn.execute("SELECT path, status FROM facts "
+                                 "WHERE path LIKE 'kb/gotchas/perm/%'").fetchall())
+    finally:
+        conn.close()
+    assert rows == {"kb/gotchas/perm/g0.md": "live", "kb/gotchas/perm/g1.md": "broken",
+                    "kb/gotchas/perm/g2.md": "live"}
+    stats = Indexer(kb).update()  # tried again, still refused: nothing else to do
+    assert (stats.mode, _problems(capsys, kb)[1].get("kb/gotchas/perm/g1.md")) == (
+        "unchanged", {("io_error", 1)})
+    monkeypatch.setattr(indexer, "read_fact_file", real)
+    (kb / "kb/gotchas/perm/g1.md").touch()  # (its stamp changed: the update reads it again)
+    code, found = _problems(capsys, kb)
+    assert not any(p.startswith("kb/gotchas/perm/") for p in found)

@@ -13,12 +13,10 @@ from pathlib import Path
 from factdesk.model.enums import Severity
 from factdesk.model.fact import Problem
 
-TEMP_PREFIX = ".factdesk-tmp-"
-
 #: the problems `scan` and `stat_paths` report about files (not their contents): an update
 #: replaces those of the paths it looks at again
-SCAN_CODES = ("symlink", "nested_repo", "unicode_name", "io_error", "hardlink", "unportable_name",
-              "case_collision", "unicode_collision", "undecodable_name")
+SCAN_CODES = ("symlink", "symlink_outside", "nested_repo", "unicode_name", "io_error", "hardlink",
+              "unportable_name", "case_collision", "unicode_collision", "undecodable_name")
 
 #: names Windows reserves in any folder, with any extension (RELIABILITY C13)
 _RESERVED = frozenset({"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)),
@@ -101,11 +99,10 @@ def stat_paths(repo: Path, paths: list[str], root: str = "kb"
         except FileNotFoundError:
             continue
         except OSError as exc:
-            problems.append(Problem(rel, 1, "io_error", Severity.ERROR, str(exc)))
+            problems.append(_io_error(rel, exc))
             continue
         if stat.S_ISLNK(st.st_mode):
-            problems.append(Problem(rel, 1, "symlink", Severity.WARNING,
-                                    "symbolic link in the corpus: never followed or read"))
+            problems.append(_symlink(top, rel))
         elif stat.S_ISREG(st.st_mode):
             entries[rel] = FileEntry(rel, st.st_size, st.st_mtime_ns)
             _file_problems(rel, st, problems, unportable(rel))
@@ -237,7 +234,7 @@ def _walk(top: str, start: str, entries: list[FileEntry], problems: list[Problem
         try:
             items = list(os.scandir(os.path.join(top, folder)))
         except OSError as exc:
-            problems.append(Problem(folder, 1, "io_error", Severity.ERROR, str(exc)))
+            problems.append(_io_error(folder + "/", exc))  # (a folder, as nested_repo names it)
             continue
         if any(item.name == ".git" for item in items):  # a repository (or a submodule's file)
             problems.append(Problem(folder + "/", 1, "nested_repo", Severity.WARNING,
@@ -257,8 +254,7 @@ def _walk(top: str, start: str, entries: list[FileEntry], problems: list[Problem
             try:
                 if item.is_symlink():  # d_type: no extra system call
                     if name.endswith(".md") or os.path.isdir(item.path):
-                        problems.append(Problem(rel, 1, "symlink", Severity.WARNING,
-                                                "symbolic link in the corpus: never followed or read"))
+                        problems.append(_symlink(top, rel))
                     continue
                 if item.is_dir(follow_symlinks=False):
                     stack.append(rel)
@@ -267,11 +263,32 @@ def _walk(top: str, start: str, entries: list[FileEntry], problems: list[Problem
                     continue
                 st = item.stat(follow_symlinks=False)
             except OSError as exc:
-                problems.append(Problem(rel, 1, "io_error", Severity.ERROR, str(exc)))
+                problems.append(_io_error(rel, exc))
                 continue
             if stat.S_ISREG(st.st_mode):
                 entries.append(FileEntry(rel, st.st_size, st.st_mtime_ns))
                 _file_problems(rel, st, problems, folder_why or _unportable_part(name))
+
+
+def _symlink(top: str, rel: str) -> Problem:
+    """C05–C07: a link is never followed or read; one whose target lies outside the
+    repository (`/etc/passwd`, `~/.ssh/id_rsa`, `/`) is named as such. (Resolving the
+    target reads link names only, never a file's bytes.)"""
+    target = os.path.realpath(os.path.join(top, rel))
+    inside = os.path.commonpath([target, os.path.realpath(top)]) == os.path.realpath(top)
+    if inside:
+        return Problem(rel, 1, "symlink", Severity.WARNING,
+                       "symbolic link in the corpus: never followed or read")
+    return Problem(rel, 1, "symlink_outside", Severity.WARNING,
+                   "symbolic link to a place outside the repository: never followed or read")
+
+
+def _io_error(rel: str, exc: OSError) -> Problem:
+    """C14, C17: a file or folder the system will not open (a path past PATH_MAX, no
+    permission): its own problem, in words without the absolute path (which can be 4 KB)."""
+    what = "folder" if rel.endswith("/") else "file"
+    return Problem(rel, 1, "io_error", Severity.ERROR, f"cannot read this {what}: "
+                   f"{exc.strerror or exc}" + (f" (errno {exc.errno})" if exc.errno else ""))
 
 
 def read_fact_file(repo: str, rel: str) -> tuple[bytes, os.stat_result]:

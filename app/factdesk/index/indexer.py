@@ -107,7 +107,8 @@ def _parse_entry(repo: str, rel: str) -> tuple[ParseOutcome, str, int, int]:
     try:
         data, st = read_fact_file(repo, rel)
     except OSError as exc:
-        problem = Problem(rel, 1, "io_error", Severity.ERROR, f"cannot read: {exc.strerror}")
+        problem = Problem(rel, 1, "io_error", Severity.ERROR,
+                          f"cannot read this file: {exc.strerror or exc}")
         return ParseOutcome(rel, None, (problem,)), "", 0, 0
     return parse_fact(rel, data), gitrepo.blob_id(data), st.st_size, st.st_mtime_ns
 
@@ -534,8 +535,12 @@ class Indexer:
                 return self._rebuild(conn, progress)
         looked = None
         if self._has_git():
-            looked = (self._look_hinted(meta, touched, hint) if hint is not None
-                      else self._look(meta, touched))
+            # a file or folder that could not be read last time (C14, C17) is tried again:
+            # git does not name a file whose bytes never changed
+            unread = {r[0] for r in conn.execute(
+                "SELECT DISTINCT path FROM problems WHERE code = 'io_error'")}
+            looked = (self._look_hinted(meta, touched | unread, hint) if hint is not None
+                      else self._look(meta, touched | unread))
         # partial: only the looked-at paths are compared; the rest stand as indexed
         partial = looked is not None
         if looked is not None:
@@ -678,18 +683,22 @@ class Indexer:
     def _file_problems_changed(conn: sqlite3.Connection, paths: set[str], partial: bool,
                                found: list[Problem]) -> set[str]:
         """The paths among `paths` whose problems as files (scan.SCAN_CODES) differ between
-        the index and `found`, the scan's new findings over them."""
+        the index and `found`, the scan's new findings over them. (Not `io_error`: a file
+        the scan cannot look at is no row, and one the parse could not read is re-read
+        when its stamp changes.)"""
+        codes = tuple(c for c in SCAN_CODES if c != "io_error")
         now: dict[str, set[tuple[str, str]]] = {}
         for problem in found:
-            now.setdefault(problem.path, set()).add((problem.code, problem.message))
-        marks = ",".join("?" * len(SCAN_CODES))
+            if problem.code in codes:
+                now.setdefault(problem.path, set()).add((problem.code, problem.message))
+        marks = ",".join("?" * len(codes))
         sql = f"SELECT path, code, message FROM problems WHERE code IN ({marks})"
         rows: Iterable[tuple[str, str, str]]
         if partial:  # a few paths: the (path, code) index
             rows = itertools.chain.from_iterable(
-                conn.execute(sql + " AND path = ?", (*SCAN_CODES, p)) for p in paths)
+                conn.execute(sql + " AND path = ?", (*codes, p)) for p in paths)
         else:  # every path looked at: one pass over the table
-            rows = conn.execute(sql, SCAN_CODES)
+            rows = conn.execute(sql, codes)
         had: dict[str, set[tuple[str, str]]] = {}
         for path, code, message in rows:
             if path in paths:
