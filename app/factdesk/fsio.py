@@ -123,6 +123,18 @@ def _remove_quietly(path: Path) -> None:
         os.unlink(path)
 
 
+def linked_component(repo: Path, rel: str) -> str | None:
+    """The first part of the repo-relative path `rel` (a folder on the way, or the file
+    itself) that is a symbolic link, or None. factdesk never reads or writes through one
+    (RELIABILITY C05, C06): `O_NOFOLLOW` guards only the last part of a path."""
+    parts = rel.split("/")
+    for depth in range(1, len(parts) + 1):
+        part = "/".join(parts[:depth])
+        if os.path.islink(repo / part):
+            return part
+    return None
+
+
 def read_or_none(path: Path) -> bytes | None:
     """The file's bytes, or None when it does not exist (symlinks are not followed)."""
     try:

@@ -186,3 +186,26 @@ def test_files_that_are_not_facts_are_never_listed(tmp_path: Path) -> None:
     entries, problems = stat_paths(repo, asked)
     assert [e.path for e in entries] == ["kb/a/fact.md"] and problems == []
     assert (repo / "kb/a/fact.md").read_bytes() == FACT  # the killed write changed nothing
+
+
+def test_nothing_behind_a_linked_folder_is_listed_whoever_names_it(tmp_path: Path) -> None:
+    """C05, C07: a folder replaced by a link to one outside the repository. The update is
+    handed the paths git names (the files the folder had, the link, a folder once dirty):
+    it reports the link, as a rebuild's walk does, and lists nothing behind it; a linked
+    corpus root is not the repository's either."""
+    outside = _tree(tmp_path / "outside", {"fact.md": FACT, "deeper/two.md": FACT})
+    repo = _tree(tmp_path / "repo", {"kb/a/one.md": FACT})
+    os.symlink(outside, repo / "kb/x")
+    want = [("kb/x", "symlink_outside")]
+    entries, problems = scan(repo)
+    assert [e.path for e in entries] == ["kb/a/one.md"] and _codes(problems) == want
+    for asked in (["kb/x/fact.md"], ["kb/x"], ["kb/x/"], ["kb/x/deeper/two.md", "kb/x/"]):
+        entries, problems = stat_paths(repo, asked)
+        assert (entries, _codes(problems)) == ([], want), asked
+    os.symlink(repo / "kb/a", repo / "kb/y")  # inside the repository: a plain `symlink`
+    entries, problems = stat_paths(repo, ["kb/y/one.md"])
+    assert (entries, _codes(problems)) == ([], [("kb/y", "symlink")])
+    elsewhere = _tree(tmp_path / "elsewhere", {"kb/a/one.md": FACT})
+    (elsewhere / "kb-link").symlink_to(repo / "kb")  # the whole root a link
+    entries, problems = scan(elsewhere, "kb-link")
+    assert entries == [] and _codes(problems) == [("kb-link", "symlink_outside")]

@@ -168,6 +168,47 @@ def test_move_renames_and_updates_refs_in_the_same_commit(corpus: Corpus) -> Non
         cur.move({new: "kb/nowhere/x/a1a1a1a1.md"}, "bad topic")
 
 
+@pytest.mark.parametrize(("target", "why"), [
+    ("kb/decisions/db/CON.md", "reserved name"),  # RELIABILITY C13
+    ("kb/decisions/db./a1a1a1a1.md", "ends with a dot or a space"),
+    ("kb/decisions/db/a:b.md", "holds ':'"),
+    ("kb/decisions/db/cafe\u0301.md", "NFC-normalised"),  # C11: new names are NFC
+])
+def test_a_move_never_makes_a_name_other_systems_cannot_hold(
+        corpus: Corpus, cur: Curation, target: str, why: str) -> None:
+    before = head(corpus)
+    with pytest.raises(Refused, match=why):
+        cur.move({A: target}, "somewhere odd")
+    assert head(corpus) == before and (corpus.root / A).exists()
+
+
+def test_nothing_is_written_through_a_link(corpus: Corpus, cur: Curation, tmp_path: Path) -> None:
+    """RELIABILITY C05, C06: a fact reached through a linked folder (here one swapped in for
+    a fact's folder, pointing outside the repository) or itself a link is refused, named
+    as a link; the file behind it keeps its bytes and no commit is made."""
+    import os
+    import shutil
+
+    outside = tmp_path / "outside"
+    shutil.copytree(corpus.root / "kb/gotchas/db", outside)
+    kept = (outside / "a1a1a1a1.md").read_bytes()
+    shutil.rmtree(corpus.root / "kb/gotchas/db")
+    os.symlink(outside, corpus.root / "kb/gotchas/db")
+    before = head(corpus)
+    with pytest.raises(Refused, match="kb/gotchas/db is a symbolic link") as refused:
+        cur.relabel([A], {"type": "pattern"}, "through the link")
+    assert refused.value.rule == "symlink"
+    with pytest.raises(Refused, match="is a symbolic link"):  # nor a move into it
+        cur.move({C: "kb/gotchas/db/c3c3c3c3.md"}, "into the link")
+    os.unlink(corpus.root / "kb/gotchas/db")
+    shutil.copytree(outside, corpus.root / "kb/gotchas/db")
+    os.symlink(corpus.root / B, corpus.root / "kb/gotchas/db/link.md")  # C06: a file link
+    with pytest.raises(Refused, match=r"kb/gotchas/db/link\.md is a symbolic link"):
+        cur.relabel(["kb/gotchas/db/link.md"], {"type": "pattern"}, "through the link")
+    assert (outside / "a1a1a1a1.md").read_bytes() == kept and head(corpus) == before
+    assert os.path.islink(corpus.root / "kb/gotchas/db/link.md")
+
+
 def test_retract_and_restore(corpus: Corpus, cur: Curation) -> None:
     original = (corpus.root / C).read_bytes()
     cur.retract([C], "superseded by the new limits page")

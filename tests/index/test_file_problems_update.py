@@ -126,3 +126,36 @@ def test_a_name_that_is_not_utf8_is_reported_and_not_read(corpus: Corpus) -> Non
     assert Indexer(repo).update().mode == "unchanged"
     Indexer(repo).update(rebuild=True)
     assert _file_problems(repo) == want
+
+
+def test_a_folder_swapped_for_a_link_out_is_never_read(corpus: Corpus, tmp_path: Path) -> None:
+    """C05: an agent replaces the committed folder `kb/gotchas/db/` by a link to a folder
+    outside the repository, then commits the swap. The update reports the link and reads
+    nothing behind it (it used to index the outside files: only the file name was checked
+    for a link), and equals a rebuild."""
+    from factdesk.index.search import search
+
+    repo = corpus.root
+    Indexer(repo).update()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "a1a1a1a1.md").write_text(
+        "---\ntype: observation\n---\n# An outside secret named zebracorn\n")
+    shutil.rmtree(repo / "kb/gotchas/db")
+    os.symlink(outside, repo / "kb/gotchas/db")
+    for step in ("in the working tree", "committed"):
+        if step == "committed":
+            corpus.commit("learn: swap a folder for a link")
+        Indexer(repo).update()
+        conn = Indexer(repo).connect(readonly=True)
+        try:
+            found = [hit.path for hit in search(conn, "zebracorn")]
+            live = {r[0] for r in conn.execute("SELECT path FROM facts WHERE status = 'live'")}
+        finally:
+            conn.close()
+        assert found == [] and not any(p.startswith("kb/gotchas/db/") for p in live), step
+        assert _file_problems(repo) == [("kb/gotchas/db", "symlink_outside")], step
+    counted = _counts(repo)
+    Indexer(repo).update(rebuild=True)
+    assert (_file_problems(repo), _counts(repo)) == ([("kb/gotchas/db", "symlink_outside")],
+                                                     counted)

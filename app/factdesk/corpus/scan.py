@@ -48,7 +48,9 @@ def scan(repo: Path, root: str = "kb") -> tuple[list[FileEntry], list[Problem]]:
     problems: list[Problem] = []
     named: list[str] = []
     top = os.fspath(repo)
-    if os.path.isdir(os.path.join(top, root)):
+    if os.path.islink(os.path.join(top, root)):  # (its files are not the repository's)
+        problems.append(_symlink(top, root))
+    elif os.path.isdir(os.path.join(top, root)):
         _walk(top, root, entries, problems, named)
     entries.sort(key=lambda e: e.path)
     files = {e.path for e in entries}
@@ -71,6 +73,7 @@ def stat_paths(repo: Path, paths: list[str], root: str = "kb"
     problems: list[Problem] = []
     top = os.fspath(repo)
     listings: dict[str, dict[str, list[str]]] = {}  # folder → its names by name key
+    links: dict[str, bool] = {}  # folder → whether it is a symbolic link
     todo = list(paths)
     seen: set[str] = set()
     while todo:
@@ -78,6 +81,13 @@ def stat_paths(repo: Path, paths: list[str], root: str = "kb"
         if rel in seen:
             continue
         seen.add(rel)
+        # a folder on the way that is a link (C05, C07: git names the files a tracked folder
+        # had, and the link itself): reported as a rebuild's walk does, nothing behind it read
+        if link := _linked_folder(top, rel, links):
+            if link not in seen:
+                seen.add(link)
+                problems.append(_symlink(top, link))
+            continue
         if rel.endswith("/"):
             if os.path.isdir(os.path.join(top, rel)) and is_fact_path(rel + "x.md", root):
                 # its files are looked at one by one below (for their twins elsewhere), with
@@ -89,7 +99,12 @@ def stat_paths(repo: Path, paths: list[str], root: str = "kb"
                 problems.extend(p for p in found if p.path not in files)
                 todo.extend(files)
             continue
-        if not is_fact_path(rel, root) or _undecodable(rel, rel, problems):
+        if not is_fact_path(rel, root):
+            if (is_fact_path(rel + "/x.md", root) and os.path.islink(os.path.join(top, rel))
+                    and os.path.isdir(os.path.join(top, rel))):
+                problems.append(_symlink(top, rel))  # a link to a folder, as the walk says
+            continue
+        if _undecodable(rel, rel, problems):
             continue
         # the paths that are (or were, when this one is gone) one path with this one
         twins = [t for t in _twins(top, rel, listings) if is_fact_path(t, root)]
@@ -109,6 +124,20 @@ def stat_paths(repo: Path, paths: list[str], root: str = "kb"
             if len(twins) > 1:
                 _collision(rel, twins, problems)
     return sorted(entries.values(), key=lambda e: e.path), problems
+
+
+def _linked_folder(top: str, rel: str, links: dict[str, bool]) -> str | None:
+    """The first folder of `rel`'s path, from the top, that is a symbolic link (`rel`
+    itself too when it names a folder, `kb/x/`); `links` caches the answers."""
+    parts = rel.rstrip("/").split("/")
+    for depth in range(1, len(parts) + (1 if rel.endswith("/") else 0)):
+        folder = "/".join(parts[:depth])
+        linked = links.get(folder)
+        if linked is None:
+            linked = links[folder] = os.path.islink(os.path.join(top, folder))
+        if linked:
+            return folder
+    return None
 
 
 def _twins(top: str, rel: str, listings: dict[str, dict[str, list[str]]]) -> list[str]:

@@ -195,6 +195,10 @@ def commit_files(repo: Path, changes: Sequence[FileChange], message: str, *,
                 else paths
             if moved:
                 raise Conflict(_moved_message(repo, expected_head, r0, moved))
+        for p in paths:
+            if link := fsio.linked_component(repo, p):
+                raise Refused(f"{p}: {link} is a symbolic link; factdesk never writes through "
+                              "one", rule="symlink")
         _check_preconditions(repo, r0, changes, allow_dirty)
         faults.point("action.before_write")
         blobs = {c.path: _hash_object(repo, c.new) for c in changes if c.new is not None}

@@ -27,6 +27,7 @@ import os
 import re
 import secrets
 import sqlite3
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,7 @@ from factdesk.corpus.codec import parse_fact
 from factdesk.corpus.gitrepo import ZERO
 from factdesk.corpus.ontology import load_ontology
 from factdesk.corpus.registry_io import load_registry
+from factdesk.corpus.scan import unportable
 from factdesk.corpus.writer import FieldValue, WriteRefused, edit_frontmatter, edit_text, render_item
 from factdesk.curation.gitwrite import (
     Committed,
@@ -48,7 +50,7 @@ from factdesk.curation.gitwrite import (
     current_branch,
     finish_sync,
 )
-from factdesk.fsio import read_or_none
+from factdesk.fsio import linked_component, read_or_none
 from factdesk.index.indexer import Indexer, IndexStats
 from factdesk.index.search import rows_in
 from factdesk.model import legality
@@ -203,6 +205,9 @@ class Curation:
     def _read(self, path: str, expected: Mapping[str, str] | None) -> tuple[bytes, Fact]:
         if not path.startswith("kb/") or not path.endswith(".md") or not is_contained_repo_path(path):
             raise Refused(f"{path}: not a fact path (kb/…/<name>.md)")
+        if link := linked_component(self.repo, path):
+            raise Refused(f"{path}: {link} is a symbolic link; factdesk never reads or writes "
+                          "through one", rule="symlink")
         data = read_or_none(self.repo / path)
         if data is None:
             raise Refused(f"{path}: no such fact on disk")
@@ -342,6 +347,10 @@ class Curation:
                 raise Refused(f"{new}: a fact's path is kb/<topic>/…/<name>.md")
             if old == new:
                 raise Refused(f"{old}: already there")
+            if (nfc := unicodedata.normalize("NFC", new)) != new:  # RELIABILITY C11
+                raise Refused(f"{new!r}: new names are NFC-normalised; use {nfc!r}")
+            if why := unportable(new):  # C13: one that Windows could not check out
+                raise Refused(f"{new}: {why}, a name Windows cannot check out")
             data, _ = self._read(old, expected)
             if read_or_none(self.repo / new) is not None or new in file_changes:
                 raise Refused(f"{new} already exists")
