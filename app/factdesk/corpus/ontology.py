@@ -77,22 +77,33 @@ def load_ontology(repo: Path) -> Ontology | None:
     if path is None:
         return None
     rel = path.relative_to(repo).as_posix()
-    return parse_ontology(path.read_bytes(), rel)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        onto = Ontology(id="", name="", source=rel)
+        onto.problems.append(Problem(rel, 1, "ontology", Severity.ERROR,
+                                     f"ontology cannot be read: {exc.strerror or exc}"))
+        return onto
+    return parse_ontology(data, rel)
 
 
 def parse_ontology(data: bytes, rel: str) -> Ontology:
     try:
         doc = yaml.load(data.decode("utf-8"), Loader=_UniqueKeyLoader)  # noqa: S506,TID251
-    except (yaml.YAMLError, UnicodeDecodeError, ValueError) as exc:
+    except (yaml.YAMLError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         onto = Ontology(id="", name="", source=rel)
         onto.problems.append(Problem(rel, _line_of(exc), "ontology", Severity.ERROR,
                                      f"ontology does not parse: {exc}"))
         return onto
     doc = doc if isinstance(doc, dict) else {}
-    onto = Ontology(id=str(doc.get("id") or ""), name=str(doc.get("name") or ""),
-                    description=str(doc.get("description") or ""), source=rel)
+    onto = Ontology(id=_str(doc.get("id")), name=_str(doc.get("name")),
+                    description=_str(doc.get("description")), source=rel)
+    for key in doc:
+        if key not in ("id", "name", "description", "topics", "validations"):
+            onto.problems.append(Problem(rel, 1, "ontology", Severity.WARNING,
+                                         f"unknown key {key!r} at the root"))
     for key in ("id", "name"):
-        if not doc.get(key):
+        if not _str(doc.get(key)):
             onto.problems.append(Problem(rel, 1, "ontology", Severity.ERROR, f"missing {key}"))
     onto.validations = _validations(doc.get("validations"), rel, onto)
     topics = doc.get("topics") or {}
@@ -115,7 +126,7 @@ def _node(raw: object, rel: str, onto: Ontology, depth: int, name: str) -> Node:
                                          f"unknown key {key!r} under {name}"))
     children = raw.get("children") or {}
     return Node(
-        description=str(raw.get("description") or ""),
+        description=_str(raw.get("description")),
         validations=_validations(raw.get("validations"), rel, onto),
         children={str(k): _node(v, rel, onto, depth + 1, str(k))
                   for k, v in (children.items() if isinstance(children, dict) else [])},
@@ -126,9 +137,16 @@ def _validations(raw: object, rel: str, onto: Ontology) -> list[Validation]:
     out: list[Validation] = []
     for item in raw if isinstance(raw, list) else []:
         if isinstance(item, dict) and item.get("rule"):
-            out.append(Validation(str(item.get("name", "")), str(item.get("message", "")),
-                                  str(item["rule"])))
+            out.append(Validation(_str(item.get("name")), _str(item.get("message")),
+                                  _str(item["rule"])))
     return out
+
+
+def _str(value: object) -> str:
+    """A string field's text (a null, or no value, is empty, as yaml.v3 leaves it)."""
+    if value is None or value in ("~", "null", "Null", "NULL"):
+        return ""
+    return value if isinstance(value, str) else ""
 
 
 def _line_of(exc: Exception) -> int:
@@ -136,8 +154,15 @@ def _line_of(exc: Exception) -> int:
     return int(mark.line) + 1 if mark is not None else 1
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """SafeLoader that refuses duplicate keys (the ontology is YAML we only read)."""
+try:
+    _BaseLoader: type = yaml.CBaseLoader
+except AttributeError:  # pragma: no cover - libyaml missing
+    _BaseLoader = yaml.BaseLoader
+
+
+class _UniqueKeyLoader(_BaseLoader):  # type: ignore[misc]
+    """Every scalar is its text, as yaml.v3 decodes into knomit's string fields (YAML 1.1
+    would make `yes` a bool and refuse `2024-02-30` outright); duplicate keys refused."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[object, object]:
         seen: set[object] = set()
@@ -147,7 +172,8 @@ class _UniqueKeyLoader(yaml.SafeLoader):
                 raise yaml.constructor.ConstructorError(
                     None, None, f"mapping key {key!r} already defined", key_node.start_mark)
             seen.add(key)
-        return super().construct_mapping(node, deep=deep)
+        mapping: dict[object, object] = super().construct_mapping(node, deep=deep)
+        return mapping
 
 
 def fact_for_js(fact: Fact) -> dict[str, object]:
@@ -168,6 +194,33 @@ def fact_for_js(fact: Fact) -> dict[str, object]:
     }
 
 
+#: the sandbox, set up once per context. Each rule is compiled by `new Function` from its
+#: text passed as data (never spliced into source that runs at the top level, where a
+#: rule like `1); } while (true) {} function z() { (1` ran unbounded as the rule was
+#: defined), kept where rules cannot reach it, and run on a frozen copy of the fact. The
+#: built-ins are frozen, so one rule cannot change what the next one sees (knomit gives
+#: each rule a fresh VM).
+_SANDBOX = """
+delete globalThis.process; delete globalThis.require;
+(function () {
+  var rules = [];
+  function define(name, value) {
+    Object.defineProperty(globalThis, name, {value: value, writable: false, configurable: false});
+  }
+  define("__compile", function (src) {
+    rules.push(new Function("fact", "return !!(" + src + "\\n);"));
+    return rules.length - 1;
+  });
+  define("__run", function (i, f) { return rules[i](Object.freeze(f)); });
+  [Object, Array, String, Number, Boolean, Math, JSON, RegExp, Date, Function, Error,
+   Symbol, Map, Set, Promise].forEach(function (c) {
+    Object.freeze(c);
+    if (c.prototype) { Object.freeze(c.prototype); }
+  });
+})();
+"""
+
+
 class RuleEngine:
     """Compiles each distinct rule once into a function and evaluates it per fact."""
 
@@ -175,37 +228,46 @@ class RuleEngine:
         from py_mini_racer import MiniRacer  # heavy: import only when rules exist
 
         self._ctx = MiniRacer()
-        self._ctx.eval("delete globalThis.process; delete globalThis.require;")
-        self._compiled: dict[str, str | Exception] = {}
+        self._ctx.eval(_SANDBOX)
+        self._compiled: dict[str, int | Exception] = {}
         self._lock = threading.Lock()
 
-    def _function(self, rule: str) -> str | Exception:
-        name = self._compiled.get(rule)
-        if name is None:
-            fname = f"__rule{len(self._compiled)}"
-            src = (f"function {fname}(f) {{ var fact = Object.freeze(f); "
-                   f"return !!({rule}\n); }}")
+    def _function(self, rule: str) -> int | Exception:
+        index = self._compiled.get(rule)
+        if index is None:
             try:
-                self._ctx.eval(src)
-                name = fname
+                index = int(self._ctx.call("__compile", rule, timeout=RULE_TIMEOUT_MS))
             except Exception as exc:
-                name = exc
-            self._compiled[rule] = name
-        return name
+                index = exc
+            self._compiled[rule] = index
+        return index
+
+    def compiles(self, rule: str) -> str | None:
+        """None, or why the rule does not compile (knomit refuses such an ontology)."""
+        with self._lock:
+            index = self._function(rule)
+        return None if isinstance(index, int) else _first_line(index)
 
     def passes(self, rule: str, fact_js: dict[str, object]) -> tuple[bool, str | None]:
         with self._lock:  # one caller at a time (the GUI's worker and the CLI may share it)
             return self._passes(rule, fact_js)
 
     def _passes(self, rule: str, fact_js: dict[str, object]) -> tuple[bool, str | None]:
-        fname = self._function(rule)
-        if isinstance(fname, Exception):
-            return False, f"rule does not compile: {fname}"
+        index = self._function(rule)
+        if isinstance(index, Exception):
+            return False, f"rule does not compile: {_first_line(index)}"
         try:
-            result = self._ctx.call(fname, fact_js, timeout=RULE_TIMEOUT_MS)
+            result = self._ctx.call("__run", index, fact_js, timeout=RULE_TIMEOUT_MS)
         except Exception as exc:
-            return False, f"rule failed: {type(exc).__name__}: {exc}"
+            return False, f"rule failed: {type(exc).__name__}: {_first_line(exc)}"
         return bool(result), None
+
+
+def _first_line(exc: Exception) -> str:
+    """V8's message without its source excerpt (`<anonymous>:2: SyntaxError: …`)."""
+    lines = [line for line in str(exc).splitlines() if line.strip()]
+    return next((line for line in reversed(lines) if "Error" in line), lines[0] if lines else
+                type(exc).__name__)
 
 
 _shared: RuleEngine | None = None
@@ -221,6 +283,25 @@ def shared_engine() -> RuleEngine:
         if _shared is None:
             _shared = RuleEngine()
         return _shared
+
+
+def rule_problems(onto: Ontology, engine: RuleEngine) -> list[Problem]:
+    """A rule that does not compile makes the ontology invalid for knomit (FORMAT.md §1.5):
+    one error on the ontology file per such rule, beside the facts it then fails."""
+    out: list[Problem] = []
+    pending: list[tuple[str, list[Validation], dict[str, Node]]] = [
+        ("root", onto.validations, onto.topics)]
+    while pending:
+        scope, validations, children = pending.pop()
+        for validation in validations:
+            if why := engine.compiles(validation.rule):
+                out.append(Problem(onto.source, 1, "ontology", Severity.ERROR,
+                                   f'validation "{validation.name}" at {scope} does not '
+                                   f"compile: {why}"))
+        prefix = "" if scope == "root" else scope + "/"
+        pending.extend((prefix + name, node.validations, node.children)
+                       for name, node in sorted(children.items(), reverse=True))
+    return out
 
 
 def check_ontology(fact: Fact, onto: Ontology, engine: RuleEngine) -> list[Problem]:

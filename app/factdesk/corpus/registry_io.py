@@ -1,4 +1,8 @@
-"""Read the agent registry `.factdesk/agents.yaml` into the model's `Registry`."""
+"""Read the agent registry `.factdesk/agents.yaml` into the model's `Registry`.
+
+Bad input never stops a reader: what is wrong becomes a `registry` problem on the file,
+with its line, and whatever could be read is used (the seeded types always are).
+"""
 
 from __future__ import annotations
 
@@ -6,28 +10,108 @@ from pathlib import Path
 
 import yaml
 
+from factdesk.model.enums import Severity
+from factdesk.model.fact import Problem
 from factdesk.model.registry import SEEDED_TYPES, Agent, Registry
 
 REGISTRY_PATH = ".factdesk/agents.yaml"
 
+try:
+    _Loader: type = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - libyaml missing
+    _Loader = yaml.SafeLoader
+
 
 def load_registry(repo: Path) -> Registry:
     path = repo / REGISTRY_PATH
-    if not path.is_file() or path.is_symlink():
+    if path.is_symlink():
+        return Registry(problems=(_problem(1, "is a symbolic link: not read"),))
+    if not path.is_file():
         return Registry()
     try:
-        doc = yaml.safe_load(path.read_text("utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError):
+        return parse_registry(path.read_bytes())
+    except OSError as exc:
+        return Registry(problems=(_problem(1, f"cannot be read: {exc.strerror or exc}"),))
+
+
+def parse_registry(data: bytes) -> Registry:
+    """The registry in `data`. Only the node tree is composed (no value is constructed by
+    YAML 1.1's rules, so `created: 2024-02-30` or `yes` is just text), then read by shape."""
+    problems: list[Problem] = []
+    try:
+        node = yaml.compose(data.decode("utf-8"), Loader=_Loader)
+    except UnicodeDecodeError as exc:
+        return Registry(problems=(_problem(data[: exc.start].count(b"\n") + 1,
+                                           f"is not UTF-8 (byte {exc.start})"),))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        return Registry(problems=(_problem(mark.line + 1 if mark else 1,
+                                           f"does not parse: {exc.problem or exc}"),))
+    except (yaml.YAMLError, RecursionError) as exc:
+        return Registry(problems=(_problem(1, f"does not parse: {exc}"),))
+    if node is None:
         return Registry()
-    if not isinstance(doc, dict):
-        return Registry()
+    if not isinstance(node, yaml.MappingNode):
+        return Registry(problems=(_problem(_line(node), "must be a mapping (agent_types, agents)"),))
     types = dict(SEEDED_TYPES)
-    for key, value in (doc.get("agent_types") or {}).items():
-        desc = value.get("description", "") if isinstance(value, dict) else ""
-        types[str(key)] = str(desc)
-    agents = {}
-    for key, value in (doc.get("agents") or {}).items():
-        if isinstance(value, dict):
-            agents[str(key)] = Agent(str(key), str(value.get("type", "")),
-                                     value.get("email"), value.get("branch"))
-    return Registry(agent_types=types, agents=agents)
+    agents: dict[str, Agent] = {}
+    for key_node, value in node.value:
+        key = _text(key_node)
+        if key not in ("agent_types", "agents"):
+            problems.append(_problem(_line(key_node), f"unknown key {key!r}", Severity.WARNING))
+            continue
+        entries = _mapping(value, key, problems)
+        for name_node, body in entries:
+            name = _text(name_node)
+            if not name:
+                problems.append(_problem(_line(name_node), f"{key}: a name must be text"))
+                continue
+            if not isinstance(body, yaml.MappingNode) and key == "agents":
+                problems.append(_problem(_line(body), f"agents.{name}: must be a mapping "
+                                         "(type, email, branch)"))
+                continue
+            fields = {_text(k): v for k, v in _mapping(body, f"{key}.{name}", problems)}
+            if key == "agent_types":
+                types[name] = _field(fields, "description", f"{key}.{name}", problems) or ""
+                continue
+            type_ = _field(fields, "type", f"{key}.{name}", problems)
+            if "type" not in fields:
+                problems.append(_problem(_line(body), f"agents.{name}: no type (one of "
+                                         f"{', '.join(sorted(types))})", Severity.WARNING))
+            where = f"{key}.{name}"
+            agents[name] = Agent(name, type_ or "", _field(fields, "email", where, problems),
+                                 _field(fields, "branch", where, problems))
+    return Registry(agent_types=types, agents=agents, problems=tuple(problems))
+
+
+def _mapping(node: yaml.Node, where: str, problems: list[Problem]
+             ) -> list[tuple[yaml.Node, yaml.Node]]:
+    """The pairs of a mapping node; a null is empty; anything else is a problem."""
+    if isinstance(node, yaml.MappingNode):
+        return list(node.value)
+    if not (isinstance(node, yaml.ScalarNode) and node.value in ("", "~", "null")):
+        problems.append(_problem(_line(node), f"{where}: must be a mapping"))
+    return []
+
+
+def _field(fields: dict[str | None, yaml.Node], key: str, where: str,
+           problems: list[Problem]) -> str | None:
+    node = fields.get(key)
+    if node is None:
+        return None
+    if not isinstance(node, yaml.ScalarNode):
+        problems.append(_problem(_line(node), f"{where}.{key}: must be text"))
+        return None
+    return node.value or None
+
+
+def _text(node: yaml.Node) -> str | None:
+    return node.value if isinstance(node, yaml.ScalarNode) else None
+
+
+def _line(node: yaml.Node) -> int:
+    return node.start_mark.line + 1
+
+
+def _problem(line: int, message: str, severity: Severity = Severity.ERROR) -> Problem:
+    return Problem(REGISTRY_PATH, line, "registry", severity, f"agent registry {message}")

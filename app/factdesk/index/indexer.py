@@ -36,6 +36,7 @@ from factdesk.corpus.ontology import (
     check_ontology,
     find_ontology,
     load_ontology,
+    rule_problems,
     shared_engine,
     topic_problems,
 )
@@ -845,7 +846,7 @@ class Indexer:
             for path in list(outcomes) + list(retracted):
                 conn.execute("DELETE FROM problems WHERE path = ?", (path,))
                 conn.execute("DELETE FROM refs WHERE src = ?", (path,))
-            conn.execute("DELETE FROM problems WHERE code = 'ontology'")
+            conn.execute("DELETE FROM problems WHERE code IN ('ontology', 'registry')")
             for pid, ppath in conn.execute(
                     f"SELECT id, path FROM problems WHERE code IN ({','.join('?' * len(SCAN_CODES))})",
                     SCAN_CODES).fetchall():
@@ -854,8 +855,11 @@ class Indexer:
                     conn.execute("DELETE FROM problems WHERE id = ?", (pid,))
         problems: list[Problem] = list(scan_problems)
         as_file = _by_path(scan_problems)  # a fact file's own, counted in its row too
+        problems.extend(registry.problems)
         if ontology is not None:
             problems.extend(ontology.problems)
+            if engine is not None:
+                problems.extend(rule_problems(ontology, engine))
         ref_rows: list[tuple[str, str]] = []
         late: list[tuple[int, int, float | None, str]] = []  # rows the rules change
 

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from factdesk.model.enums import ClaimantType
+from factdesk.model.fact import Problem
 
 SEEDED_TYPES: dict[str, str] = {
     ClaimantType.TOOL: "may observe and report; never canonically claims the user's identity",
@@ -28,6 +29,8 @@ class Agent:
 class Registry:
     agent_types: Mapping[str, str] = field(default_factory=lambda: dict(SEEDED_TYPES))
     agents: Mapping[str, Agent] = field(default_factory=dict)
+    #: what is wrong with the file it was read from (what could be read is still used)
+    problems: tuple[Problem, ...] = ()
 
     def agent_for_email(self, email: str) -> Agent | None:
         """Match a git identity by e-mail with any `+op` part removed."""

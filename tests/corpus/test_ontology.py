@@ -1,0 +1,139 @@
+"""The ontology (FORMAT.md §1.5) and its JavaScript `validations` (§1.6): found at any of
+its three rungs, read with problems instead of exceptions, rules run in a sandboxed V8
+with knomit's 100 ms budget, in knomit's order and wording."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from factdesk.corpus.codec import parse_fact
+from factdesk.corpus.ontology import (
+    ONTOLOGY_PATHS,
+    check_ontology,
+    find_ontology,
+    load_ontology,
+    parse_ontology,
+    rule_problems,
+    shared_engine,
+)
+from factdesk.model.fact import Fact
+
+ONTOLOGY = b"""id: team
+name: Team knowledge
+validations:
+  - {name: has-domain, message: every fact needs a domain, rule: "fact.domain.length > 0"}
+topics:
+  gotchas:
+    description: things that bit us
+    validations:
+      - {name: sourced, message: a gotcha cites a source, rule: "fact.sources >= 1"}
+    children:
+      db:
+        validations:
+          - {name: db-entity, message: name the database, rule: "fact.entities.includes('postgres')"}
+  decisions:
+"""
+
+
+def _fact(path: str, extra: str = "") -> Fact:
+    data = f"---\ntype: observation\nconfidence: 0.5\n{extra}---\n# A fact\n\nBody.\n".encode()
+    fact = parse_fact(path, data).fact
+    assert fact is not None
+    return fact
+
+
+def test_the_newest_rung_wins(tmp_path: Path) -> None:
+    for rel in reversed(ONTOLOGY_PATHS):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(ONTOLOGY.replace(b"id: team", f"id: {rel[:3]}".encode()))
+        found = find_ontology(tmp_path)
+        assert found is not None and found.relative_to(tmp_path).as_posix() == rel
+        onto = load_ontology(tmp_path)
+        assert onto is not None and onto.source == rel and onto.problems == []
+
+
+def test_rules_run_root_first_then_down_the_topic_path_in_knomits_words() -> None:
+    onto = parse_ontology(ONTOLOGY, ".knomit/ontology.yaml")
+    engine = shared_engine()
+    assert [scope for scope, _ in onto.rules_for("kb/gotchas/db/x.md")] == [
+        "root", "gotchas", "gotchas/db"]
+    assert [scope for scope, _ in onto.rules_for("kb/Gotchas/other/x.md")] == ["root", "gotchas"]
+    assert [scope for scope, _ in onto.rules_for("kb/unknown/x.md")] == ["root"]
+    failing = check_ontology(_fact("kb/gotchas/db/x.md"), onto, engine)
+    assert [p.message for p in failing] == [
+        'validation "has-domain" at root: every fact needs a domain',
+        'validation "sourced" at gotchas: a gotcha cites a source',
+        'validation "db-entity" at gotchas/db: name the database']
+    good = _fact("kb/gotchas/db/x.md", "domain: [ops]\nsources: 2\nentities: [postgres]\n")
+    assert check_ontology(good, onto, engine) == []
+
+
+@pytest.mark.parametrize(("rule", "passes", "why"), [
+    ("fact.path === 'kb/gotchas/db/x.md' && fact.origin === 'authored'", True, None),
+    ("typeof require === 'undefined' && typeof process === 'undefined'", True, None),
+    ("(fact.title = 'changed', fact.title === 'A fact')", True, None),  # read-only
+    ("(function () { while (true) {} })()", False, "terminated by timeout"),
+    ("1 +", False, "does not compile: SyntaxError"),
+    # text that closes the wrapper to run at the top level when the rule is defined (it
+    # hung the indexer for good): refused as a rule that does not compile
+    ("1); } while (true) {} function z() { (1", False, "does not compile: SyntaxError"),
+    ("undefinedName.length > 0", False, "ReferenceError"),
+])
+def test_a_rule_is_a_sandboxed_expression_with_a_100_ms_budget(
+        rule: str, passes: bool, why: str | None) -> None:
+    engine = shared_engine()
+    fact = _fact("kb/gotchas/db/x.md")
+    from factdesk.corpus.ontology import fact_for_js
+
+    started = time.monotonic()
+    ok, error = engine.passes(rule, fact_for_js(fact))
+    assert ok is passes and (error is None if why is None else why in (error or "")), error
+    assert time.monotonic() - started < 5  # cut off (at 100 ms), never left to run
+
+
+def test_one_rule_cannot_change_what_the_next_one_sees() -> None:
+    """knomit gives each rule a fresh VM; ours share one context, whose built-ins are
+    frozen and whose compiled rules are out of reach."""
+    engine = shared_engine()
+    tamper = ["(Array.prototype.includes = function () { return true; }, true)",
+              "(globalThis.__run = null, true)", "(Object.freeze = function (o) { return o; }, true)"]
+    for rule in tamper:
+        engine.passes(rule, {})
+    assert engine.passes("[1].includes(2)", {}) == (False, None)
+    assert engine.passes("fact.domain.includes('ops')", {"domain": ["ops"]}) == (True, None)
+
+
+@pytest.mark.parametrize(("data", "line", "words"), [
+    (b"id: x\nname: y\ntopics:\n  a: [unclosed\n", 5, "does not parse"),
+    (b"id: x\nname: y\nid: z\ntopics: {a: {}}\n", 3, "already defined"),
+    (b"id: x\nname: y\nz: " + b"[" * 5000 + b"\n", 3, "does not parse"),  # raised RecursionError
+    (b"name: y\ntopics: {a: {}}\n", 1, "missing id"),
+    (b"id: x\nname: y\ntopics: {}\n", 1, "no topics"),
+    (b"id: x\nname: y\ntopics: {Bad_Topic: {}}\n", 1, "lowercase kebab-case"),
+])
+def test_a_bad_ontology_is_a_problem_never_an_exception(data: bytes, line: int, words: str) -> None:
+    onto = parse_ontology(data, ".knomit/ontology.yaml")
+    [problem] = [p for p in onto.problems if p.severity == "error"]
+    assert (problem.path, problem.line, problem.code) == (".knomit/ontology.yaml", line, "ontology")
+    assert words in problem.message
+
+
+def test_values_are_their_text_and_unknown_keys_are_warnings() -> None:
+    """yaml.v3 semantics: `yes` and an impossible date are text in a string field (YAML
+    1.1 made `yes` True and refused the whole file over `2024-02-30`)."""
+    onto = parse_ontology(b"id: x\nname: yes\ncreated: 2024-02-30\ntopics:\n  a:\n"
+                          b"    description: null\n    typo: 1\n  b:\n", ".knomit/ontology.yaml")
+    assert (onto.name, onto.topics["a"].description, sorted(onto.topics)) == ("yes", "", ["a", "b"])
+    assert [(str(p.severity), p.message) for p in onto.problems] == [
+        ("warning", "unknown key 'created' at the root"), ("warning", "unknown key 'typo' under a")]
+
+
+def test_a_rule_that_does_not_compile_is_an_error_on_the_ontology() -> None:
+    onto = parse_ontology(ONTOLOGY.replace(b'"fact.sources >= 1"', b'"fact.sources >="'),
+                          ".knomit/ontology.yaml")
+    assert [(p.path, p.code, p.message) for p in rule_problems(onto, shared_engine())] == [
+        (".knomit/ontology.yaml", "ontology",
+         'validation "sourced" at gotchas does not compile: SyntaxError: Unexpected token \')\'')]

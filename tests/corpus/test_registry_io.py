@@ -1,0 +1,76 @@
+"""The agent registry `.factdesk/agents.yaml` (FORMAT.md §13): read by shape, every
+fault a `registry` problem with its line, never an exception; what can be read is used."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from factdesk.cli import main
+from factdesk.corpus.registry_io import REGISTRY_PATH, load_registry, parse_registry
+from factdesk.model.registry import SEEDED_TYPES
+from tests.conftest import Corpus
+
+GOOD = b"""agent_types:
+  reviewer: {description: reads and comments}
+agents:
+  claude-code: {type: tool, email: claude-code@agents.knomit.io}
+  ana: {type: user, email: ana@example.org, branch: agent/ana}
+"""
+
+
+def test_a_good_registry_reads_without_problems() -> None:
+    reg = parse_registry(GOOD)
+    assert reg.problems == ()
+    assert reg.agent_types == {**SEEDED_TYPES, "reviewer": "reads and comments"}
+    assert reg.type_of("claude-code") == "tool" and reg.agents["ana"].branch == "agent/ana"
+    assert reg.agent_for_email("claude-code+learn@agents.knomit.io") == reg.agents["claude-code"]
+
+
+@pytest.mark.parametrize(("data", "line", "severity", "words"), [
+    # each of these raised out of `index` and `check` (ValueError, AttributeError,
+    # RecursionError), or was read as an empty registry without a word
+    (b"agents:\n  a: {type: tool}\ncreated: 2024-02-30\n", 3, "warning", "unknown key 'created'"),
+    (b"agents: [a, b]\n", 1, "error", "agents: must be a mapping"),
+    (b"x: " + b"[" * 5000 + b"\n", 1, "error", "does not parse"),
+    (b"agents:\n  a: {type: tool\n", 3, "error", "does not parse"),
+    (b"agents:\n  a: tool\n", 2, "error", "agents.a: must be a mapping"),
+    (b"agents:\n  a: {type: [tool]}\n", 2, "error", "agents.a.type: must be text"),
+    (b"agents:\n  a: {email: a@example.org}\n", 2, "warning", "agents.a: no type"),
+    (b"- just\n- a list\n", 1, "error", "must be a mapping"),
+    (b"agents:\n  a: {type: tool}\n  \xff: x\n", 3, "error", "is not UTF-8"),
+])
+def test_a_bad_registry_is_a_problem_at_its_line(data: bytes, line: int, severity: str,
+                                                words: str) -> None:
+    reg = parse_registry(data)
+    assert [(p.path, p.line, p.code, str(p.severity)) for p in reg.problems] == [
+        (REGISTRY_PATH, line, "registry", severity)]
+    assert words in reg.problems[0].message
+    assert dict(reg.agent_types) == SEEDED_TYPES or "reviewer" in reg.agent_types
+
+
+def test_what_can_be_read_is_used() -> None:
+    reg = parse_registry(b"agents:\n  good: {type: peer}\n  bad: [x]\n  also: {type: tool}\n")
+    assert [p.line for p in reg.problems] == [3]
+    assert (reg.type_of("good"), reg.type_of("also"), reg.type_of("bad")) == ("peer", "tool", None)
+
+
+def test_check_reports_a_broken_registry_and_still_checks_the_facts(
+        corpus: Corpus, capsys: pytest.CaptureFixture[str]) -> None:
+    corpus.write(REGISTRY_PATH, b"agents: [claude-code]\n")
+    corpus.commit("config: a registry in the wrong shape")
+    assert main(["check", "--kb", str(corpus.root)]) == 1
+    out, err = capsys.readouterr()
+    assert f"{REGISTRY_PATH}:1: error [registry] agent registry agents: must be a mapping" in out
+    assert "3 facts: 1 errors" in out + err  # the facts were all read and checked
+
+
+def test_a_linked_registry_is_not_read(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.yaml"
+    outside.write_bytes(GOOD)
+    (tmp_path / ".factdesk").mkdir()
+    (tmp_path / REGISTRY_PATH).symlink_to(outside)
+    reg = load_registry(tmp_path)
+    assert reg.agents == {} and [p.message for p in reg.problems] == [
+        "agent registry is a symbolic link: not read"]
