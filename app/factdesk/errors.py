@@ -15,3 +15,8 @@ class FactNotFound(FactdeskError):
 
 class QueryError(FactdeskError):
     """A malformed search query; the message says what and where."""
+
+
+class IndexBusy(FactdeskError):
+    """Another program held the index's write lock past the busy timeout (RELIABILITY F08);
+    nothing was changed."""

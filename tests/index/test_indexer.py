@@ -290,6 +290,42 @@ def test_concurrent_updaters_never_move_a_rebuild_aside(generated_corpus, copy_t
     assert not list(ix.path.parent.glob("*.corrupt-*"))
 
 
+def test_a_write_lock_held_by_another_program_is_waited_for_then_worded(
+        corpus: Corpus, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """RELIABILITY F08: another program holds the index's write lock past the busy
+    timeout. An update says so and changes nothing (it raised sqlite3's bare "database is
+    locked"); a search answers from the index as it was, saying that on stderr; nothing is
+    taken for damage; once the lock goes, the next update catches up."""
+    from factdesk.errors import IndexBusy
+
+    monkeypatch.setattr(schema, "BUSY_TIMEOUT_MS", 300)  # (10 s in the product)
+    ix = Indexer(corpus.root)
+    ix.update()
+    corpus.fact("kb/gotchas/db/d4d4d4d4.md", title="Quokkas arrived after the lock")
+    holder = sqlite3.connect(ix.path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(IndexBusy, match=r"held the index's write lock for 0\.3 s; nothing was"):
+            ix.update()
+        assert main(["index", "--kb", str(corpus.root)]) == 1
+        assert "Error: " in capsys.readouterr().err
+        assert main(["search", "Connection pool", "--kb", str(corpus.root)]) == 0
+        out, err = capsys.readouterr()
+        assert "kb/gotchas/db/a1a1a1a1.md" in out and "this is the index as it was" in err
+        assert main(["search", "Quokkas", "--kb", str(corpus.root)]) == 0
+        assert "0 results" in capsys.readouterr().out  # (the index as it was)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert ix.update().mode == "incremental"
+    conn = ix.connect(readonly=True)
+    try:
+        assert [h.path for h in search(conn, "Quokkas")] == ["kb/gotchas/db/d4d4d4d4.md"]
+    finally:
+        conn.close()
+    assert not list(ix.path.parent.glob("*.corrupt-*"))
+
+
 def test_indexers_on_two_threads_share_one_rule_engine(corpus: Corpus, copy_tree, tmp_path: Path) -> None:
     """py_mini_racer crashes the process (SIGSEGV) when a second V8 context is made while one
     lives on another thread; indexers on the GUI's worker thread and the main thread must

@@ -6,8 +6,9 @@ import json
 import sqlite3
 import stat
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
@@ -21,6 +22,8 @@ from factdesk.model.weight import is_stale
 
 FORMAT = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
                       show_default=True, help="output format")
+_T = TypeVar("_T")
+
 KB = click.option("--kb", "kb", type=click.Path(path_type=Path), default=Path("."),
                   show_default=True, help="the corpus (a git work tree with kb/)")
 HOOK_MARK = "# installed by factdesk check --install-hook"
@@ -44,6 +47,16 @@ def _open(kb: Path) -> Indexer:
         return open_corpus(kb)
     except FactdeskError as exc:
         raise click.ClickException(str(exc)) from None
+
+
+def _read(indexer: Indexer, work: Callable[[sqlite3.Connection], _T], *,
+          thorough: bool = False) -> _T:
+    """`Indexer.read`, saying on stderr when the index could not be brought up to date
+    (another program held its write lock: the answer is from the index as it was)."""
+    result = indexer.read(work, thorough=thorough)
+    if indexer.stale:
+        click.echo(f"warning: {indexer.stale}; this is the index as it was", err=True)
+    return result
 
 
 @cli.command()
@@ -81,7 +94,7 @@ def check(kb: Path, fmt: str, install_hook: bool, staged: bool) -> None:
             "SELECT COUNT(*) FROM facts WHERE status != 'retracted'").fetchone()[0]
 
     # thorough: the Check command starts with `PRAGMA quick_check` (RELIABILITY 3.11)
-    rows, facts = indexer.read(read, thorough=True)
+    rows, facts = _read(indexer, read, thorough=True)
     if staged:
         names = gitrepo.run_git(indexer.repo, "diff", "--cached", "--name-only", "-z",
                                 "--diff-filter=ACMR").split(b"\0")
@@ -110,7 +123,7 @@ def search_cmd(query: str, kb: Path, limit: int, fmt: str) -> None:
     """Search facts: field filters (type:hypothesis confidence:<0.5 …) and free text."""
     indexer = _open(kb)
     try:
-        hits = indexer.read(lambda conn: search(conn, query, limit=limit))
+        hits = _read(indexer, lambda conn: search(conn, query, limit=limit))
     except FactdeskError as exc:
         raise click.ClickException(str(exc)) from None
     if fmt == "json":
@@ -136,7 +149,7 @@ def show(fact: str, kb: Path, fmt: str) -> None:
             return None
         return fact_payload(row, [dict(p) for p in problems_for(conn, row["path"])])
 
-    data = indexer.read(read)
+    data = _read(indexer, read)
     if data is None:
         raise click.ClickException(f"no fact matches {fact!r}")
     if fmt == "json":

@@ -50,6 +50,7 @@ from factdesk.corpus.scan import (
     scan,
     stat_paths,
 )
+from factdesk.errors import IndexBusy
 from factdesk.index import schema
 from factdesk.index.history import (
     ChangeRow,
@@ -274,6 +275,8 @@ class Indexer:
         #: the full-text builder's scratch database during a rebuild (index.textbuild)
         self._text_scratch = self.path.with_name(self.path.name + ".text-build")
         self._engine: RuleEngine | None = None
+        #: why the last `read` showed the index as it was instead of updating it, or None
+        self.stale: str | None = None
 
     # -- public -------------------------------------------------------------------------
 
@@ -294,13 +297,30 @@ class Indexer:
         started = time.perf_counter()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with _update_lock(self.path):
-            return self._update_locked(rebuild, progress, hint, started, thorough)
+            try:
+                return self._update_locked(rebuild, progress, hint, started, thorough)
+            except sqlite3.OperationalError as exc:
+                if not schema.is_busy(exc):
+                    raise
+                raise IndexBusy(
+                    f"{self.path}: another program has held the index's write lock for "
+                    f"{schema.BUSY_TIMEOUT_MS / 1000:g} s; nothing was changed (try again, or "
+                    "close the program that has it open)") from exc
 
     def read(self, work: Callable[[sqlite3.Connection], _T], *, thorough: bool = False) -> _T:
         """`update`, then `work` over a read-only connection. Damage that only the reads meet
         (a page the update did not need) moves the file aside and rebuilds it, and `work`
-        runs once more, on the new file (RELIABILITY F03); other errors propagate."""
-        self.update(thorough=thorough)
+        runs once more, on the new file (RELIABILITY F03); other errors propagate.
+
+        When another program holds the write lock (F08), `work` reads the index as it was,
+        and `stale` says why; with no complete index to read, `IndexBusy` propagates."""
+        self.stale = None
+        try:
+            self.update(thorough=thorough)
+        except IndexBusy as exc:
+            if not schema.is_usable(self.path):
+                raise
+            self.stale = str(exc)
         read_from = _inode(self.path)
         try:
             return self._read_once(work)

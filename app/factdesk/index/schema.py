@@ -18,6 +18,9 @@ APPLICATION_ID = 0x46444B31  # "FDK1"
 
 #: The full-text table (external content: its text columns are read from `facts`). A
 #: rebuild makes it in a scratch database of its own too (index.textbuild).
+#: how long a statement waits for another connection's lock (RELIABILITY F08)
+BUSY_TIMEOUT_MS = 10_000
+
 FULL_TEXT = """CREATE VIRTUAL TABLE facts_fts USING fts5(
     title, body, domain, entities,
     content='facts', content_rowid='id', tokenize='unicode61 remove_diacritics 2',
@@ -157,7 +160,7 @@ def connect(path: Path, *, readonly: bool = False, unjournaled: bool = False
     uri = f"file:{path}?mode=ro" if readonly else f"file:{path}"
     conn = sqlite3.connect(uri, uri=True, timeout=10, check_same_thread=False)
     conn.row_factory = sqlite3.Row
-    conn.execute("PRAGMA busy_timeout = 10000")
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     if unjournaled:
         conn.execute("PRAGMA journal_mode = OFF")
         conn.execute("PRAGMA synchronous = OFF")
@@ -308,6 +311,17 @@ def is_damage(exc: BaseException) -> bool:
     if code is None:
         return str(exc).startswith(_NOT_UTF8)
     return bool(code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB))
+
+
+def is_busy(exc: BaseException) -> bool:
+    """Another connection held the lock past `busy_timeout` (SQLITE_BUSY, SQLITE_LOCKED):
+    the file is fine, only not ours to write now."""
+    if not isinstance(exc, sqlite3.OperationalError):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is None:
+        return "database is locked" in str(exc)
+    return bool(code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED))
 
 
 def remove(path: Path) -> None:
