@@ -218,3 +218,30 @@ def test_an_impossible_date_is_a_warning_at_its_line_and_the_fact_is_kept(
     assert out.fact is not None  # knomit keeps it as text: the fact is still read
     found = [(p.code, p.line, str(p.severity)) for p in out.problems]
     assert found == ([("yaml_value", 4, "warning")] if warned else [])
+
+
+def test_a_fact_with_bad_values_is_broken_but_the_rest_of_it_is_read() -> None:
+    """RELIABILITY B03, B10: knomit refuses the fact (an error per bad field, each at its
+    line: only the first used to be reported), and the rest of it is still read, the bad
+    fields as missing, for its row."""
+    data = (b"---\ntype: hypothesis\nconfidence: high\ndomain: [ops, db]\nsources: many\n"
+            b"refs: kb/a.md\nclaimant_type: tool\n---\n# Pools run dry\n\nBody.\n")
+    out = parse_fact("kb/t/x/f.md", data)
+    assert out.fact is None
+    assert [(p.code, p.line) for p in out.problems] == [
+        ("confidence_type", 3), ("sources_type", 5), ("refs_shape", 6)]
+    kept = out.salvaged
+    assert kept is not None and kept.title == "Pools run dry" and kept.body == "Body."
+    assert (kept.type, kept.domain, kept.refs, kept.envelope.claimant_type) == (
+        "hypothesis", ("ops", "db"), (), "tool")
+    assert "confidence" not in kept.key_lines and "sources" not in kept.key_lines
+
+
+@pytest.mark.parametrize("data", [
+    b"---\ntype: factoid\ndomain: [a]\n---\n# T\n",  # the type is never guessed
+    b"---\nkind: Pragmatic\ntype: policy\nconfidence: high\n---\n# T\n",
+    b"---\ntype: observation\n---\nno heading\n",
+])
+def test_nothing_is_salvaged_when_the_kind_type_or_title_is_bad(data: bytes) -> None:
+    out = parse_fact("kb/t/x/f.md", data)
+    assert out.fact is None and out.salvaged is None and len(out.problems) == 1

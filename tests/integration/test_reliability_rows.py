@@ -161,3 +161,33 @@ def test_a_file_the_system_will_not_let_us_read_is_one_problem(
     (kb / "kb/gotchas/perm/g1.md").touch()  # (its stamp changed: the update reads it again)
     code, found = _problems(capsys, kb)
     assert not any(p.startswith("kb/gotchas/perm/") for p in found)
+
+
+def test_a_fact_with_bad_values_keeps_its_other_fields_in_the_index(
+        corpus: Corpus, capsys: pytest.CaptureFixture[str]) -> None:
+    """RELIABILITY B03, B10: listed as broken, with every error at its line, and the rest
+    of the fact indexed (its type, domain and envelope filter and facet; the bad number is
+    missing, not 0), yet never a fact to the rules or the queues, and never a citation."""
+    from factdesk.index import search as search_mod
+    from factdesk.index.rows import fact_from_row
+
+    corpus.write("kb/gotchas/db/e5e5e5e5.md",
+                 b"---\ntype: hypothesis\nconfidence: high\ndomain: [ops, quokka]\n"
+                 b"refs: kb/gotchas/db/a1a1a1a1.md\nsettle_by: 2020-01-01\n---\n"
+                 b"# Pools may run dry at night\n\nBody.\n")
+    corpus.commit("learn: a hypothesis with bad values")
+    code, found = _problems(capsys, corpus.root)
+    assert code == 1
+    assert found["kb/gotchas/db/e5e5e5e5.md"] == {("confidence_type", 3), ("refs_shape", 5)}
+    conn = Indexer(corpus.root).connect(readonly=True)
+    try:
+        row = conn.execute("SELECT * FROM facts WHERE path = 'kb/gotchas/db/e5e5e5e5.md'").fetchone()
+        assert (row["status"], row["type"], row["domain"], row["confidence"], row["settle_by"]) == (
+            "broken", "hypothesis", '["ops", "quokka"]', None, "2020-01-01")
+        assert [h.path for h in search_mod.search(conn, "domain:quokka")] == [
+            "kb/gotchas/db/e5e5e5e5.md"]
+        assert fact_from_row(row) is None  # what the rules and the queues read rows through
+        assert conn.execute("SELECT COUNT(*) FROM refs WHERE src = 'kb/gotchas/db/e5e5e5e5.md'"
+                            ).fetchone()[0] == 0
+    finally:
+        conn.close()

@@ -35,6 +35,9 @@ class ParseOutcome:
     text: str = ""
     #: raw frontmatter mapping values for kind/type when known (shown for broken facts)
     raw: dict[str, str] = field(default_factory=dict)
+    #: a broken file whose only faults are values knomit cannot decode: the fact with those
+    #: fields treated as missing, for its row (never checked or cited as a fact)
+    salvaged: Fact | None = None
 
 
 def _fail(path: str, code: str, msg: str, line: int = 1, **kw: object) -> ParseOutcome:
@@ -107,15 +110,7 @@ def parse_fact(path: str, data: bytes) -> ParseOutcome:
     try:
         fact = _build(path, entries, stripped.rstrip(), title_line)
     except yamlv3.FieldError as exc:
-        line = 1
-        for key, entry in entries.items():
-            if key in exc.message or exc.code.startswith(key):
-                line = entry.line + 1
-                break
-        raw = {k: e.value.text for k, e in entries.items()
-               if k in ("kind", "type") and isinstance(e.value, yamlv3.Scalar)}
-        return _fail(path, exc.code, exc.message, line, text=text,
-                     title=_guess_title(stripped), raw=raw)
+        return _broken_fields(path, exc, entries, stripped, title_line, text)
     for key, scalar in yamlv3.impossible_dates(front, entries):
         if key != "settle_by":  # (the checker's E1 reports that one, as an error)
             problems.append(Problem(path, scalar.line + 1, "yaml_value", Severity.WARNING,
@@ -127,6 +122,33 @@ def parse_fact(path: str, data: bytes) -> ParseOutcome:
                                 "the title is not a level-1 heading ('# Title'); knomit reads it "
                                 "but drops the level, and its writer would rewrite the line"))
     return ParseOutcome(path, fact, tuple(problems), title=fact.title)
+
+
+def _broken_fields(path: str, first: yamlv3.FieldError, entries: dict[str, yamlv3.Entry],
+                   region: str, title_line: int, text: str) -> ParseOutcome:
+    """A file whose YAML parses but whose values knomit cannot decode: knomit refuses the
+    fact, and so does the checker (one error per bad field, each at its line). The rest of
+    it is still read (RELIABILITY B03, B10), each bad field treated as missing, so that its
+    row keeps its domain, envelope and other fields; the kind and type are never guessed
+    (when one of them is bad, only their raw text is kept)."""
+    found = [first]
+    rest = dict(entries)
+    salvaged = None
+    while (key := found[-1].key) in rest and key not in ("kind", "type"):
+        del rest[key]
+        try:
+            salvaged = _build(path, rest, region.rstrip(), title_line)
+            break
+        except yamlv3.FieldError as exc:
+            found.append(exc)
+    prefix = f'ParseFact "{path}": '
+    problems = tuple(Problem(path, entries[e.key].line + 1 if e.key in entries
+                             else title_line if e.code == "missing_h1" else 1, e.code,
+                             Severity.ERROR, prefix + e.message) for e in found)
+    raw = {k: e.value.text for k, e in entries.items()
+           if k in ("kind", "type") and isinstance(e.value, yamlv3.Scalar)}
+    return ParseOutcome(path, None, problems, title=_guess_title(region), text=text, raw=raw,
+                        salvaged=salvaged)
 
 
 def _build(path: str, entries: dict[str, yamlv3.Entry], region: str, title_line: int) -> Fact:
@@ -147,27 +169,31 @@ def _build(path: str, entries: dict[str, yamlv3.Entry], region: str, title_line:
     if kind not in (Kind.EPISTEMIC, Kind.PRAGMATIC):
         if kind.strip().lower() in (Kind.EPISTEMIC, Kind.PRAGMATIC):  # RELIABILITY B02
             raise yamlv3.FieldError("kind_not_canonical", f'kind "{kind}" is not written as '
-                                    f'knomit reads it: "{kind.strip().lower()}"')
+                                    f'knomit reads it: "{kind.strip().lower()}"', "kind")
         raise yamlv3.FieldError("unknown_kind",
-                                f'invalid kind "{kind}": must be one of epistemic, pragmatic')
+                                f'invalid kind "{kind}": must be one of epistemic, pragmatic', "kind")
     if not is_legal_kind_type(kind, type_):
         if type_.strip().lower() != type_ and is_legal_kind_type(kind, type_.strip().lower()):
             raise yamlv3.FieldError("type_not_canonical", f'type "{type_}" is not written as '
-                                    f'knomit reads it: "{type_.strip().lower()}"')
-        raise yamlv3.FieldError("unknown_type", f'invalid type "{type_}" for kind "{kind}"')
+                                    f'knomit reads it: "{type_.strip().lower()}"', "type")
+        raise yamlv3.FieldError("unknown_type", f'invalid type "{type_}" for kind "{kind}"',
+                                "type" if "type" in entries else "kind")
     confidence = yamlv3.as_float(get("confidence"), "confidence") if "confidence" in entries else 0.0
     if not math.isfinite(confidence):
-        raise yamlv3.FieldError("confidence_nonfinite", f"confidence {confidence} is not finite")
+        raise yamlv3.FieldError("confidence_nonfinite", f"confidence {confidence} is not finite",
+                                "confidence")
     if not 0.0 <= confidence <= 1.0:
-        raise yamlv3.FieldError("confidence_range", f"confidence {confidence:g} out of range [0,1]")
+        raise yamlv3.FieldError("confidence_range", f"confidence {confidence:g} out of range [0,1]",
+                                "confidence")
     sources = yamlv3.as_int(get("sources"), "sources") if "sources" in entries else 0
     if sources < 0:
-        raise yamlv3.FieldError("sources_range", f"sources {sources} must be >= 0")
+        raise yamlv3.FieldError("sources_range", f"sources {sources} must be >= 0", "sources")
     weight = None
     if "evidence_weight" in entries:
         weight = yamlv3.as_float(get("evidence_weight"), "evidence_weight")
         if not math.isfinite(weight):
-            raise yamlv3.FieldError("evidence_weight_type", "evidence_weight is not finite")
+            raise yamlv3.FieldError("evidence_weight_type", "evidence_weight is not finite",
+                                    "evidence_weight")
     origin_raw = string("origin")
     origin = (origin_raw if origin_raw and is_legal_origin_for_type(origin_raw, type_)
               else default_origin(type_))

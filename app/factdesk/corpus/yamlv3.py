@@ -202,17 +202,21 @@ def impossible_dates(text: str, entries: dict[str, Entry]) -> list[tuple[str, Sc
 
 
 class FieldError(Exception):
-    def __init__(self, code: str, message: str) -> None:
+    """A value knomit cannot decode into its field; `key` names the field (None: the
+    title, which is not a key)."""
+
+    def __init__(self, code: str, message: str, key: str | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.key = key
 
 
 def as_string(value: object, key: str) -> str | None:
     """A string field (`kind`, `type`, …): any scalar's text; null → None."""
     if isinstance(value, Scalar):
         return None if value.is_null else value.text
-    raise FieldError("field_shape", f"{key} must be a string, got a {_shape(value)}")
+    raise FieldError("field_shape", f"{key} must be a string, got a {_shape(value)}", key)
 
 
 def as_string_list(value: object, key: str) -> tuple[str, ...]:
@@ -223,24 +227,25 @@ def as_string_list(value: object, key: str) -> tuple[str, ...]:
         raise FieldError(
             f"{key}_shape" if key == "refs" else "field_shape",
             f"cannot unmarshal !!str `{value.text[:40]}` into []string ({key} must be a list)",
+            key,
         )
     if isinstance(value, list):
         out: list[str] = []
         for item in value:
             if not isinstance(item, Scalar):
                 raise FieldError(f"{key}_shape" if key == "refs" else "field_shape",
-                                 f"{key} items must be strings, got a {_shape(item)}")
+                                 f"{key} items must be strings, got a {_shape(item)}", key)
             if not item.is_null:
                 out.append(item.text)
         return tuple(out)
     raise FieldError(f"{key}_shape" if key == "refs" else "field_shape",
-                     f"{key} must be a list, got a {_shape(value)}")
+                     f"{key} must be a list, got a {_shape(value)}", key)
 
 
 def as_float(value: object, key: str) -> float:
     """A float64 field: plain numbers only; quoted text, booleans and words are errors."""
     if not isinstance(value, Scalar):
-        raise FieldError(f"{key}_type", f"{key} must be a number, got a {_shape(value)}")
+        raise FieldError(f"{key}_type", f"{key} must be a number, got a {_shape(value)}", key)
     if value.is_null:
         return 0.0
     text = value.text
@@ -253,14 +258,15 @@ def as_float(value: object, key: str) -> float:
                     text.replace("_", ""))
             except ValueError:
                 pass
-    raise FieldError(f"{key}_type", f"cannot unmarshal !!str `{text[:40]}` into float64 ({key})")
+    raise FieldError(f"{key}_type", f"cannot unmarshal !!str `{text[:40]}` into float64 ({key})",
+                     key)
 
 
 def as_int(value: object, key: str) -> int:
     """An int field: integers, floats truncated (yaml.v3), null → 0; text is an error."""
     number = as_float(value, key)
     if not math.isfinite(number):
-        raise FieldError(f"{key}_type", f"{key} must be a finite integer")
+        raise FieldError(f"{key}_type", f"{key} must be a finite integer", key)
     return int(number)
 
 

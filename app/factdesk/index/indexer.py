@@ -1110,6 +1110,6 @@ def _slim(outcome: ParseOutcome) -> ParseOutcome:
     fact = outcome.fact
     if fact is not None and fact.type != FactType.HYPOTHESIS and fact.body:
         fact = dataclasses.replace(fact, body="")
-    if fact is outcome.fact and not outcome.text:
+    if fact is outcome.fact and not outcome.text and outcome.salvaged is None:
         return outcome
-    return dataclasses.replace(outcome, fact=fact, text="")
+    return dataclasses.replace(outcome, fact=fact, text="", salvaged=None)

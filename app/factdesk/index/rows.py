@@ -55,7 +55,8 @@ def fact_row(
     computed_weight: float | None,
     problems: list[Problem],
 ) -> dict[str, Any]:
-    fact = outcome.fact
+    # a broken file's row keeps what could be read of it (its bad fields as missing)
+    fact = outcome.fact if outcome.fact is not None else outcome.salvaged
     parts = outcome.path.split("/")
     errors, warnings = problem_counts(problems)
     row: dict[str, Any] = {
@@ -112,6 +113,10 @@ def fact_row(
         "refs": _dump_list(fact.refs), "extra": _dump(fact.extra) if fact.extra else "{}",
         "key_lines": _dump(dict(fact.key_lines)), "title_line": fact.title_line,
     })
+    if outcome.fact is None:  # a broken file's bad (or absent) numbers are missing, not 0
+        for key in ("confidence", "sources", "evidence_weight"):
+            if key not in fact.key_lines:
+                row[key] = None
     return row
 
 
@@ -122,8 +127,9 @@ def problem_counts(problems: list[Problem]) -> tuple[int, int]:
 
 
 def fact_from_row(row: sqlite3.Row) -> Fact | None:
-    """Rebuild the frozen Fact a row was made from (None for broken files)."""
-    if row["type"] is None or row["confidence"] is None:
+    """Rebuild the frozen Fact a row was made from (None for broken files, whose rows may
+    hold what could be read of them, but which are never facts to the rules)."""
+    if row["status"] == "broken" or row["type"] is None or row["confidence"] is None:
         return None
     def raw(col: str, derived: str | None = None) -> str | None:
         return None if derived and row[derived] else row[col]
