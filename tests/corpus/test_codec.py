@@ -70,6 +70,13 @@ def test_good_fact_parses_all_fields() -> None:
      "conflict_markers"),
     (b"---\ntitle: \"a\x00b\"\n---\n# T\n", "yaml_syntax"),  # A20 (A19 is below)
     (b"---\ntype: observation\n---\n# T\n\nbody \x00 here\n", "binary"),
+    (b"---\nx: !!python/name:os.system\n---\n# T\n", "yaml_tag"),  # A02
+    (b"---\nconfidence: .inf\n---\n# T\n", "confidence_nonfinite"),  # B05
+    (b"---\nconfidence: -.inf\n---\n# T\n", "confidence_nonfinite"),
+    (b"---\nconfidence: .NaN\n---\n# T\n", "confidence_nonfinite"),
+    (b"---\nconfidence: -0.2\n---\n# T\n", "confidence_range"),  # B04
+    (b"---\nconfidence: true\n---\n# T\n", "confidence_type"),  # B06: never a bool as 1.0
+    (b"---\nconfidence: \xe2\x80\x8b\n---\n# T\n", "confidence_type"),
 ])
 def test_bad_input_is_one_problem_with_a_code(data: bytes, code: str) -> None:
     out = parse_fact("kb/t/x/f.md", data)
@@ -245,3 +252,41 @@ def test_a_fact_with_bad_values_is_broken_but_the_rest_of_it_is_read() -> None:
 def test_nothing_is_salvaged_when_the_kind_type_or_title_is_bad(data: bytes) -> None:
     out = parse_fact("kb/t/x/f.md", data)
     assert out.fact is None and out.salvaged is None and len(out.problems) == 1
+
+
+@pytest.mark.parametrize(("data", "code"), [
+    # RELIABILITY A15: one grammar, knomit's: the file opens with exactly `---` and a line
+    # end, and the frontmatter closes at the first line that is exactly `---`; anything
+    # else is a problem, never a guess
+    (b"---\ntype: observation\n---\n# T\n", None),
+    (b"---\r\ntype: observation\r\n---\r\n# T\r\n", None),
+    (b"\xef\xbb\xbf---\ntype: observation\n---\n# T\n", None),
+    (b"--- \ntype: observation\n---\n# T\n", "unterminated_frontmatter"),  # trailing space
+    (b"----\ntype: observation\n----\n# T\n", "unterminated_frontmatter"),
+    (b"---\ntype: observation\n...\n# T\n", "unterminated_frontmatter"),  # YAML's own end
+    (b"---\ntype: observation\n--- \n# T\n", "unterminated_frontmatter"),
+    (b"---\ntype: observation\n---", "unterminated_frontmatter"),  # no line end after it
+    (b"\n---\ntype: observation\n---\n# T\n", "no_frontmatter"),  # a leading blank line
+    (b"+++\ntype = 'observation'\n+++\n# T\n", "no_frontmatter"),
+])
+def test_the_fence_grammar_is_one_rule(data: bytes, code: str | None) -> None:
+    out = parse_fact("kb/t/x/f.md", data)
+    assert [p.code for p in out.problems] == ([code] if code else [])
+    assert (out.fact is None) == (code is not None)
+
+
+def test_a_yaml_error_names_its_line_and_column() -> None:
+    """RELIABILITY A01: where libyaml stopped, in the file's own line numbers."""
+    out = parse_fact("kb/t/x/f.md", b"---\ntype: observation\nnote: a: b\n---\n# T\n")
+    [problem] = out.problems
+    assert (problem.code, problem.line) == ("yaml_syntax", 3)
+    assert problem.message.endswith("mapping values are not allowed in this context (column 8)")
+
+
+def test_keys_are_case_sensitive_and_refs_keep_their_literal_text() -> None:
+    """RELIABILITY B02: `Type:` is another key, kept as written, not the type; B09: refs
+    that YAML 1.1 would turn into numbers, booleans or sexagesimals stay text."""
+    out = parse_fact("kb/t/x/f.md", b"---\nType: hypothesis\nrefs: [0123, NO, 1:20]\n---\n# T\n")
+    assert out.fact is not None and out.problems == ()
+    assert out.fact.type == "observation" and out.fact.extra == {"Type": "hypothesis"}
+    assert out.fact.refs == ("0123", "NO", "1:20")

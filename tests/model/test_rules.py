@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from factdesk.model.authority import AUTHORITY_TABLE, Authority, attribution, authority
 from factdesk.model.enums import ClaimantType, ClaimType, SubjectKind
@@ -117,12 +119,20 @@ def test_an_impossible_settle_by_date_is_an_error_not_an_overdue_guess(day: str)
 @pytest.mark.parametrize(("ref", "code"), [
     ("C:\\Windows\\win.ini", "ref-absolute"), ("d:/data/x.md", "ref-absolute"),
     ("c:foo", "ref-syntax"), ("file:///etc/passwd", "ref-absolute"),
-    ("/etc/passwd", "ref-traversal"), ("../../secret.md", "ref-traversal"),
+    ("/etc/passwd", "ref-absolute"), ("\\\\srv\\share\\x.md", "ref-absolute"),
+    ("//srv/share/x.md", "ref-absolute"), ("kb/a\\b.md", "ref-syntax"),
+    ("kb/a\x00b.md", "ref-syntax"), ("kb/a//b.md", "ref-syntax"), ("kb/./a.md", "ref-syntax"),
+    ("../../secret.md", "ref-traversal"), ("kb/a/../../x.md", "ref-traversal"),
+    ("kb\\..\\..\\x.md", "ref-traversal"),
 ])
 def test_refs_naming_local_files_are_reported(ref: str, code: str) -> None:
-    """RELIABILITY C02/C03: knomit reads `C:` as a URL scheme; factdesk says it is a path."""
+    """RELIABILITY C01–C03: knomit reads `C:` as a URL scheme; factdesk says it is a path.
+    Each is named for what it is (an absolute path, unclean syntax, a way out), and never
+    opened."""
     cited = fact("kb/a/f.md", refs=(ref,), sources=1)
-    assert code in codes(cited)
+    found = [p.code for p in check_fact(cited, CheckContext(facts={cited.path: cited}))
+             if p.code.startswith("ref-") and p.code != "ref-malformed"]
+    assert found == [code]
     assert "ref-absolute" not in codes(fact("kb/a/g.md", refs=("https://x.org/a",), sources=1))
 
 
@@ -162,3 +172,21 @@ def test_attribution_sentence() -> None:
         "claude-code (tool) reports: Deploys run at 9"
     assert attribution("I am on call", claimant="ana", claimant_type="user",
                        subject_kind="self", claim_type="assertion") == "I am on call"
+
+
+@given(st.text(max_size=60))
+def test_any_ref_is_either_refused_or_a_clean_path_inside_the_repository(raw: str) -> None:
+    """RELIABILITY C03 (P5): whatever an agent writes as a ref, a local target that the
+    checker lets through is a clean relative path: opened under the repository, it stays
+    there."""
+    import posixpath
+
+    from factdesk.model.refs import RefKind, classify_ref, uncontained
+
+    ref = classify_ref(raw, None)
+    if ref.kind is not RefKind.LOCAL_FACT or ref.target is None or uncontained(ref.target):
+        return
+    target = ref.target
+    assert posixpath.normpath(target) == target and not posixpath.isabs(target)
+    assert ".." not in target.split("/") and "\\" not in target and "\x00" not in target
+    assert posixpath.normpath(posixpath.join("/repo", target)).startswith("/repo/")

@@ -105,7 +105,8 @@ def parse_fact(path: str, data: bytes) -> ParseOutcome:
     try:
         entries = yamlv3.compose_mapping(front)
     except yamlv3.YamlError as exc:
-        return _fail(path, exc.code, exc.message, exc.line + 1, text=text,
+        where = f" (column {exc.column})" if exc.column else ""
+        return _fail(path, exc.code, exc.message + where, exc.line + 1, text=text,
                      title=_guess_title(stripped))
     try:
         fact = _build(path, entries, stripped.rstrip(), title_line)

@@ -92,6 +92,20 @@ def local_targets(refs: tuple[str, ...], repo_id: RepoIds) -> list[str]:
     return list(seen)
 
 
+def uncontained(path: str) -> tuple[str, str] | None:
+    """Why a local ref's path is not safely inside the repository, as (code, words), or None
+    (RELIABILITY C01–C03): `ref-absolute` (`/etc/passwd`, a UNC `\\\\srv\\share`),
+    `ref-syntax` (a backslash, a NUL byte, an empty or `.` segment) or `ref-traversal` (`..`)."""
+    if is_contained_repo_path(path):
+        return None
+    if path.startswith(("/", "\\")):
+        return "ref-absolute", "is an absolute path"
+    parts = path.replace("\\", "/").split("/")
+    if ".." in parts:
+        return "ref-traversal", "leaves the repository"
+    return "ref-syntax", "is not a clean repo path (a backslash, a NUL byte, or an empty or '.' part)"
+
+
 def is_contained_repo_path(path: str) -> bool:
     """True when a local ref names a path safely inside the repository (RELIABILITY C01–C04)."""
     if not path or "\x00" in path or "\\" in path or path.startswith("/"):

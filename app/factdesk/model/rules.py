@@ -36,8 +36,8 @@ from factdesk.model.refs import (
     RefKind,
     RepoIds,
     classify_ref,
-    is_contained_repo_path,
     local_targets,
+    uncontained,
 )
 from factdesk.model.registry import Registry, agent_id_from_email
 from factdesk.model.weight import evidence_weight, is_stale
@@ -260,9 +260,9 @@ def _refs(fact: Fact, ctx: CheckContext) -> Iterable[Problem]:
                          "or URLs")
         if ref.kind is not RefKind.LOCAL_FACT or ref.target is None:
             continue
-        if not is_contained_repo_path(ref.target):
-            yield _p(fact, "refs", "ref-traversal", Severity.WARNING,
-                     f"ref {raw!r} leaves the repository; it is never opened")
+        if why := uncontained(ref.target):
+            yield _p(fact, "refs", why[0], Severity.WARNING,
+                     f"ref {raw!r} {why[1]}; it is never opened")
         elif ref.target == own:
             yield _p(fact, "refs", "ref-self", Severity.WARNING, "fact cites itself")
         elif ref.target not in ctx.facts:
