@@ -133,6 +133,27 @@ def test_a_foreign_database_at_the_index_path_is_left_alone(corpus: Corpus) -> N
     assert main(["search", "pool", "--kb", str(corpus.root), "--format", "json"]) == 0
 
 
+def test_an_index_of_another_version_is_never_touched(corpus: Corpus) -> None:
+    """RELIABILITY F04: each schema version has a file of its own (`index.v{N}.db`), so an
+    older app never destroys a newer app's index, nor this one an older app's: both keep
+    their bytes while this version builds and updates its own."""
+    folder = Indexer(corpus.root).path.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    others = {}
+    for version in (schema.SCHEMA_VERSION - 1, schema.SCHEMA_VERSION + 1):
+        other = folder / f"index.v{version}.db"
+        with sqlite3.connect(other) as c:
+            c.execute(f"PRAGMA user_version = {version}")
+            c.execute(f"PRAGMA application_id = {schema.APPLICATION_ID}")
+            c.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+        others[other] = other.read_bytes()
+    ix = Indexer(corpus.root)
+    assert ix.path.name == f"index.v{schema.SCHEMA_VERSION}.db"
+    assert ix.update(rebuild=True).facts == 3 and ix.update().mode == "unchanged"
+    assert {p: p.read_bytes() for p in others} == others
+    assert not list(folder.glob("*.corrupt-*"))
+
+
 @pytest.mark.parametrize("app_id", [0, 0x46444B30])
 def test_our_index_with_another_id_in_its_header_is_not_foreign(corpus: Corpus,
                                                                 app_id: int) -> None:
