@@ -329,3 +329,35 @@ def test_table_cell_cuts_a_huge_title(window) -> None:
     shown = _display("title", row)  # type: ignore[arg-type]
     assert shown.startswith("x" * MAX_LABEL_CHARS + " … [49,000 more characters]")
     assert len(shown) < MAX_LABEL_CHARS + 40
+
+
+def test_invisible_controls_in_a_title_are_shown_as_code_points(qtbot, repo, data_dir,
+                                                                tmp_path) -> None:
+    """RELIABILITY A23 ("Trojan source"): a right-to-left override makes `exe.pdf` read as
+    `fdp.exe`; a zero-width space hides in a word. The table and the inspector's header show
+    each as its code point, while search still matches the raw text."""
+    from factdesk.gui.app import make_settings
+    from factdesk.gui.main_window import MainWindow
+    from tests.gui.test_search import submit
+
+    title = "Invoice paid \u202efdp.exe\u202c for zero\u200bwidth"
+    shown = "Invoice paid ⟨U+202E⟩fdp.exe⟨U+202C⟩ for zero⟨U+200B⟩width"
+    (repo / "kb/gotchas/db/f6f6f6f6.md").write_text(
+        f"---\ntype: observation\nconfidence: 0.5\nsources: 1\n---\n# {title}\n\nBody.\n")
+    win = MainWindow(repo, make_settings(), watch=False, update_on_open=False, semantic=False)
+    qtbot.addWidget(win)
+    win.resize(1400, 850)
+    win.show()
+    with qtbot.waitSignal(win.index_did_update, timeout=20_000):
+        win.reindex()
+    submit(win, qtbot, "fdp")  # the raw text is what is searched
+    [fid] = win.table.model.ids
+    model = win.table.model
+    cell = model.index(model.row_of(fid), win.table.state.column_index("title"))
+    assert cell.data(Qt.ItemDataRole.DisplayRole).startswith(shown)
+    win.show_fact(fid)
+    assert win.inspector.title.text() == shown
+    assert win.inspector.title.textFormat() == Qt.TextFormat.PlainText
+    qtbot.wait(20)  # (laid out, as a person would see it)
+    win.grab().save(str(tmp_path / "trojan.png"))
+    win.close()

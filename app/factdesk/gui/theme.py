@@ -78,9 +78,26 @@ def labelled(column: str, value: str | None) -> str:
 MAX_LABEL_CHARS = 1_000
 
 
+#: characters that change how text around them reads without being seen (RELIABILITY A23,
+#: "Trojan source"): bidirectional overrides and isolates, and zero-width spaces. (Zero-
+#: width joiners are left alone: emoji sequences and several scripts need them.)
+_INVISIBLE = {code: f"⟨U+{code:04X}⟩" for code in (
+    0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A),
+    0x200B, 0x2060, 0xFEFF, 0x180E)}
+
+
+def visible(text: str) -> str:
+    """`text` with each invisible control shown as its code point (`⟨U+202E⟩`); search
+    still matches the raw text, which is never changed."""
+    return text.translate(_INVISIBLE)
+
+
 def clip(text: str, limit: int = MAX_LABEL_CHARS) -> str:
-    """`text`, cut to `limit` characters with a note of how much was left out."""
-    return text if len(text) <= limit else f"{text[:limit]} … [{len(text) - limit:,} more characters]"
+    """`text`, cut to `limit` characters with a note of how much was left out, and its
+    invisible controls made visible (`visible`): every label of corpus text comes here."""
+    if len(text) > limit:
+        text = f"{text[:limit]} … [{len(text) - limit:,} more characters]"
+    return visible(text)
 
 
 def tooltip(text: str) -> str:
