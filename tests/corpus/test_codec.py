@@ -290,3 +290,10 @@ def test_keys_are_case_sensitive_and_refs_keep_their_literal_text() -> None:
     assert out.fact is not None and out.problems == ()
     assert out.fact.type == "observation" and out.fact.extra == {"Type": "hypothesis"}
     assert out.fact.refs == ("0123", "NO", "1:20")
+
+
+def test_an_exponent_is_a_number_as_yaml_v3_reads_it() -> None:
+    """RELIABILITY B06 lists `1e-1` among strings to refuse (YAML 1.1); knomit's yaml.v3
+    reads it as 0.1 (FORMAT.md §2.5), and factdesk follows knomit."""
+    out = parse_fact("kb/t/x/f.md", b"---\nconfidence: 1e-1\n---\n# T\n")
+    assert out.fact is not None and out.fact.confidence == 0.1 and out.problems == ()
