@@ -95,15 +95,29 @@ def test_a_rule_is_a_sandboxed_expression_with_a_100_ms_budget(
 
 
 def test_one_rule_cannot_change_what_the_next_one_sees() -> None:
-    """knomit gives each rule a fresh VM; ours share one context, whose built-ins are
-    frozen and whose compiled rules are out of reach."""
+    """knomit gives each rule a fresh VM; ours share one context, so everything reachable
+    from the global object, and the global object itself, is frozen, and the compiled rules
+    are out of reach. Each tampering rule runs first, then the rules that would see it."""
     engine = shared_engine()
-    tamper = ["(Array.prototype.includes = function () { return true; }, true)",
-              "(globalThis.__run = null, true)", "(Object.freeze = function (o) { return o; }, true)"]
+    tamper = [
+        "(Array.prototype.includes = function () { return true; }, true)",
+        "(globalThis.Object = null, true)",  # every later rule failed
+        "(JSON = {stringify: function () { return 'x'; }}, true)",  # mini-racer's own JSON
+        "(Object.getPrototypeOf([][Symbol.iterator]()).next ="
+        " function () { return {done: true}; }, true)",
+        "(globalThis.__run = null, true)", "(Object.freeze = function (o) { return o; }, true)",
+        "(Reflect.ownKeys = null, true)",
+    ]
     for rule in tamper:
         engine.passes(rule, {})
     assert engine.passes("[1].includes(2)", {}) == (False, None)
+    assert engine.passes("typeof Object.keys === 'function' && JSON.stringify(1) === '1'",
+                         {}) == (True, None)
+    assert engine.passes("(function () { var s = 0; for (var x of [1, 2, 3]) { s += x; } "
+                         "return s === 6; })()", {}) == (True, None)
     assert engine.passes("fact.domain.includes('ops')", {"domain": ["ops"]}) == (True, None)
+    counter = "(globalThis.n = (globalThis.n || 0) + 1) < 3"  # no state kept between rules
+    assert [engine.passes(counter, {})[0] for _ in range(4)] == [True] * 4
 
 
 @pytest.mark.parametrize(("data", "line", "words"), [

@@ -197,26 +197,52 @@ def fact_for_js(fact: Fact) -> dict[str, object]:
 #: the sandbox, set up once per context. Each rule is compiled by `new Function` from its
 #: text passed as data (never spliced into source that runs at the top level, where a
 #: rule like `1); } while (true) {} function z() { (1` ran unbounded as the rule was
-#: defined), kept where rules cannot reach it, and run on a frozen copy of the fact. The
-#: built-ins are frozen, so one rule cannot change what the next one sees (knomit gives
-#: each rule a fresh VM).
+#: defined), kept where rules cannot reach it, and run on a frozen copy of the fact.
+#: Then everything reachable from the global object (the built-ins, their prototypes, the
+#: iterator and generator prototypes) and the global object itself are frozen: knomit
+#: gives each rule a fresh VM, and ours share one, so no rule may change what the next one
+#: sees (`Object = null`, `JSON = {}`, a patched iterator, a counter kept in a global).
+#: Rules run in sloppy mode, as in knomit: a write to something frozen is ignored.
 _SANDBOX = """
 delete globalThis.process; delete globalThis.require;
 (function () {
+  var freeze = Object.freeze, isFrozen = Object.isFrozen, getProto = Object.getPrototypeOf;
+  var ownNames = Object.getOwnPropertyNames, ownSymbols = Object.getOwnPropertySymbols;
+  var describe = Object.getOwnPropertyDescriptor, define = Object.defineProperty;
   var rules = [];
-  function define(name, value) {
-    Object.defineProperty(globalThis, name, {value: value, writable: false, configurable: false});
+  function fixed(name, value) {
+    define(globalThis, name, {value: value, writable: false, configurable: false});
   }
-  define("__compile", function (src) {
+  fixed("__compile", function (src) {
     rules.push(new Function("fact", "return !!(" + src + "\\n);"));
     return rules.length - 1;
   });
-  define("__run", function (i, f) { return rules[i](Object.freeze(f)); });
-  [Object, Array, String, Number, Boolean, Math, JSON, RegExp, Date, Function, Error,
-   Symbol, Map, Set, Promise].forEach(function (c) {
-    Object.freeze(c);
-    if (c.prototype) { Object.freeze(c.prototype); }
-  });
+  fixed("__run", function (i, f) { return rules[i](freeze(f)); });
+  function harden(root) {
+    var todo = [root];
+    while (todo.length) {
+      var o = todo.pop();
+      if (o === null || (typeof o !== "object" && typeof o !== "function") || isFrozen(o)) {
+        continue;
+      }
+      freeze(o);
+      todo.push(getProto(o));
+      var keys = ownNames(o).concat(ownSymbols(o));
+      for (var k = 0; k < keys.length; k++) {
+        var d = describe(o, keys[k]);
+        if (d) { todo.push(d.value, d.get, d.set); }
+      }
+    }
+  }
+  harden([][Symbol.iterator]());
+  harden(new Map().entries());
+  harden(new Set().values());
+  harden(""[Symbol.iterator]());
+  harden("x".matchAll(/x/g));
+  harden(function* () {});
+  harden((function* () {})());
+  harden(async function () {});
+  harden(globalThis);
 })();
 """
 
