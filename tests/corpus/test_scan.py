@@ -162,6 +162,8 @@ def test_a_name_of_255_bytes_is_read_and_a_path_past_path_max_is_one_problem(
     assert problem.code == "io_error" and problem.path.startswith("kb/" + segment + "/")
     assert problem.path.endswith("/") and len(problem.path) > 4096 - len(str(repo))
     assert problem.message == "cannot read this folder: File name too long (errno 36)"
+    # the update, handed that folder again, reports it again (it cannot be looked at)
+    assert stat_paths(repo, [problem.path]) == ([], [problem])
     assert _parse_entry(str(repo), f"kb/a/{long_name}")[0].fact is not None
 
 

@@ -157,8 +157,10 @@ def test_a_file_the_system_will_not_let_us_read_is_one_problem(
     stats = Indexer(kb).update()  # tried again, still refused: nothing else to do
     assert (stats.mode, _problems(capsys, kb)[1].get("kb/gotchas/perm/g1.md")) == (
         "unchanged", {("io_error", 1)})
-    monkeypatch.setattr(indexer, "read_fact_file", real)
-    (kb / "kb/gotchas/perm/g1.md").touch()  # (its stamp changed: the update reads it again)
+    corpus.write("kb/gotchas/perm/g2.md", GOOD.format(title="Good fact number 2, edited"))
+    assert Indexer(kb).update().mode == "incremental"  # another file's update keeps it
+    assert _problems(capsys, kb)[1].get("kb/gotchas/perm/g1.md") == {("io_error", 1)}
+    monkeypatch.setattr(indexer, "read_fact_file", real)  # readable again: no change on disk
     code, found = _problems(capsys, kb)
     assert not any(p.startswith("kb/gotchas/perm/") for p in found)
 

@@ -89,7 +89,14 @@ def stat_paths(repo: Path, paths: list[str], root: str = "kb"
                 problems.append(_symlink(top, link))
             continue
         if rel.endswith("/"):
-            if os.path.isdir(os.path.join(top, rel)) and is_fact_path(rel + "x.md", root):
+            try:  # (not isdir, which says False for a folder it cannot look at: C14, C17)
+                is_folder = stat.S_ISDIR(os.stat(os.path.join(top, rel)).st_mode)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                problems.append(_io_error(rel, exc))
+                continue
+            if is_folder and is_fact_path(rel + "x.md", root):
                 # its files are looked at one by one below (for their twins elsewhere), with
                 # their own problems; the walk keeps those of what is not a fact file
                 walked: list[FileEntry] = []

@@ -867,9 +867,15 @@ class Indexer:
                 conn.execute("DELETE FROM problems WHERE path = ?", (path,))
                 conn.execute("DELETE FROM refs WHERE src = ?", (path,))
             conn.execute("DELETE FROM problems WHERE code IN ('ontology', 'registry')")
-            for pid, ppath in conn.execute(
-                    f"SELECT id, path FROM problems WHERE code IN ({','.join('?' * len(SCAN_CODES))})",
-                    SCAN_CODES).fetchall():
+            found_again = {p.path for p in scan_problems}
+            for pid, ppath, pcode in conn.execute(
+                    f"SELECT id, path, code FROM problems WHERE code IN "
+                    f"({','.join('?' * len(SCAN_CODES))})", SCAN_CODES).fetchall():
+                # a file the parse could not read keeps its io_error until it is read (its
+                # problems go above) or is gone (`_delete_path`); one the scan reports again
+                # (it could not even stat the file) is replaced like any scan problem
+                if pcode == "io_error" and not ppath.endswith("/") and ppath not in found_again:
+                    continue
                 if rescanned is None or ppath in rescanned or any(
                         ppath.startswith(d) for d in rescanned if d.endswith("/")):
                     conn.execute("DELETE FROM problems WHERE id = ?", (pid,))
