@@ -211,3 +211,33 @@ def test_nothing_behind_a_linked_folder_is_listed_whoever_names_it(tmp_path: Pat
     (elsewhere / "kb-link").symlink_to(repo / "kb")  # the whole root a link
     entries, problems = scan(elsewhere, "kb-link")
     assert entries == [] and _codes(problems) == [("kb-link", "symlink_outside")]
+
+
+def test_a_twin_search_never_looks_behind_a_link_or_into_a_nested_repository(
+        tmp_path: Path) -> None:
+    """C05, C12, C16 together: `kb/t/topic` (a link out) and `kb/t/Sub/` (a repository of its
+    own) hold names that fold onto real paths beside them. The update's twin search used
+    to look behind both (it indexed the nested file and named the outside one in a
+    collision); it now says what the rebuild's walk says, and nothing more."""
+    outside = _tree(tmp_path / "outside", {"A.md": FACT})
+    repo = _tree(tmp_path / "repo", {"kb/t/Topic/a.md": FACT, "kb/t/sub/A.md": FACT,
+                                     "kb/t/Sub/a.md": FACT, "kb/t/Sub/.git/HEAD": b"ref\n"})
+    os.symlink(outside, repo / "kb/t/topic")
+    want = [("kb/t/Sub/", "nested_repo"), ("kb/t/topic", "symlink_outside")]
+    entries, problems = scan(repo)
+    assert [e.path for e in entries] == ["kb/t/Topic/a.md", "kb/t/sub/A.md"]
+    assert _codes(problems) == want
+    entries, problems = stat_paths(repo, ["kb/t/Topic/a.md", "kb/t/sub/A.md"])
+    assert [e.path for e in entries] == ["kb/t/Topic/a.md", "kb/t/sub/A.md"] and problems == []
+    entries, problems = stat_paths(repo, ["kb/t/topic/A.md", "kb/t/Sub/a.md", "kb/t/Sub/"])
+    assert entries == [] and _codes(problems) == want
+
+
+def test_a_link_to_a_file_on_the_way_is_not_reported_as_a_folder_link(tmp_path: Path) -> None:
+    """The walk reports a link that is not `.md` only when it leads to a folder; handed a
+    path through a link to a file (or a dangling one), the update says nothing either."""
+    repo = _tree(tmp_path, {"kb/f.md": FACT})
+    os.symlink(repo / "kb/f.md", repo / "kb/old")
+    os.symlink(repo / "kb/gone", repo / "kb/dangling")
+    assert scan(repo) == ([scan(repo)[0][0]], [])
+    assert stat_paths(repo, ["kb/old", "kb/old/a.md", "kb/dangling/x.md"]) == ([], [])

@@ -73,7 +73,7 @@ def stat_paths(repo: Path, paths: list[str], root: str = "kb"
     problems: list[Problem] = []
     top = os.fspath(repo)
     listings: dict[str, dict[str, list[str]]] = {}  # folder → its names by name key
-    links: dict[str, bool] = {}  # folder → whether it is a symbolic link
+    kinds: dict[str, str | None] = {}  # folder → "link", "repo" or None (`_folder_kind`)
     todo = list(paths)
     seen: set[str] = set()
     while todo:
@@ -81,12 +81,17 @@ def stat_paths(repo: Path, paths: list[str], root: str = "kb"
         if rel in seen:
             continue
         seen.add(rel)
-        # a folder on the way that is a link (C05, C07: git names the files a tracked folder
-        # had, and the link itself): reported as a rebuild's walk does, nothing behind it read
-        if link := _linked_folder(top, rel, links):
-            if link not in seen:
-                seen.add(link)
-                problems.append(_symlink(top, link))
+        # a folder on the way that is a link or a repository of its own (C05, C07, C16: git
+        # names the files a tracked folder had, the link itself, a dirty path inside): said
+        # as a rebuild's walk says it, nothing behind it read
+        if blocked := _blocked(top, rel, kinds):
+            folder, kind = blocked
+            if folder not in seen:
+                seen.add(folder)
+                if kind == "repo":
+                    problems.append(_nested_repo(folder))
+                elif os.path.isdir(os.path.join(top, folder)):  # (the walk's rule for links)
+                    problems.append(_symlink(top, folder))
             continue
         if rel.endswith("/"):
             try:  # (not isdir, which says False for a folder it cannot look at: C14, C17)
@@ -114,7 +119,7 @@ def stat_paths(repo: Path, paths: list[str], root: str = "kb"
         if _undecodable(rel, rel, problems):
             continue
         # the paths that are (or were, when this one is gone) one path with this one
-        twins = [t for t in _twins(top, rel, listings) if is_fact_path(t, root)]
+        twins = [t for t in _twins(top, rel, listings, kinds) if is_fact_path(t, root)]
         todo.extend(t for t in twins if t != rel)
         try:
             st = os.lstat(os.path.join(top, rel))
@@ -133,29 +138,38 @@ def stat_paths(repo: Path, paths: list[str], root: str = "kb"
     return sorted(entries.values(), key=lambda e: e.path), problems
 
 
-def _linked_folder(top: str, rel: str, links: dict[str, bool]) -> str | None:
-    """The first folder of `rel`'s path, from the top, that is a symbolic link (`rel`
-    itself too when it names a folder, `kb/x/`); `links` caches the answers."""
+def _folder_kind(top: str, folder: str, kinds: dict[str, str | None]) -> str | None:
+    """"link" when `folder` is a symbolic link, "repo" when it holds a `.git` (a repository
+    or a submodule of its own), else None; `kinds` caches the answers."""
+    if folder not in kinds:
+        full = os.path.join(top, folder)
+        kinds[folder] = ("link" if os.path.islink(full)
+                         else "repo" if os.path.lexists(os.path.join(full, ".git")) else None)
+    return kinds[folder]
+
+
+def _blocked(top: str, rel: str, kinds: dict[str, str | None]) -> tuple[str, str] | None:
+    """The first folder of `rel`'s path, from the top (`rel` itself when it names a folder,
+    `kb/x/`), that the walk does not enter: (folder, its `_folder_kind`), or None."""
     parts = rel.rstrip("/").split("/")
     for depth in range(1, len(parts) + (1 if rel.endswith("/") else 0)):
         folder = "/".join(parts[:depth])
-        linked = links.get(folder)
-        if linked is None:
-            linked = links[folder] = os.path.islink(os.path.join(top, folder))
-        if linked:
-            return folder
+        if kind := _folder_kind(top, folder, kinds):
+            return folder, kind
     return None
 
 
-def _twins(top: str, rel: str, listings: dict[str, dict[str, list[str]]]) -> list[str]:
+def _twins(top: str, rel: str, listings: dict[str, dict[str, list[str]]],
+           kinds: dict[str, str | None]) -> list[str]:
     """Every path on disk that is one path with `rel` on Windows or macOS (each segment
     below the root folded by `_name_key`: `kb/Topic/a.md` and `kb/topic/A.md`), `rel`
-    itself included when it exists; any kind of file. `listings` caches the folders read."""
+    itself included when it exists; any kind of file, never behind a folder the walk does
+    not enter (a link, a repository of its own). `listings` caches the folders read."""
     root, *parts = rel.split("/")
     found = [root]
-    for part in parts:
+    for depth, part in enumerate(parts, 1):
         key = _name_key(part)
-        below: list[str] = []
+        below = []
         for folder in found:
             by_key = listings.get(folder)
             if by_key is None:
@@ -165,6 +179,8 @@ def _twins(top: str, rel: str, listings: dict[str, dict[str, list[str]]]) -> lis
                     names = []
                 by_key = listings[folder] = _by_key(names)
             below.extend(f"{folder}/{name}" for name in by_key.get(key, ()))
+        if depth < len(parts):  # a folder on the way
+            below = [f for f in below if not _folder_kind(top, f, kinds)]
         found = below
     return found
 
@@ -273,9 +289,7 @@ def _walk(top: str, start: str, entries: list[FileEntry], problems: list[Problem
             problems.append(_io_error(folder + "/", exc))  # (a folder, as nested_repo names it)
             continue
         if any(item.name == ".git" for item in items):  # a repository (or a submodule's file)
-            problems.append(Problem(folder + "/", 1, "nested_repo", Severity.WARNING,
-                                    "nested git repository inside the corpus: none of its "
-                                    "files are read"))
+            problems.append(_nested_repo(folder))
             continue
         folder_why = unportable(folder)  # (each folder's name checked once)
         for item in items:
@@ -304,6 +318,12 @@ def _walk(top: str, start: str, entries: list[FileEntry], problems: list[Problem
             if stat.S_ISREG(st.st_mode):
                 entries.append(FileEntry(rel, st.st_size, st.st_mtime_ns))
                 _file_problems(rel, st, problems, folder_why or _unportable_part(name))
+
+
+def _nested_repo(folder: str) -> Problem:
+    """C16: a folder holding a `.git` (a repository or a submodule of its own)."""
+    return Problem(folder + "/", 1, "nested_repo", Severity.WARNING,
+                   "nested git repository inside the corpus: none of its files are read")
 
 
 def _symlink(top: str, rel: str) -> Problem:
