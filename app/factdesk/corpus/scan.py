@@ -169,7 +169,7 @@ def _twins(top: str, rel: str, listings: dict[str, dict[str, list[str]]],
     found = [root]
     for depth, part in enumerate(parts, 1):
         key = _name_key(part)
-        below = []
+        below: list[str] = []
         for folder in found:
             by_key = listings.get(folder)
             if by_key is None:
