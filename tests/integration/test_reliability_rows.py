@@ -193,3 +193,28 @@ def test_a_fact_with_bad_values_keeps_its_other_fields_in_the_index(
                             ).fetchone()[0] == 0
     finally:
         conn.close()
+
+
+def test_a_broken_fact_retracted_stays_no_fact_to_the_rules(
+        corpus: Corpus, capsys: pytest.CaptureFixture[str]) -> None:
+    """A broken fact (bad values, the rest read) cited by another, then deleted: the update
+    that follows an edit of the citing fact reads the retracted row as no fact, as the
+    rebuild does (it came back as a fact, `ref-retracted` instead of `ref-broken`)."""
+    corpus.write("kb/gotchas/db/e5e5e5e5.md", b"---\ntype: observation\nconfidence: 0.8\n"
+                 b"sources: many\n---\n# Broken one\n\nBody.\n")
+    corpus.fact("kb/gotchas/db/f6f6f6f6.md", title="Cites the broken one",
+                refs="kb/gotchas/db/e5e5e5e5.md")
+    corpus.commit("learn: a broken fact and one citing it")
+    Indexer(corpus.root).update()
+    (corpus.root / "kb/gotchas/db/e5e5e5e5.md").unlink()
+    corpus.commit("retract: the broken one", op="retract")
+    Indexer(corpus.root).update()
+    corpus.fact("kb/gotchas/db/f6f6f6f6.md", title="Cites the broken one, edited",
+                refs="kb/gotchas/db/e5e5e5e5.md")
+    corpus.commit("update: the citing fact", op="update")
+    Indexer(corpus.root).update()
+    updated = _problems(capsys, corpus.root)
+    assert ("ref-broken", 7) in updated[1]["kb/gotchas/db/f6f6f6f6.md"]
+    assert main(["index", "--kb", str(corpus.root), "--rebuild"]) == 0
+    capsys.readouterr()
+    assert _problems(capsys, corpus.root) == updated
