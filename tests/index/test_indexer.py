@@ -335,6 +335,11 @@ def test_a_write_lock_held_by_another_program_is_waited_for_then_worded(
         assert "kb/gotchas/db/a1a1a1a1.md" in out and "this is the index as it was" in err
         assert main(["search", "Quokkas", "--kb", str(corpus.root)]) == 0
         assert "0 results" in capsys.readouterr().out  # (the index as it was)
+        # a check that could not bring the index up to date has not passed, even with
+        # nothing wrong found in the index as it was (the pre-commit hook must stop)
+        git(corpus.root, "add", "kb/gotchas/db/d4d4d4d4.md")
+        assert main(["check", "--staged", "--kb", str(corpus.root)]) == 1
+        assert "were not checked" in capsys.readouterr().err
     finally:
         holder.execute("ROLLBACK")
         holder.close()

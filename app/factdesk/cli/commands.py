@@ -111,7 +111,10 @@ def check(kb: Path, fmt: str, install_hook: bool, staged: bool) -> None:
             click.echo(f"{p['path']}:{p['line']}: {p['severity']} [{p['code']}] {p['message']}")
         click.echo(f"{facts} facts: {len(errors)} errors, {len(warnings)} warnings",
                    err=bool(errors))
-    _exit(1 if errors else 0)
+    if indexer.stale:  # a check that could not see the files as they are has not passed
+        click.echo("error: the files changed since the index was last brought up to date "
+                   "were not checked", err=True)
+    _exit(1 if errors or indexer.stale else 0)
 
 
 @cli.command(name="search")
