@@ -135,6 +135,18 @@ def linked_component(repo: Path, rel: str) -> str | None:
     return None
 
 
+def read_config(repo: Path, rel: str) -> tuple[bytes | None, str | None]:
+    """A configuration file's bytes (the ontology, the agent registry): (bytes, None);
+    (None, None) when it does not exist; (None, why) when it is not read: a symbolic link
+    on its path (its content would not be the repository's) or an error from the system."""
+    if link := linked_component(repo, rel):
+        return None, f"{link} is a symbolic link: not read"
+    try:
+        return read_or_none(repo / rel), None
+    except OSError as exc:
+        return None, f"cannot be read: {exc.strerror or exc}"
+
+
 def read_or_none(path: Path) -> bytes | None:
     """The file's bytes, or None when it does not exist (symlinks are not followed)."""
     try:

@@ -73,4 +73,4 @@ def test_a_linked_registry_is_not_read(tmp_path: Path) -> None:
     (tmp_path / REGISTRY_PATH).symlink_to(outside)
     reg = load_registry(tmp_path)
     assert reg.agents == {} and [p.message for p in reg.problems] == [
-        "agent registry is a symbolic link: not read"]
+        f"agent registry {REGISTRY_PATH} is a symbolic link: not read"]

@@ -7,6 +7,7 @@ with knomit's 100 ms budget (FORMAT.md §1.6), in an embedded V8 (mini-racer) th
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from dataclasses import dataclass, field
@@ -14,11 +15,15 @@ from pathlib import Path
 
 import yaml
 
+from factdesk.fsio import read_config
 from factdesk.model.enums import Severity
 from factdesk.model.fact import Fact, Problem
 
 ONTOLOGY_PATHS = (".knomit/ontology.yaml", ".domains/ontology.yaml", "domains/ontology.yaml")
 RULE_TIMEOUT_MS = 100
+#: the topic tree's limits (a real ontology has tens of topics, a few levels deep)
+MAX_NODES = 10_000
+MAX_DEPTH = 32
 _KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 
@@ -63,26 +68,33 @@ class Ontology:
         return out
 
 
-def find_ontology(repo: Path) -> Path | None:
-    """The ontology file, newest rung first."""
+def find_ontology(repo: Path) -> str | None:
+    """The repo-relative path of the ontology file, newest rung first (a link counts as
+    there: `load_ontology` says it is not read, rather than taking an older rung)."""
     for rel in ONTOLOGY_PATHS:
-        candidate = repo / rel
-        if candidate.is_file() and not candidate.is_symlink():
-            return candidate
+        if os.path.lexists(repo / rel) and not os.path.isdir(repo / rel):
+            return rel
     return None
 
 
-def load_ontology(repo: Path) -> Ontology | None:
-    path = find_ontology(repo)
-    if path is None:
+def ontology_bytes(repo: Path) -> tuple[str, bytes | None, str | None] | None:
+    """(path, bytes, why not read) of the ontology, or None when there is none."""
+    rel = find_ontology(repo)
+    if rel is None:
         return None
-    rel = path.relative_to(repo).as_posix()
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
+    data, why = read_config(repo, rel)
+    return rel, data, why
+
+
+def load_ontology(repo: Path) -> Ontology | None:
+    found = ontology_bytes(repo)
+    if found is None:
+        return None
+    rel, data, why = found
+    if data is None:
         onto = Ontology(id="", name="", source=rel)
         onto.problems.append(Problem(rel, 1, "ontology", Severity.ERROR,
-                                     f"ontology cannot be read: {exc.strerror or exc}"))
+                                     f"ontology {why or 'is gone'}"))
         return onto
     return parse_ontology(data, rel)
 
@@ -110,11 +122,25 @@ def parse_ontology(data: bytes, rel: str) -> Ontology:
     if not isinstance(topics, dict) or not topics:
         onto.problems.append(Problem(rel, 1, "ontology", Severity.ERROR, "no topics"))
         topics = {}
-    onto.topics = {str(k): _node(v, rel, onto, depth=0, name=str(k)) for k, v in topics.items()}
+    budget = [MAX_NODES, 0]  # (nodes left, whether the cut was said)
+    onto.topics = {str(k): _node(v, rel, onto, depth=0, name=str(k), budget=budget)
+                   for k, v in topics.items()}
     return onto
 
 
-def _node(raw: object, rel: str, onto: Ontology, depth: int, name: str) -> Node:
+def _node(raw: object, rel: str, onto: Ontology, depth: int, name: str,
+          budget: list[int]) -> Node:
+    # anchors repeated (`c: *a` under `&a`, or a few levels of several aliases each) make a
+    # small file a tree of billions of nodes, or a cycle: the tree is cut, and said to be
+    budget[0] -= 1
+    if budget[0] < 0 or depth > MAX_DEPTH:
+        if not budget[1]:  # (said once)
+            budget[1] = 1
+            onto.problems.append(Problem(rel, 1, "ontology", Severity.ERROR,
+                                         f"the topic tree is deeper than {MAX_DEPTH} levels or "
+                                         f"has more than {MAX_NODES:,} nodes (repeated "
+                                         "anchors?); the rest is not read"))
+        return Node()
     if depth <= 1 and not _KEBAB.match(name):
         onto.problems.append(Problem(rel, 1, "ontology", Severity.ERROR,
                                      f"topic key {name!r} must be lowercase kebab-case"))
@@ -128,7 +154,7 @@ def _node(raw: object, rel: str, onto: Ontology, depth: int, name: str) -> Node:
     return Node(
         description=_str(raw.get("description")),
         validations=_validations(raw.get("validations"), rel, onto),
-        children={str(k): _node(v, rel, onto, depth + 1, str(k))
+        children={str(k): _node(v, rel, onto, depth + 1, str(k), budget)
                   for k, v in (children.items() if isinstance(children, dict) else [])},
     )
 
@@ -168,6 +194,9 @@ class _UniqueKeyLoader(_BaseLoader):  # type: ignore[misc]
         seen: set[object] = set()
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=deep)
+            if not isinstance(key, str):  # (`? [a, b]`: a key that is not text, unhashable)
+                raise yaml.constructor.ConstructorError(
+                    None, None, "a mapping key must be text", key_node.start_mark)
             if key in seen:
                 raise yaml.constructor.ConstructorError(
                     None, None, f"mapping key {key!r} already defined", key_node.start_mark)

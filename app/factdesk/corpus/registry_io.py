@@ -10,6 +10,7 @@ from pathlib import Path
 
 import yaml
 
+from factdesk.fsio import read_config
 from factdesk.model.enums import Severity
 from factdesk.model.fact import Problem
 from factdesk.model.registry import SEEDED_TYPES, Agent, Registry
@@ -23,15 +24,10 @@ except AttributeError:  # pragma: no cover - libyaml missing
 
 
 def load_registry(repo: Path) -> Registry:
-    path = repo / REGISTRY_PATH
-    if path.is_symlink():
-        return Registry(problems=(_problem(1, "is a symbolic link: not read"),))
-    if not path.is_file():
-        return Registry()
-    try:
-        return parse_registry(path.read_bytes())
-    except OSError as exc:
-        return Registry(problems=(_problem(1, f"cannot be read: {exc.strerror or exc}"),))
+    data, why = read_config(repo, REGISTRY_PATH)
+    if why:
+        return Registry(problems=(_problem(1, why),))
+    return Registry() if data is None else parse_registry(data)
 
 
 def parse_registry(data: bytes) -> Registry:

@@ -34,13 +34,13 @@ from factdesk.corpus.ontology import (
     Ontology,
     RuleEngine,
     check_ontology,
-    find_ontology,
     load_ontology,
+    ontology_bytes,
     rule_problems,
     shared_engine,
     topic_problems,
 )
-from factdesk.corpus.registry_io import load_registry
+from factdesk.corpus.registry_io import REGISTRY_PATH, load_registry
 from factdesk.corpus.scan import (
     SCAN_CODES,
     FileEntry,
@@ -51,6 +51,7 @@ from factdesk.corpus.scan import (
     stat_paths,
 )
 from factdesk.errors import IndexBusy
+from factdesk.fsio import read_config
 from factdesk.index import schema
 from factdesk.index.history import (
     ChangeRow,
@@ -765,12 +766,15 @@ class Indexer:
         return (self.repo / ".git").exists()
 
     def _registry_stamp(self) -> str:
-        p = self.repo / ".factdesk/agents.yaml"
-        return gitrepo.blob_id(p.read_bytes()) if p.is_file() else ""
+        data, why = read_config(self.repo, REGISTRY_PATH)
+        return gitrepo.blob_id(data) if data is not None else why or ""
 
     def _ontology_stamp(self) -> str:
-        p = find_ontology(self.repo)
-        return f"{p.name}:{gitrepo.blob_id(p.read_bytes())}" if p else ""
+        found = ontology_bytes(self.repo)
+        if found is None:
+            return ""
+        rel, data, why = found
+        return f"{rel}:{gitrepo.blob_id(data) if data is not None else why}"
 
     def _ingest_commits(self, conn: sqlite3.Connection, commits: list[gitrepo.Commit],
                         seq0: int) -> tuple[list[CommitRow], list[ChangeRow]]:
