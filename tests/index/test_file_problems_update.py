@@ -159,3 +159,26 @@ def test_a_folder_swapped_for_a_link_out_is_never_read(corpus: Corpus, tmp_path:
     Indexer(repo).update(rebuild=True)
     assert (_file_problems(repo), _counts(repo)) == ([("kb/gotchas/db", "symlink_outside")],
                                                      counted)
+
+
+def test_without_git_an_update_replaces_the_file_problems_it_finds_again(tmp_path: Path) -> None:
+    """A corpus with no repository of its own (here a folder below another repository's
+    top, where factdesk has no git to ask): every file is looked at, and the file problems
+    found are replaced, not added again (a link's warning was doubled at each update)."""
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    root = tmp_path / "notes"
+    (root / "kb/t/p").mkdir(parents=True)
+    fact = root / "kb/t/p/a.md"
+    fact.write_text("---\ntype: observation\nconfidence: 0.5\nsources: 1\n---\n# A fact\n")
+    os.symlink("..", root / "kb/t/loop")
+    Indexer(root).update()
+    first = _file_problems(root)
+    assert first == [("kb/t/loop", "symlink")]
+    for step in range(2):
+        fact.write_text(fact.read_text() + f"\nEdit {step}.\n")
+        assert Indexer(root).update().mode == "incremental"
+        assert _file_problems(root) == first
+    Indexer(root).update(rebuild=True)
+    assert _file_problems(root) == first

@@ -620,7 +620,7 @@ class Indexer:
         for path in removed:
             self._delete_path(conn, path)
         self._write(conn, outcomes, files, retracted, scan_problems, full=False,
-                    rescanned=looked_at)
+                    rescanned=looked_at if partial else None)
         self._set_meta(conn, head, dirty=dirty)
         return self._stats(conn, "incremental", head, sorted(changed))
 
