@@ -216,6 +216,8 @@ def test_a_nul_byte_is_a_yaml_error_only_inside_a_text_files_frontmatter(
     ("created: 2024-02-29", False),  # a leap day exists
     ("created: '2024-02-30'", False),  # quoted: text to every YAML reader
     ("created: 2024-02-30 and more", False),  # not a timestamp at all
+    ("created: 2024-2-30", False),  # a bare date needs two-digit month and day: plain text
+    ("seen_at: 2024-2-30 10:00:00", True),  # with a time, one digit will do
     ("settle_by: 2024-02-30", False),  # the checker's E1 (an error) reports this one
 ])
 def test_an_impossible_date_is_a_warning_at_its_line_and_the_fact_is_kept(

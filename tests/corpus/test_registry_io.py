@@ -47,7 +47,7 @@ def test_a_bad_registry_is_a_problem_at_its_line(data: bytes, line: int, severit
     assert [(p.path, p.line, p.code, str(p.severity)) for p in reg.problems] == [
         (REGISTRY_PATH, line, "registry", severity)]
     assert words in reg.problems[0].message
-    assert dict(reg.agent_types) == SEEDED_TYPES or "reviewer" in reg.agent_types
+    assert dict(reg.agent_types) == SEEDED_TYPES  # (the seeded types are always there)
 
 
 def test_what_can_be_read_is_used() -> None:
@@ -74,3 +74,18 @@ def test_a_linked_registry_is_not_read(tmp_path: Path) -> None:
     reg = load_registry(tmp_path)
     assert reg.agents == {} and [p.message for p in reg.problems] == [
         f"agent registry {REGISTRY_PATH} is a symbolic link: not read"]
+
+
+def test_nulls_are_no_value_and_odd_names_are_said() -> None:
+    """`email: ~` is no e-mail (it was the text "~"), `type: null` no type; a merge key
+    `<<` is not an agent named "<<"; a type the registry does not define is warned."""
+    reg = parse_registry(b"agents:\n  a: {type: tool, email: ~}\n  b: {type: null}\n"
+                         b"  <<: {type: user}\n  c: {type: robot}\n? [x]\n: 1\n")
+    assert reg.agents["a"].email is None and reg.agents["b"].type == "" and "<<" not in reg.agents
+    assert [(p.line, str(p.severity), p.message) for p in reg.problems] == [
+        (3, "warning", "agent registry agents.b: no type (one of peer, persona, tool, user, view)"),
+        (4, "error", "agent registry agents: a name must be text (merge keys `<<` are not read)"),
+        (6, "error", "agent registry a key must be text"),
+        (1, "warning",
+         "agent registry agents.c: type 'robot' is not one of peer, persona, tool, user, view"),
+    ]

@@ -340,8 +340,8 @@ def test_invisible_controls_in_a_title_are_shown_as_code_points(qtbot, repo, dat
     from factdesk.gui.main_window import MainWindow
     from tests.gui.test_search import submit
 
-    title = "Invoice paid \u202efdp.exe\u202c for zero\u200bwidth"
-    shown = "Invoice paid ⟨U+202E⟩fdp.exe⟨U+202C⟩ for zero⟨U+200B⟩width"
+    title = "Invoice paid \u202efdp.exe\u202c for zero\u200bwidth, \u05d0\u200f"  # (RLM kept)
+    shown = "Invoice paid ⟨U+202E⟩fdp.exe⟨U+202C⟩ for zero⟨U+200B⟩width, \u05d0\u200f"
     (repo / "kb/gotchas/db/f6f6f6f6.md").write_text(
         f"---\ntype: observation\nconfidence: 0.5\nsources: 1\n---\n# {title}\n\nBody.\n")
     win = MainWindow(repo, make_settings(), watch=False, update_on_open=False, semantic=False)
@@ -358,6 +358,17 @@ def test_invisible_controls_in_a_title_are_shown_as_code_points(qtbot, repo, dat
     win.show_fact(fid)
     assert win.inspector.title.text() == shown
     assert win.inspector.title.textFormat() == Qt.TextFormat.PlainText
+    # a name with one too: the inspector's path and the table's path cell
+    name = "kb/gotchas/db/\u202egnp.md"
+    (repo / name).write_text("---\ntype: observation\n---\n# A picture, or not\n")
+    with qtbot.waitSignal(win.index_did_update, timeout=20_000):
+        win.reindex()
+    submit(win, qtbot, "picture")
+    [other] = win.table.model.ids
+    win.show_fact(other)
+    assert win.inspector.path_label.text() == "kb/gotchas/db/⟨U+202E⟩gnp.md"
+    path_cell = model.index(model.row_of(other), win.table.state.column_index("path"))
+    assert path_cell.data(Qt.ItemDataRole.DisplayRole) == "kb/gotchas/db/⟨U+202E⟩gnp.md"
     qtbot.wait(20)  # (laid out, as a person would see it)
     win.grab().save(str(tmp_path / "trojan.png"))
     win.close()

@@ -65,11 +65,11 @@ def parse_fact(path: str, data: bytes) -> ParseOutcome:
         return _fail(path, "empty", "empty file")
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         return _fail(path, "encoding_unsupported", "UTF-16 files are not supported")
+    if len(data) > MAX_BYTES:  # (first: nothing of a huge file is decoded)
+        return _fail(path, "too_large", f"file is {len(data)} bytes (limit {MAX_BYTES})")
     if b"\x00" in data[:8192]:
         return _nul_in_frontmatter(path, data) or _fail(path, "binary",
                                                         "binary file (NUL byte) named .md")
-    if len(data) > MAX_BYTES:
-        return _fail(path, "too_large", f"file is {len(data)} bytes (limit {MAX_BYTES})")
     text, code, msg = decode_text(data)
     if text is None:
         assert code is not None

@@ -53,14 +53,18 @@ def parse_registry(data: bytes) -> Registry:
     agents: dict[str, Agent] = {}
     for key_node, value in node.value:
         key = _text(key_node)
+        if key is None:
+            problems.append(_problem(_line(key_node), "a key must be text"))
+            continue
         if key not in ("agent_types", "agents"):
             problems.append(_problem(_line(key_node), f"unknown key {key!r}", Severity.WARNING))
             continue
         entries = _mapping(value, key, problems)
         for name_node, body in entries:
             name = _text(name_node)
-            if not name:
-                problems.append(_problem(_line(name_node), f"{key}: a name must be text"))
+            if not name or _is_null(name_node) or name_node.tag.endswith(":merge"):
+                problems.append(_problem(_line(name_node), f"{key}: a name must be text "
+                                         "(merge keys `<<` are not read)"))
                 continue
             if not isinstance(body, yaml.MappingNode) and key == "agents":
                 problems.append(_problem(_line(body), f"agents.{name}: must be a mapping "
@@ -71,12 +75,16 @@ def parse_registry(data: bytes) -> Registry:
                 types[name] = _field(fields, "description", f"{key}.{name}", problems) or ""
                 continue
             type_ = _field(fields, "type", f"{key}.{name}", problems)
-            if "type" not in fields:
+            if "type" not in fields or _is_null(fields["type"]):
                 problems.append(_problem(_line(body), f"agents.{name}: no type (one of "
                                          f"{', '.join(sorted(types))})", Severity.WARNING))
             where = f"{key}.{name}"
             agents[name] = Agent(name, type_ or "", _field(fields, "email", where, problems),
                                  _field(fields, "branch", where, problems))
+    for name, agent in agents.items():  # (the types may come after the agents)
+        if agent.type and agent.type not in types:
+            problems.append(_problem(_line(node), f"agents.{name}: type {agent.type!r} is not "
+                                     f"one of {', '.join(sorted(types))}", Severity.WARNING))
     return Registry(agent_types=types, agents=agents, problems=tuple(problems))
 
 
@@ -85,9 +93,15 @@ def _mapping(node: yaml.Node, where: str, problems: list[Problem]
     """The pairs of a mapping node; a null is empty; anything else is a problem."""
     if isinstance(node, yaml.MappingNode):
         return list(node.value)
-    if not (isinstance(node, yaml.ScalarNode) and node.value in ("", "~", "null")):
+    if not _is_null(node):
         problems.append(_problem(_line(node), f"{where}: must be a mapping"))
     return []
+
+
+def _is_null(node: yaml.Node) -> bool:
+    """A plain `~`, `null` or nothing: YAML's null, which reads as no value."""
+    return (isinstance(node, yaml.ScalarNode) and not node.style
+            and node.value in ("", "~", "null", "Null", "NULL"))
 
 
 def _field(fields: dict[str | None, yaml.Node], key: str, where: str,
@@ -98,7 +112,7 @@ def _field(fields: dict[str | None, yaml.Node], key: str, where: str,
     if not isinstance(node, yaml.ScalarNode):
         problems.append(_problem(_line(node), f"{where}.{key}: must be text"))
         return None
-    return node.value or None
+    return None if _is_null(node) else node.value or None
 
 
 def _text(node: yaml.Node) -> str | None:

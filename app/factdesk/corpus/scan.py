@@ -99,7 +99,7 @@ def stat_paths(repo: Path, paths: list[str], root: str = "kb"
             except FileNotFoundError:
                 continue
             except OSError as exc:
-                problems.append(_io_error(rel, exc))
+                problems.append(io_error(rel, exc))
                 continue
             if is_folder and is_fact_path(rel + "x.md", root):
                 # its files are looked at one by one below (for their twins elsewhere), with
@@ -126,7 +126,7 @@ def stat_paths(repo: Path, paths: list[str], root: str = "kb"
         except FileNotFoundError:
             continue
         except OSError as exc:
-            problems.append(_io_error(rel, exc))
+            problems.append(io_error(rel, exc))
             continue
         if stat.S_ISLNK(st.st_mode):
             problems.append(_symlink(top, rel))
@@ -286,7 +286,7 @@ def _walk(top: str, start: str, entries: list[FileEntry], problems: list[Problem
         try:
             items = list(os.scandir(os.path.join(top, folder)))
         except OSError as exc:
-            problems.append(_io_error(folder + "/", exc))  # (a folder, as nested_repo names it)
+            problems.append(io_error(folder + "/", exc))  # (a folder, as nested_repo names it)
             continue
         if any(item.name == ".git" for item in items):  # a repository (or a submodule's file)
             problems.append(_nested_repo(folder))
@@ -313,7 +313,7 @@ def _walk(top: str, start: str, entries: list[FileEntry], problems: list[Problem
                     continue
                 st = item.stat(follow_symlinks=False)
             except OSError as exc:
-                problems.append(_io_error(rel, exc))
+                problems.append(io_error(rel, exc))
                 continue
             if stat.S_ISREG(st.st_mode):
                 entries.append(FileEntry(rel, st.st_size, st.st_mtime_ns))
@@ -339,9 +339,10 @@ def _symlink(top: str, rel: str) -> Problem:
                    "symbolic link to a place outside the repository: never followed or read")
 
 
-def _io_error(rel: str, exc: OSError) -> Problem:
-    """C14, C17: a file or folder the system will not open (a path past PATH_MAX, no
-    permission): its own problem, in words without the absolute path (which can be 4 KB)."""
+def io_error(rel: str, exc: OSError) -> Problem:
+    """C14, C17: a file or folder the system will not open or read (a path past PATH_MAX,
+    no permission): its own problem, in words without the absolute path (which can be
+    4 KB). The scan and the parse both word it here."""
     what = "folder" if rel.endswith("/") else "file"
     return Problem(rel, 1, "io_error", Severity.ERROR, f"cannot read this {what}: "
                    f"{exc.strerror or exc}" + (f" (errno {exc.errno})" if exc.errno else ""))

@@ -169,9 +169,9 @@ def _decode(node: yaml.Node, seen: set[int], depth: int) -> object:
 
 #: a YAML timestamp (YAML 1.1 and the 1.2 core schema's readers resolve plain scalars like
 #: this to dates; yaml.v3 keeps them as text when the field is a string)
-_TIMESTAMP_RE = re.compile(
-    r"(\d{4})-(\d\d?)-(\d\d?)(?:(?:[Tt]|[ \t]+)\d\d?:\d\d:\d\d(?:\.\d*)?"
-    r"(?:[ \t]*(?:Z|[-+]\d\d?(?::\d\d)?))?)?")
+_TIMESTAMP_RE = re.compile(  # (a bare date has two-digit month and day; YAML 1.1 §timestamp)
+    r"(\d{4})-(\d\d)-(\d\d)|(\d{4})-(\d\d?)-(\d\d?)(?:[Tt]|[ \t]+)\d\d?:\d\d:\d\d"
+    r"(?:\.\d*)?(?:[ \t]*(?:Z|[-+]\d\d?(?::\d\d)?))?")
 _MAYBE_DATE_RE = re.compile(r"\d{4}-\d")
 
 
@@ -190,7 +190,7 @@ def impossible_dates(text: str, entries: dict[str, Entry]) -> list[tuple[str, Sc
             match = _TIMESTAMP_RE.fullmatch(item.text)
             if match is None:
                 continue
-            year, month, day = (int(g) for g in match.groups())
+            year, month, day = (int(g) for g in match.groups() if g is not None)
             try:
                 date(year, month, day)
             except ValueError:

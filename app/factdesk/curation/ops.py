@@ -352,6 +352,9 @@ class Curation:
             if why := unportable(new):  # C13: one that Windows could not check out
                 raise Refused(f"{new}: {why}, a name Windows cannot check out")
             data, _ = self._read(old, expected)
+            if link := linked_component(self.repo, new):  # (nothing is read through it)
+                raise Refused(f"{new}: {link} is a symbolic link; factdesk never reads or "
+                              "writes through one", rule="symlink")
             if read_or_none(self.repo / new) is not None or new in file_changes:
                 raise Refused(f"{new} already exists")
             topic = new.split("/")[1]

@@ -207,7 +207,7 @@ class InspectorPanel(QWidget):
             self.history.show_path(None, "")
             return
         self.title.setText(clip(row["title"] or "(untitled)"))
-        self.path_label.setText(row["path"])
+        self.path_label.setText(clip(row["path"]))
         self._show_envelope(row)
         self._show_provenance(row)
         self._show_retraction(row)

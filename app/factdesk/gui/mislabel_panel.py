@@ -168,13 +168,13 @@ class MislabelPanel(QWidget):
         try:
             fact = self.curation.read_fact(s.path)
         except Exception as exc:
-            self.title.setText(s.path)
-            self.envelope.setText(str(exc))
+            self.title.setText(theme.clip(s.path))
+            self.envelope.setText(theme.clip(str(exc)))
             self.body.show_markdown("")
             return
         env = fact.envelope
-        self.title.setText(fact.title)
-        self.path_label.setText(f"{s.path}:{s.line}")
+        self.title.setText(theme.clip(fact.title))
+        self.path_label.setText(theme.clip(f"{s.path}:{s.line}"))
         self.envelope.setText(
             f"kind {fact.kind} · type {fact.type} · origin {fact.origin_raw or '(default)'}\n"
             f"claim {env.claim_type or '(derived)'} · claimant {env.claimant_agent_id or '?'} "

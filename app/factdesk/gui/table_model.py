@@ -188,7 +188,7 @@ def _display(key: str, row: sqlite3.Row) -> str:
         problems = row["errors"] + row["warnings"]
         return theme.clip(row["title"]) + (f"  ⚠{problems}" if problems else "")
     value = row[key]
-    return "" if value is None else str(value)
+    return "" if value is None else theme.clip(str(value))  # (path, claimant, domain …)
 
 
 def _tooltip(key: str, row: sqlite3.Row) -> str:

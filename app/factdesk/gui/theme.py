@@ -82,8 +82,9 @@ MAX_LABEL_CHARS = 1_000
 #: "Trojan source"): bidirectional overrides and isolates, and zero-width spaces. (Zero-
 #: width joiners are left alone: emoji sequences and several scripts need them.)
 _INVISIBLE = {code: f"⟨U+{code:04X}⟩" for code in (
-    0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A),
-    0x200B, 0x2060, 0xFEFF, 0x180E)}
+    *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200B, 0x2060, 0xFEFF, 0x180E)}
+# (the implicit marks U+200E, U+200F and U+061C are left alone: Hebrew and Arabic text
+# uses them, and they do not reorder what is around them)
 
 
 def visible(text: str) -> str:
@@ -95,9 +96,10 @@ def visible(text: str) -> str:
 def clip(text: str, limit: int = MAX_LABEL_CHARS) -> str:
     """`text`, cut to `limit` characters with a note of how much was left out, and its
     invisible controls made visible (`visible`): every label of corpus text comes here."""
+    text = visible(text)  # (first: the cut then holds for what is shown)
     if len(text) > limit:
         text = f"{text[:limit]} … [{len(text) - limit:,} more characters]"
-    return visible(text)
+    return text
 
 
 def tooltip(text: str) -> str:

@@ -44,6 +44,7 @@ from factdesk.corpus.registry_io import REGISTRY_PATH, load_registry
 from factdesk.corpus.scan import (
     SCAN_CODES,
     FileEntry,
+    io_error,
     is_utf8,
     printable,
     read_fact_file,
@@ -72,7 +73,7 @@ from factdesk.index.rows import (
     text_values,
 )
 from factdesk.index.textbuild import InlineText, TextBuilder, TextRow, TextSink
-from factdesk.model.enums import FactType, Severity
+from factdesk.model.enums import FactType
 from factdesk.model.fact import Fact, Problem
 from factdesk.model.refs import local_targets
 from factdesk.model.registry import Registry
@@ -110,9 +111,7 @@ def _parse_entry(repo: str, rel: str) -> tuple[ParseOutcome, str, int, int]:
     try:
         data, st = read_fact_file(repo, rel)
     except OSError as exc:
-        problem = Problem(rel, 1, "io_error", Severity.ERROR,
-                          f"cannot read this file: {exc.strerror or exc}")
-        return ParseOutcome(rel, None, (problem,)), "", 0, 0
+        return ParseOutcome(rel, None, (io_error(rel, exc),)), "", 0, 0
     return parse_fact(rel, data), gitrepo.blob_id(data), st.st_size, st.st_mtime_ns
 
 

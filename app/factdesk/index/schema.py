@@ -16,10 +16,11 @@ from pathlib import Path
 SCHEMA_VERSION = 8
 APPLICATION_ID = 0x46444B31  # "FDK1"
 
-#: The full-text table (external content: its text columns are read from `facts`). A
-#: rebuild makes it in a scratch database of its own too (index.textbuild).
 #: how long a statement waits for another connection's lock (RELIABILITY F08)
 BUSY_TIMEOUT_MS = 10_000
+
+#: The full-text table (external content: its text columns are read from `facts`). A
+#: rebuild makes it in a scratch database of its own too (index.textbuild).
 
 FULL_TEXT = """CREATE VIRTUAL TABLE facts_fts USING fts5(
     title, body, domain, entities,
