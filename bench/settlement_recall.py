@@ -67,8 +67,10 @@ def main() -> int:
     lines = [
         SECTION, "",
         f"`{kb.name}` (its manifest's {len(manifest['near_duplicates'])} near-duplicate pairs, {n} with the "
-        f"hypothesis still open at HEAD), backend `{session.model_id}`, embedding "
-        f"{stats.embedded} facts took {embed_s:.0f} s. Command: "
+        f"hypothesis still open at HEAD), backend `{session.model_id}`, "
+        + (f"embedding {stats.embedded} facts took {embed_s:.0f} s" if stats.embedded else
+           f"the stored embeddings were current ({embed_s:.0f} s to check)")
+        + ". Command: "
         "`.venv/bin/python bench/settlement_recall.py`.", "",
         "| candidates | confirming observation first | in the top 3 |",
         "|---|---|---|",
