@@ -746,7 +746,8 @@ Numbers are single measurements on a shared machine; expect a few percent of noi
 
 - `nproc`: {m['nproc']} ({m['cpu']}), Linux {m['kernel']}
 - CPU probe (`cpu_probe()`: a fixed Python loop; this shared VM's speed drifts by a third
-  within an hour, compare runs through it): {m.get('cpu_probe', 'not measured')}
+  within an hour, compare runs through it): {m.get('cpu_probe', 'not measured')} at the
+  start, {m.get('cpu_probe_end', 'not measured')} at the end
 - Python {m['python']}, SQLite {m['sqlite']}, PyYAML with libyaml: {m['yaml_cloader']}
 - `free -h`:
 
@@ -890,6 +891,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         _git(kb, "reset", "-q", "--hard", head)
     results["total_s"] = time.perf_counter() - started
+    results["machine"]["cpu_probe_end"] = cpu_probe()  # (the VM drifts within a run too)
     (out / "results.json").write_text(json.dumps(results, indent=1, default=str))
     table, doc = render(results)
     print(table)
