@@ -124,8 +124,7 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
-@pytest.fixture
-def window(qtbot, repo: Path, data_dir: Path) -> Iterator[MainWindow]:
+def open_window(qtbot, repo: Path) -> MainWindow:
     """The main window over `repo`, shown, with its first index update finished."""
     win = MainWindow(repo, make_settings(), watch=False, update_on_open=False, semantic=False)
     qtbot.addWidget(win)
@@ -133,6 +132,13 @@ def window(qtbot, repo: Path, data_dir: Path) -> Iterator[MainWindow]:
     win.show()
     with qtbot.waitSignal(win.index_did_update, timeout=20_000):
         win.reindex()
+    return win
+
+
+@pytest.fixture
+def window(qtbot, repo: Path, data_dir: Path) -> Iterator[MainWindow]:
+    """The main window over `repo` (`open_window`)."""
+    win = open_window(qtbot, repo)
     yield win
     win.close()
 

@@ -336,20 +336,14 @@ def test_invisible_controls_in_a_title_are_shown_as_code_points(qtbot, repo, dat
     """RELIABILITY A23 ("Trojan source"): a right-to-left override makes `exe.pdf` read as
     `fdp.exe`; a zero-width space hides in a word. The table and the inspector's header show
     each as its code point, while search still matches the raw text."""
-    from factdesk.gui.app import make_settings
-    from factdesk.gui.main_window import MainWindow
+    from tests.gui.conftest import open_window
     from tests.gui.test_search import submit
 
     title = "Invoice paid \u202efdp.exe\u202c for zero\u200bwidth, \u05d0\u200f"  # (RLM kept)
     shown = "Invoice paid ⟨U+202E⟩fdp.exe⟨U+202C⟩ for zero⟨U+200B⟩width, \u05d0\u200f"
     (repo / "kb/gotchas/db/f6f6f6f6.md").write_text(
         f"---\ntype: observation\nconfidence: 0.5\nsources: 1\n---\n# {title}\n\nBody.\n")
-    win = MainWindow(repo, make_settings(), watch=False, update_on_open=False, semantic=False)
-    qtbot.addWidget(win)
-    win.resize(1400, 850)
-    win.show()
-    with qtbot.waitSignal(win.index_did_update, timeout=20_000):
-        win.reindex()
+    win = open_window(qtbot, repo)
     submit(win, qtbot, "fdp")  # the raw text is what is searched
     [fid] = win.table.model.ids
     model = win.table.model
