@@ -8,7 +8,6 @@ Messages follow knomit's texts where knomit has one.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 
 from factdesk.corpus import yamlv3
@@ -90,9 +89,7 @@ def parse_fact(path: str, data: bytes) -> ParseOutcome:
         code = "no_frontmatter" if not text.startswith("---") else "unterminated_frontmatter"
         return _fail(path, code, "missing opening frontmatter delimiter", 1,
                      text=text, title=_guess_title(text))
-    end = text.find("\n---\n", 3)
-    if end == 3:  # `---\n---\n`: knomit searches after the opening line
-        end = text.find("\n---\n", 4)
+    end = _frontmatter_end(text)
     if end < 0:
         return _fail(path, "unterminated_frontmatter", "missing closing frontmatter delimiter", 1,
                      text=text, title=_guess_title(text))
@@ -252,28 +249,31 @@ def _conflict_line(text: str) -> int:
     return 0
 
 
+def _frontmatter_end(text: str) -> int:
+    """Where the closing `---` line of `text` (LF line endings, opening with `---\n`)
+    starts, less its newline; -1 when there is none. knomit searches after the opening
+    line, so `---\n---\n` does not close at once."""
+    end = text.find("\n---\n", 3)
+    if end == 3:
+        end = text.find("\n---\n", 4)
+    return end
+
+
 def _nul_in_frontmatter(path: str, data: bytes) -> ParseOutcome | None:
     """RELIABILITY A20: a text file whose only NUL bytes sit inside its frontmatter is a
     YAML error at that line (YAML forbids the character), not a binary file (A19). The
     frontmatter is never handed to YAML; the listed text shows each NUL as U+FFFD."""
-    body = data[len(BOM):] if data.startswith(BOM) else data
-    if not body.startswith((b"---\n", b"---\r\n")):
-        return None
-    closer = re.search(rb"\n---\r?\n", body[3:])
-    if closer is None:
-        return None
-    end = 3 + closer.start()
-    nul = body.find(b"\x00")
-    if not 0 < nul < end or b"\x00" in body[end:]:
-        return None
-    try:
-        text = body.replace(b"\x00", "\ufffd".encode()).decode("utf-8")
-    except UnicodeDecodeError:
+    text = decode_text(data)[0]
+    if text is None:
         return None
     text = text.replace("\r\n", "\n")
-    line = body[:nul].count(b"\n") + 1
-    return _fail(path, "yaml_syntax", "NUL byte in the frontmatter (YAML forbids it)", line,
-                 text=text, title=_guess_title(text[text.find("\n---\n", 3) + 5:]))
+    end = _frontmatter_end(text) if text.startswith("---\n") else -1
+    nul = text.find("\x00")
+    if not 0 < nul < end or "\x00" in text[end:]:
+        return None
+    return _fail(path, "yaml_syntax", "NUL byte in the frontmatter (YAML forbids it)",
+                 text.count("\n", 0, nul) + 1, text=text.replace("\x00", "\ufffd"),
+                 title=_guess_title(text[end + 5:]))
 
 
 def _guess_title(text: str) -> str:
