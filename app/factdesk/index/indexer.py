@@ -1108,11 +1108,7 @@ class _PhaseClock:
 
 def _retracted_row(outcome: ParseOutcome, history: PathHistory, registry: Registry
                    ) -> dict[str, object]:
-    """The row of a retracted fact: its last version, as it was; no file, no findings. A
-    last version that was broken keeps only its raw kind and type: a retracted row is read
-    back as a fact (`fact_from_row`) by the rules' lookups, and a broken file is never one."""
-    if outcome.salvaged is not None:
-        outcome = dataclasses.replace(outcome, salvaged=None)
+    """The row of a retracted fact: its last version, as it was; no file, no findings."""
     return fact_row(outcome, status="retracted", history=history, registry=registry,
                     file=None, computed_weight=None, problems=[])
 

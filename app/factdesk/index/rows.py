@@ -55,8 +55,11 @@ def fact_row(
     computed_weight: float | None,
     problems: list[Problem],
 ) -> dict[str, Any]:
-    # a broken file's row keeps what could be read of it (its bad fields as missing)
-    fact = outcome.fact if outcome.fact is not None else outcome.salvaged
+    # a broken file's row keeps what could be read of it (its bad fields as missing); any
+    # other row without a fact (a retracted fact whose last version was broken) does not:
+    # `fact_from_row` reads those rows back as facts when their columns are filled
+    fact = outcome.fact if outcome.fact is not None else (
+        outcome.salvaged if status == "broken" else None)
     parts = outcome.path.split("/")
     errors, warnings = problem_counts(problems)
     row: dict[str, Any] = {
