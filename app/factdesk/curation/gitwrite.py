@@ -62,6 +62,14 @@ class Refused(CurationError):
         self.rule = rule
 
 
+def refuse_links(repo: Path, path: str) -> None:
+    """Refused (rule `symlink`) when a part of `path` is a symbolic link: factdesk never
+    reads or writes through one (RELIABILITY C05, C06)."""
+    if link := fsio.linked_component(repo, path):
+        raise Refused(f"{path}: {link} is a symbolic link; factdesk never reads or writes "
+                      "through one", rule="symlink")
+
+
 @dataclass(frozen=True, slots=True)
 class FileChange:
     """`path` goes from `old` (None: must not exist) to `new` (None: delete)."""
@@ -196,9 +204,7 @@ def commit_files(repo: Path, changes: Sequence[FileChange], message: str, *,
             if moved:
                 raise Conflict(_moved_message(repo, expected_head, r0, moved))
         for p in paths:
-            if link := fsio.linked_component(repo, p):
-                raise Refused(f"{p}: {link} is a symbolic link; factdesk never writes through "
-                              "one", rule="symlink")
+            refuse_links(repo, p)
         _check_preconditions(repo, r0, changes, allow_dirty)
         faults.point("action.before_write")
         blobs = {c.path: _hash_object(repo, c.new) for c in changes if c.new is not None}

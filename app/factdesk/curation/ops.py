@@ -49,8 +49,9 @@ from factdesk.curation.gitwrite import (
     commit_files,
     current_branch,
     finish_sync,
+    refuse_links,
 )
-from factdesk.fsio import linked_component, read_or_none
+from factdesk.fsio import read_or_none
 from factdesk.index.indexer import Indexer, IndexStats
 from factdesk.index.search import rows_in
 from factdesk.model import legality
@@ -205,9 +206,7 @@ class Curation:
     def _read(self, path: str, expected: Mapping[str, str] | None) -> tuple[bytes, Fact]:
         if not path.startswith("kb/") or not path.endswith(".md") or not is_contained_repo_path(path):
             raise Refused(f"{path}: not a fact path (kb/…/<name>.md)")
-        if link := linked_component(self.repo, path):
-            raise Refused(f"{path}: {link} is a symbolic link; factdesk never reads or writes "
-                          "through one", rule="symlink")
+        refuse_links(self.repo, path)
         data = read_or_none(self.repo / path)
         if data is None:
             raise Refused(f"{path}: no such fact on disk")
@@ -352,9 +351,7 @@ class Curation:
             if why := unportable(new):  # C13: one that Windows could not check out
                 raise Refused(f"{new}: {why}, a name Windows cannot check out")
             data, _ = self._read(old, expected)
-            if link := linked_component(self.repo, new):  # (nothing is read through it)
-                raise Refused(f"{new}: {link} is a symbolic link; factdesk never reads or "
-                              "writes through one", rule="symlink")
+            refuse_links(self.repo, new)  # (before anything is read through it)
             if read_or_none(self.repo / new) is not None or new in file_changes:
                 raise Refused(f"{new} already exists")
             topic = new.split("/")[1]
