@@ -90,8 +90,8 @@ def stat_paths(repo: Path, paths: list[str], root: str = "kb"
                 seen.add(folder)
                 if kind == "repo":
                     problems.append(_nested_repo(folder))
-                elif os.path.isdir(os.path.join(top, folder)):  # (the walk's rule for links)
-                    problems.append(_symlink(top, folder))
+                elif link := _reported_link(top, folder):
+                    problems.append(link)
             continue
         if rel.endswith("/"):
             try:  # (not isdir, which says False for a folder it cannot look at: C14, C17)
@@ -113,8 +113,8 @@ def stat_paths(repo: Path, paths: list[str], root: str = "kb"
             continue
         if not is_fact_path(rel, root):
             if (is_fact_path(rel + "/x.md", root) and os.path.islink(os.path.join(top, rel))
-                    and os.path.isdir(os.path.join(top, rel))):
-                problems.append(_symlink(top, rel))  # a link to a folder, as the walk says
+                    and (link := _reported_link(top, rel))):
+                problems.append(link)
             continue
         if _undecodable(rel, rel, problems):
             continue
@@ -303,8 +303,8 @@ def _walk(top: str, start: str, entries: list[FileEntry], problems: list[Problem
                 named.append(rel)
             try:
                 if item.is_symlink():  # d_type: no extra system call
-                    if name.endswith(".md") or os.path.isdir(item.path):
-                        problems.append(_symlink(top, rel))
+                    if link := _reported_link(top, rel):
+                        problems.append(link)
                     continue
                 if item.is_dir(follow_symlinks=False):
                     stack.append(rel)
@@ -324,6 +324,15 @@ def _nested_repo(folder: str) -> Problem:
     """C16: a folder holding a `.git` (a repository or a submodule of its own)."""
     return Problem(folder + "/", 1, "nested_repo", Severity.WARNING,
                    "nested git repository inside the corpus: none of its files are read")
+
+
+def _reported_link(top: str, rel: str) -> Problem | None:
+    """The walk's rule for a symbolic link at `rel`: reported when its name is a fact's
+    (`.md`) or it leads to a folder (whose files would otherwise seem to be missing); a link
+    to anything else is left out silently, as any other file that is not a fact."""
+    if rel.endswith(".md") or os.path.isdir(os.path.join(top, rel)):
+        return _symlink(top, rel)
+    return None
 
 
 def _symlink(top: str, rel: str) -> Problem:

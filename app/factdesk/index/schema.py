@@ -21,7 +21,6 @@ BUSY_TIMEOUT_MS = 10_000
 
 #: The full-text table (external content: its text columns are read from `facts`). A
 #: rebuild makes it in a scratch database of its own too (index.textbuild).
-
 FULL_TEXT = """CREATE VIRTUAL TABLE facts_fts USING fts5(
     title, body, domain, entities,
     content='facts', content_rowid='id', tokenize='unicode61 remove_diacritics 2',
