@@ -18,8 +18,10 @@ def _reads(gate: threading.Event) -> tuple[BackgroundRead, list[int], list[objec
         gate.wait(10)  # the first read stays running until the test lets it go
         return int(conn.execute("SELECT ? * 10", (n,)).fetchone()[0])
 
-    read = BackgroundRead(lambda: sqlite3.connect(":memory:"), job,
-                          done=answers.append, failed=answers.append)
+    def answer(result: object, *_args: object) -> None:  # (args: the start's, handed back)
+        answers.append(result)
+
+    read = BackgroundRead(lambda: sqlite3.connect(":memory:"), job, done=answer, failed=answer)
     return read, ran, answers
 
 
@@ -58,3 +60,15 @@ def test_a_failure_comes_back_as_text(qtbot) -> None:
     read.start()
     qtbot.waitUntil(lambda: not read.running, timeout=10_000)
     assert answers == ["OperationalError: no such table: missing_table"]
+
+
+def test_the_answer_comes_back_with_the_arguments_of_its_start(qtbot) -> None:
+    """So a caller can tell which request answered (a facet count for an older query, a
+    diff for a selection left behind) without sending them through the job."""
+    got: list[tuple[object, ...]] = []
+    read = BackgroundRead(lambda: sqlite3.connect(":memory:"),
+                          lambda conn, n, tag: n * 2, done=lambda *a: got.append(a),
+                          failed=lambda *a: got.append(a))
+    read.start(21, "first")
+    qtbot.waitUntil(lambda: not read.running, timeout=10_000)
+    assert got == [(42, 21, "first")]

@@ -118,23 +118,17 @@ class HistoryPanel(QWidget):
         self._wanted = (self._path, before, after, labels)
         self._diffs.start(self._wanted)
 
-    def _diff_of(self, wanted: tuple[str, str | None, str | None, tuple[str, str]]
-                 ) -> tuple[object, str]:
-        """(On the diff's thread.) The text to show for one selection, never an exception."""
-        try:
-            return wanted, version_diff(self._repo, *wanted, differ=self._differ)
-        except Exception as exc:  # shown in the panel, never a crash
-            return wanted, f"(could not compare the versions: {type(exc).__name__}: {exc})"
+    def _diff_of(self, wanted: tuple[str, str | None, str | None, tuple[str, str]]) -> str:
+        """(On the diff's thread.) The text to show for one selection."""
+        return version_diff(self._repo, *wanted, differ=self._differ)
 
-    def _on_diff(self, answer: tuple[object, str]) -> None:
-        wanted, text = answer
+    def _on_diff(self, text: str, wanted: object) -> None:
         if wanted == self._wanted:
             self.diff.setPlainText(text)
             self.diff_did_show.emit()
 
-    def _on_diff_failed(self, message: str) -> None:  # (the thread itself failed)
-        if self._wanted is not None:
-            self.diff.setPlainText(f"(could not compare the versions: {message})")
+    def _on_diff_failed(self, message: str, wanted: object) -> None:  # shown, never a crash
+        self._on_diff(f"(could not compare the versions: {message})", wanted)
 
     @property
     def comparing(self) -> bool:

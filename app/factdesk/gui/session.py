@@ -89,7 +89,7 @@ class IndexSession(QObject):
         #: every sort order of the table, read in the background (`warm_orders`)
         self.orders = SortOrders()
         self._warm = BackgroundRead.of_index(self.indexer, _read_orders, done=self._warmed,
-                                             failed=lambda _message: None,  # SQL still works
+                                             failed=lambda *_: None,  # SQL still works
                                              parent=self)
         self._warm_timer = QTimer(self)
         self._warm_timer.setSingleShot(True)
@@ -163,8 +163,8 @@ class IndexSession(QObject):
         # (a replaced connection gets a new cache: the orders go to the cache asked for)
         self._warm.start(missing, SortOrders.version(self.conn), self.orders)
 
-    def _warmed(self, result: tuple[tuple[int, int], SortOrders, dict[str, IdArray]]) -> None:
-        version, orders, found = result
+    def _warmed(self, found: dict[str, IdArray], _keys: list[str], version: tuple[int, int],
+                orders: SortOrders) -> None:
         accepted = orders.offer(version, found)  # refused when the index moved meanwhile
         if self._warm_again or not accepted:
             self._warm_again = False
@@ -210,8 +210,8 @@ class IndexSession(QObject):
             self.conn = None
 
 
-def _read_orders(conn: sqlite3.Connection, keys: list[str], version: tuple[int, int],
-                 orders: SortOrders) -> tuple[tuple[int, int], SortOrders, dict[str, IdArray]]:
-    """(On the warm-up's thread.) The sort orders `keys`, for the cache `orders` of the
-    index as it was at `version`."""
-    return version, orders, {key: full_order(conn, key) for key in keys}
+def _read_orders(conn: sqlite3.Connection, keys: list[str], *_for: object
+                 ) -> dict[str, IdArray]:
+    """(On the warm-up's thread.) The sort orders `keys` (for the cache and index version
+    that the start names, handed back to `_warmed`)."""
+    return {key: full_order(conn, key) for key in keys}

@@ -74,11 +74,14 @@ class FacetSidebar(QWidget):
         self.async_threshold = ASYNC_FACTS
         # counts read on a worker thread (a large corpus); the newest request wins
         self._facet_read = BackgroundRead(
-            self._open_reader, lambda conn, query: (query, count_all(conn, query)),
-            done=self._facets_read, failed=self._facets_failed, parent=self)
+            self._open_reader, count_all, done=self._facets_read,
+            failed=lambda _message, query: self._facets_read([], query),  # (no counts)
+            parent=self)
         self._folder_read = BackgroundRead(
-            self._open_reader, lambda conn, generation: (generation, folder_counts(conn)),
-            done=self._folders_read, failed=self._folders_failed, parent=self)
+            self._open_reader, lambda conn, _generation: folder_counts(conn),
+            done=self._folders_read,
+            failed=lambda _message, generation: self._folders_read({}, generation),
+            parent=self)
         self._facet_query = ""  # the query the facet tree shows, or is being counted for
         self._settings = settings
         self.ontology = QTreeWidget(self)
@@ -149,13 +152,9 @@ class FacetSidebar(QWidget):
         """Folder or facet counts are being read on a worker thread."""
         return self._folder_read.running or self._facet_read.running
 
-    def _folders_failed(self, _message: str) -> None:
-        self._fill_ontology({})  # an empty tree, never a crash
-        self.ontology_did_update.emit()
-
-    def _folders_read(self, result: tuple[int, dict[str, int]]) -> None:
-        """A folder count from the worker (the request's generation, the counts)."""
-        generation, counts = result
+    def _folders_read(self, counts: dict[str, int], generation: int) -> None:
+        """A folder count from the worker, for the refresh `generation` (a failed count: an
+        empty tree, never a crash)."""
         if generation != self._ontology_generation:
             return  # a later refresh already filled the tree
         self._fill_ontology(counts)
@@ -225,13 +224,9 @@ class FacetSidebar(QWidget):
     def _large(self, conn: sqlite3.Connection) -> bool:
         return max_fact_id(conn) > self.async_threshold
 
-    def _facets_failed(self, _message: str) -> None:
-        self._fill(self._facet_query, [])  # no counts, never a crash
-
-    def _facets_read(self, result: tuple[str, list[tuple[str, list[tuple[str | None, int]]]]]
-                     ) -> None:
-        """Facet counts from the worker (the query they are for, the counts)."""
-        query, counts = result
+    def _facets_read(self, counts: list[tuple[str, list[tuple[str | None, int]]]],
+                     query: str) -> None:
+        """Facet counts from the worker, for `query` (a failed count: none, never a crash)."""
         if query != self._facet_query:
             return  # a later refresh already filled the tree
         self._fill(query, counts)

@@ -46,23 +46,26 @@ class BackgroundRead(QObject):
     index, such as a diff). A start while one runs waits its turn;
     only the newest waits (it replaces any waiting before it), and the running read's
     answer, stale by then, is dropped. The result, or the failure as text, comes back on
-    the GUI thread once the thread has been reaped; after `close()` nothing comes back."""
+    the GUI thread once the thread has been reaped, with the arguments its start was given
+    (`done(result, *args)`, `failed(message, *args)`: the caller can tell which request
+    answered); after `close()` nothing comes back."""
 
     def __init__(self, open_reader: Callable[[], sqlite3.Connection] | None,
-                 job: Callable[..., object], *, done: Callable[[Any], None],
-                 failed: Callable[[str], None], parent: QObject | None = None) -> None:
+                 job: Callable[..., object], *, done: Callable[..., None],
+                 failed: Callable[..., None], parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._open = open_reader
         self._job = job
         self._done = done
         self._failed = failed
         self._worker: ReadWorker | None = None
+        self._args: tuple[object, ...] = ()  # the running read's
         self._next: tuple[object, ...] | None = None  # the newest start made while one ran
         self._closed = False
 
     @classmethod
     def of_index(cls, indexer: Indexer, job: Callable[..., object], *,
-                 done: Callable[[Any], None], failed: Callable[[str], None],
+                 done: Callable[..., None], failed: Callable[..., None],
                  parent: QObject | None = None) -> BackgroundRead:
         """A read over `indexer`'s index (a read-only connection of its own)."""
         return cls(lambda: indexer.connect(readonly=True), job, done=done, failed=failed,
@@ -98,7 +101,7 @@ class BackgroundRead(QObject):
             worker = ReadWorker(self._open, lambda conn: job(conn, *args), self)
         worker.did_finish.connect(self._on_finish)
         worker.did_fail.connect(self._on_fail)
-        self._worker = worker
+        self._worker, self._args = worker, args
         worker.start()
 
     def _reap(self) -> None:
@@ -122,9 +125,11 @@ class BackgroundRead(QObject):
         return True
 
     def _on_finish(self, result: object) -> None:
+        args = self._args
         if self._wanted():
-            self._done(result)
+            self._done(result, *args)
 
     def _on_fail(self, message: str) -> None:
+        args = self._args
         if self._wanted():
-            self._failed(message)
+            self._failed(message, *args)
