@@ -30,14 +30,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         import click
 
-        from factdesk.errors import FactdeskError
-
         if isinstance(exc, click.ClickException):
             exc.show()
             return exc.exit_code
-        if isinstance(exc, FactdeskError):  # (a command that let one through: still words)
-            click.echo(f"Error: {exc}", err=True)
-            return 1
         if isinstance(exc, click.exceptions.Abort):
             return 1
         raise

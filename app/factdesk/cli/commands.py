@@ -20,10 +20,10 @@ from factdesk.index.search import get_fact_row, problems_for, search
 from factdesk.model.authority import attribution
 from factdesk.model.weight import is_stale
 
-FORMAT = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-                      show_default=True, help="output format")
 _T = TypeVar("_T")
 
+FORMAT = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+                      show_default=True, help="output format")
 KB = click.option("--kb", "kb", type=click.Path(path_type=Path), default=Path("."),
                   show_default=True, help="the corpus (a git work tree with kb/)")
 HOOK_MARK = "# installed by factdesk check --install-hook"
@@ -31,6 +31,14 @@ HOOK_MARK = "# installed by factdesk check --install-hook"
 
 class _Group(click.Group):
     _exit_code = 0
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Every command's (and sub-command's) error a user can act on is said in words:
+        "Error: …", exit status 1 (STYLE.md §13); anything else is a bug, and raised."""
+        try:
+            return super().invoke(ctx)
+        except FactdeskError as exc:
+            raise click.ClickException(str(exc)) from None
 
 
 @click.group(cls=_Group)
@@ -43,10 +51,7 @@ def _exit(code: int) -> None:
 
 
 def _open(kb: Path) -> Indexer:
-    try:
-        return open_corpus(kb)
-    except FactdeskError as exc:
-        raise click.ClickException(str(exc)) from None
+    return open_corpus(kb)
 
 
 def _read(indexer: Indexer, work: Callable[[sqlite3.Connection], _T], *,
@@ -125,10 +130,7 @@ def check(kb: Path, fmt: str, install_hook: bool, staged: bool) -> None:
 def search_cmd(query: str, kb: Path, limit: int, fmt: str) -> None:
     """Search facts: field filters (type:hypothesis confidence:<0.5 …) and free text."""
     indexer = _open(kb)
-    try:
-        hits = _read(indexer, lambda conn: search(conn, query, limit=limit))
-    except FactdeskError as exc:
-        raise click.ClickException(str(exc)) from None
+    hits = _read(indexer, lambda conn: search(conn, query, limit=limit))
     if fmt == "json":
         click.echo(json.dumps({"results": [h.as_dict() for h in hits]}, ensure_ascii=False))
     else:

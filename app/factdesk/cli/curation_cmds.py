@@ -24,7 +24,6 @@ import click
 
 from factdesk.cli.commands import FORMAT, KB, _exit, _open, cli
 from factdesk.curation import ChangeSet, Curation, CurationError, recover
-from factdesk.errors import FactdeskError
 from factdesk.index.indexer import Indexer
 from factdesk.index.search import fact_ids, get_fact_row
 
@@ -52,10 +51,7 @@ def _paths(indexer: Indexer, facts: Sequence[str], query: str | None, *, live: b
                 raise click.ClickException(f"no fact matches {ref!r}")
             out.append(row["path"])
         if query is not None:
-            try:
-                ids = fact_ids(conn, query)
-            except FactdeskError as exc:
-                raise click.ClickException(str(exc)) from None
+            ids = fact_ids(conn, query)
             for i in range(0, len(ids), 500):
                 part = ids[i : i + 500]
                 marks = ",".join("?" * len(part))
@@ -293,8 +289,6 @@ def mislabels(include_all: bool, limit: int, kb: Path, fmt: str) -> None:
     conn = indexer.connect(readonly=True)
     try:
         queue = queue_from_index(indexer.repo, conn, include_no_envelope=include_all)
-    except FactdeskError as exc:
-        raise click.ClickException(str(exc)) from None
     finally:
         conn.close()
     if fmt == "json":

@@ -10,7 +10,6 @@ from pathlib import Path
 import click
 
 from factdesk.cli.commands import FORMAT, KB, _exit, _open, cli
-from factdesk.errors import FactdeskError
 from factdesk.reflect.cache import cached_walk
 from factdesk.reflect.model import Transition
 from factdesk.reflect.queue import QueueItem, methodology_counts, open_hypotheses
@@ -46,11 +45,8 @@ def transitions_cmd(since: str | None, kb: Path, fmt: str, show_stats: bool,
     """Hypothesis transitions (promoted, confirmed, refuted, retracted, confidence) and every
     relabel and move, commit by commit along first-parent history."""
     indexer = _open(kb)
-    try:
-        log = cached_walk(indexer.repo, since) if cache else walk(
-            indexer.repo, f"{since}..HEAD" if since else "HEAD")
-    except FactdeskError as exc:
-        raise click.ClickException(str(exc)) from None
+    log = cached_walk(indexer.repo, since) if cache else walk(
+        indexer.repo, f"{since}..HEAD" if since else "HEAD")
     if show_stats:
         indexer.update()
         conn = indexer.connect(readonly=True)

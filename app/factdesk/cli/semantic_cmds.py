@@ -15,7 +15,6 @@ from pathlib import Path
 import click
 
 from factdesk.cli.commands import FORMAT, KB, _exit, _open, cli
-from factdesk.errors import FactdeskError
 from factdesk.semantic.backends import BACKENDS, ENV_CHOICE
 from factdesk.semantic.search import SemanticSession, session_for
 from factdesk.semantic.store import EmbedStats
@@ -27,10 +26,7 @@ MODEL = click.option("--model", "model", type=click.Choice(BACKENDS), default=No
 def _session(kb: Path, model: str | None) -> SemanticSession:
     indexer = _open(kb)
     indexer.update()
-    try:
-        return session_for(indexer, model)
-    except FactdeskError as exc:
-        raise click.ClickException(str(exc)) from None
+    return session_for(indexer, model)
 
 
 def _embed(session: SemanticSession, quiet: bool = False) -> EmbedStats:
