@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
 
 from factdesk.gui.app import make_settings
 from factdesk.gui.main_window import MainWindow
@@ -148,3 +149,12 @@ def fact_id(win: MainWindow, key: str) -> int:
     conn = win.session.conn
     assert conn is not None
     return int(conn.execute("SELECT id FROM facts WHERE path = ?", (IDS[key],)).fetchone()[0])
+
+
+def submit(window: MainWindow, qtbot, text: str) -> None:
+    """Type `text` into the search bar as a user does, and press Enter."""
+    line = window.search.line
+    line.clear()
+    qtbot.keyClicks(line, text)
+    line.completer_popup.popup().hide()
+    qtbot.keyClick(line, Qt.Key.Key_Return)

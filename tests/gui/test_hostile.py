@@ -331,13 +331,11 @@ def test_table_cell_cuts_a_huge_title(window) -> None:
     assert len(shown) < MAX_LABEL_CHARS + 40
 
 
-def test_invisible_controls_in_a_title_are_shown_as_code_points(qtbot, repo, data_dir,
-                                                                tmp_path) -> None:
+def test_invisible_controls_in_a_title_are_shown_as_code_points(qtbot, repo, data_dir) -> None:
     """RELIABILITY A23 ("Trojan source"): a right-to-left override makes `exe.pdf` read as
     `fdp.exe`; a zero-width space hides in a word. The table and the inspector's header show
     each as its code point, while search still matches the raw text."""
-    from tests.gui.conftest import open_window
-    from tests.gui.test_search import submit
+    from tests.gui.conftest import open_window, submit
 
     title = "Invoice paid \u202efdp.exe\u202c for zero\u200bwidth, \u05d0\u200f"  # (RLM kept)
     shown = "Invoice paid ⟨U+202E⟩fdp.exe⟨U+202C⟩ for zero⟨U+200B⟩width, \u05d0\u200f"
@@ -363,6 +361,4 @@ def test_invisible_controls_in_a_title_are_shown_as_code_points(qtbot, repo, dat
     assert win.inspector.path_label.text() == "kb/gotchas/db/⟨U+202E⟩gnp.md"
     path_cell = model.index(model.row_of(other), win.table.state.column_index("path"))
     assert path_cell.data(Qt.ItemDataRole.DisplayRole) == "kb/gotchas/db/⟨U+202E⟩gnp.md"
-    qtbot.wait(20)  # (laid out, as a person would see it)
-    win.grab().save(str(tmp_path / "trojan.png"))
     win.close()

@@ -5,15 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QPushButton
 
-from tests.gui.conftest import fact_id
-
-
-def submit(window, qtbot, text: str) -> None:
-    line = window.search.line
-    line.clear()
-    qtbot.keyClicks(line, text)
-    line.completer_popup.popup().hide()
-    qtbot.keyClick(line, Qt.Key.Key_Return)
+from tests.gui.conftest import fact_id, submit
 
 
 def chips(window) -> list[QPushButton]:

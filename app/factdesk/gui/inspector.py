@@ -185,6 +185,10 @@ class InspectorPanel(QWidget):
 
     # -- showing a fact -----------------------------------------------------------------------
 
+    def close_worker(self) -> None:
+        """Stop the History tab's diff still running (window closing)."""
+        self.history.close_worker()
+
     def show_fact(self, fact_id: int | None) -> None:
         """Show the fact with this id (any status), or an empty inspector for None."""
         conn = self._session.conn

@@ -678,7 +678,7 @@ class MainWindow(QMainWindow):
         self.sidebar.close_worker()
         self.settlement.close_worker()
         self.transitions.close_worker()
-        self.inspector.history.close_worker()
+        self.inspector.close_worker()
         if self._embedder is not None and self._embedder_thread is not None:
             self._embedder.cancel()  # stops after the current batch; what is done is kept
             self._embedder_thread.wait()
