@@ -485,25 +485,37 @@ def _cli(*args: str) -> list[str]:
     return [str(FACTDESK), *args]
 
 
-def bench_cold(kb: Path, out: Path, facts: int) -> dict[str, Any]:
+def _cold_index(kb: Path, label: str) -> dict[str, Any]:
+    """`factdesk index --rebuild` with the index deleted first, monitored."""
     remove_index(kb)
-    print(f"[{facts}] cold index ...", file=sys.stderr, flush=True)
+    print(f"[{label}] cold index ...", file=sys.stderr, flush=True)
     cold = run_monitored(_cli("index", "--kb", str(kb), "--rebuild"))
     if cold["rc"] != 0:
         raise SystemExit(f"factdesk index failed:\n{cold['stderr']}")
+    return cold
+
+
+def _bare_run(kb: Path, db: Path, fts: str, label: str) -> dict[str, Any]:
+    """The bare pipeline (`bare_pipeline`) in a process of its own, monitored; its database
+    deleted afterwards."""
+    print(f"[{label}] bare pipeline ({fts} FTS5) ...", file=sys.stderr, flush=True)
+    bare = run_monitored([sys.executable, str(Path(__file__).resolve()), "--_phase", "bare",
+                          str(kb), str(db), fts])
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(db) + suffix).unlink(missing_ok=True)
+    if bare["rc"] != 0:
+        raise SystemExit(f"bare pipeline failed:\n{bare['stderr']}")
+    bare["detail"] = json.loads(bare["stdout"].strip().splitlines()[-1])
+    return bare
+
+
+def bench_cold(kb: Path, out: Path, facts: int) -> dict[str, Any]:
+    cold = _cold_index(kb, str(facts))
     cold["phases"] = build_phases(kb)
     result = {"cold": cold}
     for fts in _BARE_FTS:
-        db = out / f"bare{facts}.db"
-        print(f"[{facts}] bare pipeline ({fts} FTS5) ...", file=sys.stderr, flush=True)
-        bare = run_monitored([sys.executable, str(Path(__file__).resolve()), "--_phase", "bare",
-                              str(kb), str(db), fts])
-        if bare["rc"] != 0:
-            raise SystemExit(f"bare pipeline failed:\n{bare['stderr']}")
-        bare["detail"] = json.loads(bare["stdout"].strip().splitlines()[-1])
-        for suffix in ("", "-wal", "-shm"):
-            Path(str(db) + suffix).unlink(missing_ok=True)
-        result["bare" if fts == "product" else f"bare_{fts}"] = bare
+        result["bare" if fts == "product" else f"bare_{fts}"] = _bare_run(
+            kb, out / f"bare{facts}.db", fts, str(facts))
     return result
 
 
@@ -517,16 +529,8 @@ def pairs(kb: Path, out: Path, rounds: int) -> str:
     colds, bares = [], []
     for i in range(1, rounds + 1):
         probe = cpu_probe().split(" ", 1)[0]
-        remove_index(kb)
-        print(f"[pair {i}] cold index ...", file=sys.stderr, flush=True)
-        cold = run_monitored(_cli("index", "--kb", str(kb), "--rebuild"))
-        print(f"[pair {i}] bare pipeline (plain FTS5) ...", file=sys.stderr, flush=True)
-        bare = run_monitored([sys.executable, str(Path(__file__).resolve()), "--_phase", "bare",
-                              str(kb), str(db), "plain"])
-        for suffix in ("", "-wal", "-shm"):
-            Path(str(db) + suffix).unlink(missing_ok=True)
-        if cold["rc"] != 0 or bare["rc"] != 0:
-            raise SystemExit(f"pair {i} failed:\n{cold['stderr']}\n{bare['stderr']}")
+        cold = _cold_index(kb, f"pair {i}")
+        bare = _bare_run(kb, db, "plain", f"pair {i}")
         colds.append(cold["wall_s"])
         bares.append(bare["wall_s"])
         lines.append(f"| {i} | {probe} s | {cold['wall_s']:.1f} s | {bare['wall_s']:.1f} s "
@@ -871,6 +875,9 @@ def main(argv: list[str] | None = None) -> int:
     out: Path = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     sizes = sorted(set(args.facts), reverse=True)
+    if args.pairs:  # (the largest corpus only; the machine is probed before each pair)
+        print(pairs(ensure_corpus(out, sizes[0], args.skip_generate)[0], out, args.pairs))
+        return 0
     results: dict[str, Any] = {
         "machine": machine(), "date": time.strftime("%Y-%m-%d %H:%M %Z"),
         "command": shlex.join([".venv/bin/python", "bench/run_bench.py",
@@ -878,9 +885,6 @@ def main(argv: list[str] | None = None) -> int:
         "sizes": {},
     }
     corpora = {n: ensure_corpus(out, n, args.skip_generate) for n in sizes}
-    if args.pairs:
-        print(pairs(corpora[sizes[0]][0], out, args.pairs))
-        return 0
     for n in sizes:
         kb, cmd = corpora[n]
         results["sizes"][str(n)] = {"corpus_cmd": cmd, **bench_cold(kb, out, n)}
