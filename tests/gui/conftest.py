@@ -133,6 +133,10 @@ def open_window(qtbot, repo: Path) -> MainWindow:
     win.show()
     with qtbot.waitSignal(win.index_did_update, timeout=20_000):
         win.reindex()
+    # the active window, as a user's is: keys then reach its focus widget, never a window
+    # of an earlier test still being torn down (the j/k tests failed now and then)
+    win.activateWindow()
+    qtbot.waitUntil(win.isActiveWindow, timeout=3000)
     return win
 
 
