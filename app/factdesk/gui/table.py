@@ -18,8 +18,15 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
-from PySide6.QtGui import QAction, QKeyEvent
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTableView, QWidget
+from PySide6.QtGui import QAction, QFocusEvent, QKeyEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QAbstractScrollArea,
+    QHeaderView,
+    QMenu,
+    QTableView,
+    QWidget,
+)
 
 from factdesk.errors import QueryError
 from factdesk.gui.session import IndexSession
@@ -45,6 +52,15 @@ class FactTableView(QTableView):
         self.verticalHeader().hide()
         self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
         self.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+
+    def focusInEvent(self, event: QFocusEvent) -> None:
+        # QAbstractItemView makes the first row current when the view takes focus, which
+        # opens a fact in the inspector that nobody chose, and only when the rows happened
+        # to be loaded before the focus came. Here focus chooses nothing: j, k and the
+        # arrows start at the first row, and a click chooses the row clicked.
+        QAbstractScrollArea.focusInEvent(self, event)
+        self.setAttribute(Qt.WidgetAttribute.WA_InputMethodEnabled, False)  # cells never edit
+        self.viewport().update()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
