@@ -201,7 +201,8 @@ def main(argv: list[str]) -> int:
             QTest.mouseClick(body.viewport(), Qt.MouseButton.LeftButton, pos=point)
             app.processEvents()
         # the other inspector tabs, the history with a diff of every version shown
-        for tab in (win.inspector.refs, win.inspector.problems, win.inspector.history):
+        for tab in (win.inspector.refs, win.inspector.problems, win.inspector.other,
+                    win.inspector.history):
             win.inspector.tabs.setCurrentWidget(tab)
             app.processEvents()
         history = win.inspector.history

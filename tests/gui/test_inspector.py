@@ -87,6 +87,53 @@ def test_problems_listed(window) -> None:
     assert window.inspector.tabs.tabText(2) == f"Problems ({len(codes)})"
 
 
+UNKNOWN_KEYS = """---
+type: observation
+confidence: 0.5
+sources: 1
+refs: []
+x-agent: codex-7
+x-review:
+  by: ana
+  tags: [late, "a, b"]
+  when: null
+x-steps:
+  - {n: 1}
+  - two
+x-bidi: "evil\u202etxt"
+---
+# Unknown keys are kept
+
+Body.
+"""
+
+
+def test_other_fields_show_unknown_keys_as_the_file_has_them(qtbot, window, repo) -> None:
+    path = "kb/gotchas/db/f6f6f6f6.md"
+    (repo / path).write_text(UNKNOWN_KEYS, encoding="utf-8")
+    with qtbot.waitSignal(window.index_did_update, timeout=20_000):
+        window.reindex()
+    conn = window.session.conn
+    window.show_fact(conn.execute("SELECT id FROM facts WHERE path = ?", (path,)).fetchone()[0])
+    ins, tree = window.inspector, window.inspector.other
+    assert ins.tabs.tabText(ins.tabs.indexOf(tree)) == "Other fields (4)"
+    top = {tree.topLevelItem(i).text(0): tree.topLevelItem(i) for i in range(tree.topLevelItemCount())}
+    assert list(top) == ["x-agent", "x-review", "x-steps", "x-bidi"]  # the file's order
+
+    def children(item: QTreeWidgetItem) -> list[tuple[str, str]]:
+        return [(item.child(i).text(0), item.child(i).text(1)) for i in range(item.childCount())]
+
+    assert top["x-agent"].text(1) == "codex-7"
+    assert children(top["x-review"]) == [("by", "ana"), ("tags", '["late", "a, b"]'),
+                                         ("when", "null")]
+    assert children(top["x-steps"]) == [("[0]", "{…}"), ("[1]", "two")]
+    assert children(top["x-steps"].child(0)) == [("n", "1")]
+    assert top["x-bidi"].text(1) == "evil⟨U+202E⟩txt"  # a hidden control is shown, not obeyed
+    window.show_fact(fact_id(window, "pool"))  # a fact with none
+    assert tree.topLevelItemCount() == 0
+    assert ins.tabs.tabText(ins.tabs.indexOf(tree)) == "Other fields (0)"
+
+
 def _diff_after(qtbot, history, select) -> str:
     """The diff shown once the thread working it out has answered `select()`'s change."""
     with qtbot.waitSignal(history.diff_did_show, timeout=10_000):

@@ -91,6 +91,9 @@ def _num(value: float | None, places: int = 2) -> str:
     return "—" if value is None else f"{value:.{places}f}"
 
 
+MAX_OTHER_ITEMS = 2000  # rows of the Other fields tab
+
+
 class InspectorPanel(QWidget):
     """Shows one fact; emits `fact_link_did_activate(id)` when a fact ref or link is followed."""
 
@@ -159,12 +162,16 @@ class InspectorPanel(QWidget):
         self.problems.setObjectName("inspectorProblems")
         self.problems.setHeaderLabels(["Code", "Severity", "Line", "Message"])
         self.problems.setRootIsDecorated(False)
+        self.other = QTreeWidget(self)
+        self.other.setObjectName("inspectorOther")
+        self.other.setHeaderLabels(["Field", "Value"])
         self.history = HistoryPanel(session.repo, self)
         self.tabs = QTabWidget(self)
         self.tabs.setObjectName("inspectorTabs")
         self.tabs.addTab(self.body, "Body")
         self.tabs.addTab(self.refs, "Refs")
         self.tabs.addTab(self.problems, "Problems")
+        self.tabs.addTab(self.other, "Other fields")
         self.tabs.addTab(self.history, "History")
         self.tabs.currentChanged.connect(self._tab_changed)
         layout = QVBoxLayout(self)
@@ -208,6 +215,7 @@ class InspectorPanel(QWidget):
             self.body.clear()
             self.refs.clear()
             self.problems.clear()
+            self.other.clear()
             self.history.show_path(None, "")
             return
         self.title.setText(clip(row["title"] or "(untitled)"))
@@ -219,6 +227,7 @@ class InspectorPanel(QWidget):
         assert conn is not None
         self._show_refs(conn, row)
         self._show_problems(conn, row["path"])
+        self._show_other(row)
         self._history_loaded = False
         if self.tabs.currentWidget() is self.history:
             self._load_history()
@@ -328,6 +337,21 @@ class InspectorPanel(QWidget):
             self.problems.resizeColumnToContents(col)
         self.tabs.setTabText(2, f"Problems ({len(rows)})")
 
+    def _show_other(self, row: sqlite3.Row) -> None:
+        """The frontmatter keys knomit does not know (`x-agent: …`, nested maps): kept byte
+        for byte through every edit, and shown here as the file has them (RELIABILITY A21)."""
+        self.other.clear()
+        extra = json.loads(row["extra"] or "{}")
+        budget = [MAX_OTHER_ITEMS]
+        for key, value in extra.items():
+            item = _value_item(str(key), value, budget)
+            if item is None:
+                break
+            self.other.addTopLevelItem(item)
+        self.other.expandAll()
+        self.other.resizeColumnToContents(0)
+        self.tabs.setTabText(self.tabs.indexOf(self.other), f"Other fields ({len(extra)})")
+
     def _tab_changed(self, _index: int) -> None:
         if self.tabs.currentWidget() is self.history and not self._history_loaded:
             self._load_history()
@@ -364,6 +388,33 @@ class InspectorPanel(QWidget):
                 self.fact_link_did_activate.emit(hit["id"])
                 return
         self.status_did_change.emit(clip(f"Not opened: {text}", 300))
+
+
+def _value_item(key: str, value: object, budget: list[int]) -> QTreeWidgetItem | None:
+    """A tree item for one unknown key: a map or a list of maps as children, a list of
+    plain values on one line (`["a", "b"]`), null as `null`; None once `budget` items are
+    spent (a hostile file can hold thousands)."""
+    if budget[0] <= 0:
+        return None
+    budget[0] -= 1
+    if isinstance(value, dict) or (isinstance(value, list)
+                                   and any(isinstance(v, (dict, list)) for v in value)):
+        pairs = value.items() if isinstance(value, dict) else (
+            (f"[{i}]", v) for i, v in enumerate(value))
+        item = QTreeWidgetItem([clip(key, 300), "{…}" if isinstance(value, dict) else "[…]"])
+        for child_key, child in pairs:
+            child_item = _value_item(str(child_key), child, budget)
+            if child_item is None:
+                break
+            item.addChild(child_item)
+        return item
+    if isinstance(value, list):
+        text = json.dumps(value, ensure_ascii=False)
+    else:
+        text = "null" if value is None else str(value)
+    item = QTreeWidgetItem([clip(key, 300), clip(text, 300)])
+    item.setToolTip(1, theme.tooltip(text))
+    return item
 
 
 def _brush(color: str) -> QBrush:

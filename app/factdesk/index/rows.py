@@ -15,6 +15,8 @@ from factdesk.model.fact import Envelope, Fact, Problem
 from factdesk.model.registry import Registry, agent_id_from_email
 
 _ENCODE = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
+#: unknown keys keep the file's order (the inspector's Other fields shows them so)
+_ENCODE_IN_ORDER = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _dump(value: object) -> str:
@@ -113,7 +115,7 @@ def fact_row(
         "confidence": fact.confidence, "sources": fact.sources,
         "evidence_weight": fact.evidence_weight,
         "domain": _dump_list(fact.domain), "entities": _dump_list(fact.entities),
-        "refs": _dump_list(fact.refs), "extra": _dump(fact.extra) if fact.extra else "{}",
+        "refs": _dump_list(fact.refs), "extra": _ENCODE_IN_ORDER(fact.extra) if fact.extra else "{}",
         "key_lines": _dump(dict(fact.key_lines)), "title_line": fact.title_line,
     })
     if outcome.fact is None:  # a broken file's bad (or absent) numbers are missing, not 0
