@@ -39,6 +39,23 @@ def test_relabel_json_then_undo_redo(corpus: Corpus, capsys: pytest.CaptureFixtu
     assert b"type: pattern" in (corpus.root / A).read_bytes()
 
 
+def test_relabel_repairs_a_fact_of_unknown_type(corpus: Corpus, capsys: pytest.CaptureFixture[str]) -> None:
+    path = "kb/gotchas/db/e5e5e5e5.md"
+    corpus.fact(path, title="Pools run dry", type="factoid")
+    corpus.commit("learn: a typo")
+    kb = str(corpus.root)
+    code, out, _ = run(capsys, "check", "--kb", kb)
+    assert code == 1 and "unknown_type" in out
+    code, out, _ = run(capsys, "relabel", path, "--type", "observation", "--reason", "typo",
+                       "--kb", kb, "--format", "json")
+    assert code == 0, out
+    assert json.loads(out)["fields"] == [{"path": path, "field": "type", "old": "factoid",
+                                          "new": "observation"}]
+    fact = parse_fact(path, (corpus.root / path).read_bytes()).fact
+    assert fact is not None and fact.type == "observation"
+    assert "unknown_type" not in run(capsys, "check", "--kb", kb)[1]
+
+
 def test_illegal_relabel_is_refused_with_the_rule(corpus: Corpus, capsys: pytest.CaptureFixture[str]) -> None:
     head = git(corpus.root, "rev-parse", "HEAD")
     code, _, err = run(capsys, "relabel", A, "--claimant-type", "tool", "--subject-kind", "user",

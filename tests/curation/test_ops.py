@@ -118,6 +118,73 @@ def test_hypothesis_without_criterion_is_refused(corpus: Corpus) -> None:
                 {"type": "hypothesis", "settlement": "pool errors seen in prod"}, "guess with criterion")
 
 
+UNTYPED = """---
+{front}
+domain: [db]
+confidence: 0.8
+sources: 1
+x-agent: {{run: 7}}
+claimant_agent_id: codex
+claimant_type: tool
+---
+# Pools run dry at 200 clients
+
+Seen twice.
+"""
+
+
+@pytest.mark.parametrize(("front", "changes", "trailer"), [
+    ("type: factoid", {"type": "observation"}, "type: factoid → observation"),
+    ("kind: pragmatic\ntype: observation", {"type": "policy"}, "type: observation → policy"),
+    ("kind: pragmatic\ntype: observation", {"kind": "epistemic"}, "kind: pragmatic → epistemic"),
+    ("kind: Epistemic\ntype: observation", {"kind": "epistemic"}, "kind: Epistemic → epistemic"),
+    ("type: [observation]", {"type": "observation"}, "type: [observation] → observation"),
+])
+def test_a_fact_unreadable_only_for_its_kind_or_type_is_repaired_by_relabel(
+        corpus: Corpus, front: str, changes: dict[str, str], trailer: str) -> None:
+    # RELIABILITY B01: listed as broken, and relabel is offered, which makes it a fact again
+    path = "kb/gotchas/db/e5e5e5e5.md"
+    corpus.write(path, UNTYPED.format(front=front))
+    corpus.commit("learn: an agent's typo")
+    cur = Curation(open_corpus(corpus.root))
+    cur.indexer.update()
+    conn = cur.indexer.connect(readonly=True)
+    assert conn.execute("SELECT status FROM facts WHERE path = ?", (path,)).fetchone()[0] == "broken"
+    labels = cur.read_labels(path)
+    assert labels.fault and labels.fact.title == "Pools run dry at 200 clients"
+    assert labels.values["claimant_agent_id"] == "codex"  # the rest of the envelope as written
+    snapshot = corpus.snapshot()
+    with pytest.raises(Refused, match=r"type|kind"):  # a relabel that leaves it unreadable
+        cur.relabel([path], {"claimant_agent_id": "gemini"}, "no")
+    assert corpus.snapshot() == snapshot
+    cur.relabel([path], changes, "the agent's typo")
+    old, new = trailer.split(": ", 1)[1].split(" → ")
+    key = trailer.split(":")[0]
+    assert changed_lines(corpus) == [f"-{key}: {old}", f"+{key}: {new}"]  # every other byte kept
+    message = git(corpus.root, "log", "-1", "--format=%B")
+    assert message.startswith("relabel: Pools run dry at 200 clients (")
+    assert f"Factdesk-Change: {path} {trailer}\n" in message
+    fact = parse_fact(path, (corpus.root / path).read_bytes()).fact
+    assert fact is not None and fact.extra == {"x-agent": {"run": "7"}}
+    row = conn.execute("SELECT status, type FROM facts WHERE path = ?", (path,)).fetchone()
+    assert tuple(row) == ("live", fact.type)
+
+
+def test_a_fact_with_other_faults_than_its_type_is_still_refused(corpus: Corpus) -> None:
+    path = "kb/gotchas/db/e5e5e5e5.md"
+    corpus.write(path, UNTYPED.format(front="type: factoid").replace("confidence: 0.8",
+                                                                     "confidence: high"))
+    corpus.commit("learn: two faults")
+    cur = Curation(open_corpus(corpus.root))
+    with pytest.raises(Refused, match=r"e5e5e5e5.md:\d+: cannot curate an unreadable fact .*factoid"
+                                      r".*fix the file first"):
+        cur.read_labels(path)
+    snapshot = corpus.snapshot()
+    with pytest.raises(Refused, match="fix the file first"):
+        cur.relabel([path], {"type": "observation"}, "try")
+    assert corpus.snapshot() == snapshot
+
+
 def test_reason_is_required(corpus: Corpus, cur: Curation) -> None:
     with pytest.raises(Refused, match="reason is required"):
         cur.relabel([A], {"type": "pattern"}, "   ")

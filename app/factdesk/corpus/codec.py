@@ -32,11 +32,14 @@ class ParseOutcome:
     #: for broken files: a best-effort title and raw text so they stay listed and searchable
     title: str = ""
     text: str = ""
-    #: raw frontmatter mapping values for kind/type when known (shown for broken facts)
+    #: the kind and type of a broken file as written, when it has them (shown in its row)
     raw: dict[str, str] = field(default_factory=dict)
     #: a broken file whose only faults are values knomit cannot decode: the fact with those
     #: fields treated as missing, for its row (never checked or cited as a fact)
     salvaged: Fact | None = None
+    #: a broken file whose only faults are its kind or type: the fact read with those two
+    #: keys left out, so a relabel can repair it (RELIABILITY B01); never indexed or shown
+    untyped: Fact | None = None
 
 
 def _fail(path: str, code: str, msg: str, line: int = 1, **kw: object) -> ParseOutcome:
@@ -143,10 +146,18 @@ def _broken_fields(path: str, first: yamlv3.FieldError, entries: dict[str, yamlv
     problems = tuple(Problem(path, entries[e.key].line + 1 if e.key in entries
                              else title_line if e.code == "missing_h1" else 1, e.code,
                              Severity.ERROR, prefix + e.message) for e in found)
-    raw = {k: e.value.text for k, e in entries.items()
-           if k in ("kind", "type") and isinstance(e.value, yamlv3.Scalar)}
+    raw = {k: e.value.text if isinstance(e.value, yamlv3.Scalar)  # (a list or map: as written)
+           else text[4 + e.value_start : 4 + e.value_end].strip()
+           for k, e in entries.items() if k in ("kind", "type")}
+    untyped = None
+    if found[-1].key in ("kind", "type"):
+        try:
+            untyped = _build(path, {k: e for k, e in entries.items() if k not in ("kind", "type")},
+                             region.rstrip(), title_line)
+        except yamlv3.FieldError:
+            untyped = None  # other faults too: a relabel alone cannot repair it
     return ParseOutcome(path, None, problems, title=_guess_title(region), text=text, raw=raw,
-                        salvaged=salvaged)
+                        salvaged=salvaged, untyped=untyped)
 
 
 def _build(path: str, entries: dict[str, yamlv3.Entry], region: str, title_line: int) -> Fact:

@@ -9,7 +9,14 @@ rules, write with minimal diffs, commit once, update the index, return what chan
 """
 
 from factdesk.curation.gitwrite import Conflict, CurationError, Recovered, Refused, recover
-from factdesk.curation.ops import ActionRecord, ChangeSet, Curation, FieldChange, curator_identity
+from factdesk.curation.ops import (
+    ActionRecord,
+    ChangeSet,
+    Curation,
+    FieldChange,
+    Relabelable,
+    curator_identity,
+)
 
 __all__ = ["ActionRecord", "ChangeSet", "Conflict", "Curation", "CurationError", "FieldChange",
-           "Recovered", "Refused", "curator_identity", "recover"]
+           "Recovered", "Refused", "Relabelable", "curator_identity", "recover"]

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from factdesk.corpus import gitrepo
-from factdesk.corpus.codec import parse_fact
+from factdesk.corpus.codec import ParseOutcome, parse_fact
 from factdesk.corpus.gitrepo import ZERO
 from factdesk.corpus.ontology import load_ontology
 from factdesk.corpus.registry_io import load_registry
@@ -59,11 +59,21 @@ from factdesk.model.fact import Fact
 from factdesk.model.refs import RefKind, classify_ref, is_contained_repo_path, local_targets
 from factdesk.model.registry import Registry
 
-__all__ = ["ChangeSet", "Conflict", "Curation", "CurationError", "Refused", "curator_identity"]
+__all__ = ["ChangeSet", "Conflict", "Curation", "CurationError", "Refused", "Relabelable",
+           "curator_identity"]
 
 ATTESTATIONS = ".factdesk/attestations.yaml"
 EDIT_FIELDS = ("confidence", "sources", "domain", "entities", "refs", "title", "body")
 _DERIVABLE = ("claim_type", "claimant_agent_id", "claimant_type", "subject_kind", "subject_ref")
+
+
+@dataclass(frozen=True, slots=True)
+class Relabelable:
+    """A fact as the relabel editor starts from it (`Curation.read_labels`)."""
+
+    fact: Fact  #: for its title, refs and text (for an unreadable type: read without it)
+    values: dict[str, str | None]  #: the relabel fields as written (`legality.values_of`)
+    fault: str | None = None  #: why the file is unreadable until relabelled, if it is
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,7 +213,7 @@ class Curation:
             self._repo_ids = ids
         return self._repo_ids
 
-    def _read(self, path: str, expected: Mapping[str, str] | None) -> tuple[bytes, Fact]:
+    def _parse(self, path: str, expected: Mapping[str, str] | None) -> tuple[bytes, ParseOutcome]:
         if not path.startswith("kb/") or not path.endswith(".md") or not is_contained_repo_path(path):
             raise Refused(f"{path}: not a fact path (kb/…/<name>.md)")
         refuse_links(self.repo, path)
@@ -212,25 +222,45 @@ class Curation:
             raise Refused(f"{path}: no such fact on disk")
         if expected is not None and path in expected and expected[path] != gitrepo.blob_id(data):
             raise Conflict(f"{path} changed on disk since you looked; reload and review the change")
-        outcome = parse_fact(path, data)
+        return data, parse_fact(path, data)
+
+    def _read(self, path: str, expected: Mapping[str, str] | None) -> tuple[bytes, Fact]:
+        data, outcome = self._parse(path, expected)
         if outcome.fact is None:
-            first = outcome.problems[0] if outcome.problems else None
-            raise Refused(f"{path}:{first.line if first else 1}: cannot curate an unreadable fact "
-                          f"({first.message if first else 'unparseable'}); fix the file first")
+            raise Refused(_unreadable(outcome, "fix the file first"))
         return data, outcome.fact
 
     def read_fact(self, path: str) -> Fact:
         """The fact as it is on disk now (Refused when it is missing or unreadable)."""
         return self._read(path, None)[1]
 
+    def _read_labels(self, path: str, expected: Mapping[str, str] | None) -> tuple[bytes, Relabelable]:
+        data, outcome = self._parse(path, expected)
+        if outcome.fact is not None:
+            return data, Relabelable(outcome.fact, legality.values_of(outcome.fact))
+        if outcome.untyped is None:
+            raise Refused(_unreadable(outcome, "fix the file first"))
+        values = legality.values_of(outcome.untyped)  # its kind and type as written:
+        values.update(kind=outcome.raw.get("kind", "epistemic"), type=outcome.raw.get("type"))
+        return data, Relabelable(outcome.untyped, values, outcome.problems[0].message)
+
+    def read_labels(self, path: str) -> Relabelable:
+        """What the relabel editor starts from: the fact and its envelope as written. A fact
+        whose only fault is an unknown or miswritten kind or type (`type: factoid`,
+        RELIABILITY B01) is offered too, so that a relabel can repair it."""
+        return self._read_labels(path, None)[1]
+
     @property
     def registry(self) -> Registry:
         return self._registry
 
-    def context_for(self, fact: Fact, *, attesting: bool = False) -> legality.Context:
-        """What the legality rules need to know about `fact` besides its envelope."""
+    def context_for(self, fact: Fact, *, attesting: bool = False,
+                    values: Mapping[str, str | None] | None = None) -> legality.Context:
+        """What the legality rules need to know about `fact` besides its envelope (`values`:
+        the envelope as written, when the fact's own is a stand-in: `read_labels`)."""
         return legality.Context(
-            was_ground_truth=legality.is_ground_truth(legality.values_of(fact)),
+            was_ground_truth=legality.is_ground_truth(
+                values if values is not None else legality.values_of(fact)),
             registry=self._registry,
             local_refs=len(local_targets(fact.refs, self.repo_ids)),
             any_refs=bool(fact.refs),
@@ -251,10 +281,10 @@ class Curation:
         file_changes: list[FileChange] = []
         fields: list[FieldChange] = []
         for path in _unique(paths):
-            data, fact = self._read(path, expected)
-            before = legality.values_of(fact)
+            data, labels = self._read_labels(path, expected)
+            before = labels.values
             after = legality.follow(before, changes)
-            problems = legality.violations(after, self.context_for(fact))
+            problems = legality.violations(after, self.context_for(labels.fact, values=before))
             if problems:
                 first = problems[0]
                 raise Refused(f"{path}: {first}", rule=first.rule)
@@ -262,6 +292,8 @@ class Curation:
             if not edits:
                 continue
             new = _apply(path, data, edits)
+            if labels.fault is not None and (repaired := parse_fact(path, new)).fact is None:
+                raise Refused(_unreadable(repaired, "choose a known kind and type"))
             file_changes.append(FileChange(path, data, new))
             fields += [FieldChange(path, k, before.get(k), v) for k, v in edits.items()]
         if not file_changes:
@@ -715,8 +747,8 @@ class Curation:
     def _subject(self, action: str, changes: Sequence[FileChange], fields: Sequence[FieldChange]) -> str:
         n = len(changes)
         first = changes[0]
-        fact = parse_fact(first.path, first.old or b"").fact
-        what = (fact.title if fact else first.path) if n == 1 else f"{n} facts"
+        title = parse_fact(first.path, first.old or b"").title  # (an unreadable fact's too)
+        what = (title or first.path) if n == 1 else f"{n} facts"
         relevant = [f for f in fields if f.field != "attested"]
         if not relevant:
             return f"{action}: {what}"
@@ -771,6 +803,12 @@ class Curation:
         if self.update_index:
             result.index = self.indexer.update(hint=result.paths_touched)
         return result
+
+
+def _unreadable(outcome: ParseOutcome, advice: str) -> str:
+    first = outcome.problems[0] if outcome.problems else None
+    return (f"{outcome.path}:{first.line if first else 1}: cannot curate an unreadable fact "
+            f"({first.message if first else 'unparseable'}); {advice}")
 
 
 def _message(plan: _Plan, action_id: str, reason: str) -> str:
