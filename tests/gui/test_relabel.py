@@ -60,6 +60,57 @@ def test_relabel_from_the_table_commits_and_updates_the_table(qtbot, window: Mai
     assert "hypothesis" in window.inspector.badges["type"].text()
 
 
+def test_opening_the_editor_proposes_no_change(qtbot, window: MainWindow) -> None:
+    # a fact that writes no claimant type or subject: the editor once opened on `tool` and
+    # `self` for them, so that any relabel also wrote those two claims into the file
+    dialog = open_on(qtbot, window, "hyp")
+    assert dialog.combos["claimant_type"].currentText() == "(none)"
+    assert dialog.combos["subject_kind"].currentText() == "(none)"
+    assert dialog.changes() == {} and dialog.diff_view.toPlainText() == ""
+    choose(qtbot, dialog.combos["type"], "pattern")
+    qtbot.waitUntil(lambda: "+type: pattern" in dialog.diff_view.toPlainText(), timeout=3000)
+    changed = [line for line in dialog.diff_view.toPlainText().splitlines()
+               if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    assert changed == ["-type: hypothesis", "+type: pattern"]
+
+
+def test_a_fact_of_unknown_type_is_repaired_from_the_table(qtbot, window: MainWindow, repo: Path) -> None:
+    # RELIABILITY B01: listed as broken with its type as written, and relabel is offered
+    path = "kb/gotchas/db/f6f6f6f6.md"
+    (repo / path).write_text("---\ntype: factoid\ndomain: [ledger-api]\nconfidence: 0.7\n"
+                             "sources: 1\nrefs: []\nx-agent: {run: 7}\n---\n# Ledger writes are "
+                             "idempotent\n\nSeen in 3 replays.\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "learn: a typo", author="codex", email="codex+learn@agents.knomit.io")
+    with qtbot.waitSignal(window.index_did_update, timeout=20_000):
+        window.reindex()
+    conn = window.session.conn
+    fid, status = conn.execute("SELECT id, status FROM facts WHERE path = ?", (path,)).fetchone()
+    assert status == "broken"
+    window.show_fact(fid)
+    assert "R relabels it" in window.inspector.attribution.text()
+    window.table.view.setFocus()
+    qtbot.keyClick(window.table.view, Qt.Key.Key_R)
+    dialog = window.relabel_dialog
+    assert dialog is not None and dialog.isVisible()
+    assert dialog.windowTitle() == "Relabel — Ledger writes are idempotent"
+    assert dialog.combos["type"].currentText() == "factoid"  # what the file says, not a guess
+    assert 'invalid type "factoid"' in dialog.error_label.text()
+    assert dialog.diff_view.toPlainText() == "" and not dialog.apply_button.isEnabled()
+    choose(qtbot, dialog.combos["type"], "observation")
+    qtbot.waitUntil(lambda: "+type: observation" in dialog.diff_view.toPlainText(), timeout=3000)
+    assert "-type: factoid" in dialog.diff_view.toPlainText()
+    qtbot.keyClicks(dialog.reason_edit, "the agent's typo")
+    with qtbot.waitSignal(window.index_did_update, timeout=10_000):
+        qtbot.keyClick(dialog.reason_edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert not dialog.isVisible()
+    assert git(repo, "log", "-1", "--format=%s").startswith(
+        "relabel: Ledger writes are idempotent (factoid → observation)")
+    row = conn.execute("SELECT status, type FROM facts WHERE path = ?", (path,)).fetchone()
+    assert tuple(row) == ("live", "observation")
+    assert "observation" in window.inspector.badges["type"].text()
+
+
 def test_illegal_values_are_disabled_with_the_rule_as_tooltip(qtbot, window: MainWindow) -> None:
     dialog = open_on(qtbot, window, "pool")
     model = dialog.combos["origin"].model()

@@ -260,7 +260,8 @@ class InspectorPanel(QWidget):
                 claimant_type=row["claimant_type"], subject_kind=row["subject_kind"],
                 claim_type=row["claim_type"]))
         else:
-            self.attribution.setText("(not parsed: see Problems)")
+            self.attribution.setText("(not parsed: see Problems; when only its kind or type is "
+                                     "wrong, R relabels it)")
 
     def _show_provenance(self, row: sqlite3.Row) -> None:
         """A curator's attestation (the one way to ground truth) and the claimant's track

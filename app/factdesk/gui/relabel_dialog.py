@@ -48,6 +48,9 @@ from factdesk.model.fact import Fact
 KEEP = "(keep each)"
 NONE = "(none)"
 CLOSED = ("type", "kind", "origin", "claim_type", "claimant_type", "subject_kind")
+#: closed fields a file may leave out: "(none)" keeps them out (the claim type is derived
+#: from the type instead; kind and type always have a value)
+UNWRITTEN = ("origin", "claimant_type", "subject_kind")
 OPEN = ("claimant_agent_id", "subject_ref", "settle_by", "settlement")
 LABELS = {
     "type": "Type", "kind": "Kind", "origin": "Origin", "claim_type": "Claim type",
@@ -93,8 +96,12 @@ class RelabelDialog(QDialog):
         self.change: ChangeSet | None = None
         self.preview: ChangeSet | None = None
         self.error: str | None = None
-        self.facts: list[Fact] = [curation.read_fact(p) for p in self.paths[:MAX_CHECKED]]
-        self.values = [legality.values_of(f) for f in self.facts]
+        #: what each checked fact starts from; a fact unreadable only for its kind or type
+        #: (`type: factoid`) is offered too: the relabel repairs it (RELIABILITY B01)
+        labels = [curation.read_labels(p) for p in self.paths[:MAX_CHECKED]]
+        self.facts: list[Fact] = [item.fact for item in labels]
+        self.values = [item.values for item in labels]
+        self.faults = [item.fault for item in labels if item.fault]
         self.bulk = len(self.paths) > 1
         self.setWindowTitle(f"Relabel {len(self.paths)} facts" if self.bulk
                             else f"Relabel — {self.facts[0].title[:60]}")
@@ -135,13 +142,17 @@ class RelabelDialog(QDialog):
                 model = QStandardItemModel(combo)
                 if self.bulk:
                     model.appendRow(QStandardItem(KEEP))
-                if key == "origin":
+                if key in UNWRITTEN:
                     model.appendRow(QStandardItem(NONE))
                 vocab = list(legality.VOCABULARY[key])
                 if key == "claimant_type":
                     vocab += [t for t in self.curation.registry.agent_types if t not in vocab]
                 for value in vocab:
                     model.appendRow(QStandardItem(value))
+                if isinstance(common, str) and common not in vocab:  # as written: `factoid`
+                    written = QStandardItem(common)
+                    written.setToolTip(theme.tooltip(f"{common!r} is not a knomit {key}: choose one"))
+                    model.appendRow(written)
                 combo.setModel(model)
                 self._select(combo, common, key)
                 combo.currentIndexChanged.connect(self._changed)
@@ -203,18 +214,18 @@ class RelabelDialog(QDialog):
             shortcut.activated.connect(self.apply)
 
     def _select(self, combo: QComboBox, value: object, key: str) -> None:
-        text = KEEP if value is KEEP else (NONE if value is None and key == "origin" else value)
-        if value is None and key != "origin":
+        text = KEEP if value is KEEP else (NONE if value is None and key in UNWRITTEN else value)
+        if value is None and key not in UNWRITTEN:
             text = self._derived_default(key)
         index = combo.findText(str(text))
         combo.setCurrentIndex(max(index, 0))
 
     def _derived_default(self, key: str) -> str:
-        fact = self.facts[0]
+        values = self.values[0]
         if key == "kind":
-            return fact.kind
+            return values.get("kind") or "epistemic"
         if key == "claim_type":
-            return derived_claim_type(fact.type).value
+            return derived_claim_type(values.get("type") or "").value
         return ""
 
     # -- state ----------------------------------------------------------------------------
@@ -256,8 +267,8 @@ class RelabelDialog(QDialog):
         if not self._building:
             self._timer.start()
 
-    def _context(self, fact: Fact) -> legality.Context:
-        return self.curation.context_for(fact)
+    def _context(self, fact: Fact, values: Mapping[str, str | None]) -> legality.Context:
+        return self.curation.context_for(fact, values=values)
 
     def _mark_options(self, changes: Mapping[str, str | None]) -> None:
         """Disable the values that break a rule for any checked fact; the rule is the tooltip."""
@@ -267,7 +278,7 @@ class RelabelDialog(QDialog):
             reasons: dict[str, str] = {}
             for fact, values in zip(self.facts, self.values, strict=True):
                 after = legality.follow(values, {k: v for k, v in changes.items() if k != key})
-                for value, reason in legality.options(key, after, self._context(fact)).items():
+                for value, reason in legality.options(key, after, self._context(fact, values)).items():
                     if reason and value not in reasons:
                         reasons[value] = (reason if not self.bulk else f"{fact.path}: {reason}")
             for row in range(model.rowCount()):
@@ -286,7 +297,7 @@ class RelabelDialog(QDialog):
                                                    if len(self.paths) > MAX_CHECKED else ""))
         fact, values = self.facts[0], self.values[0]
         after = legality.follow(values, changes)
-        claim = after.get("claim_type") or derived_claim_type(after.get("type") or fact.type).value
+        claim = after.get("claim_type") or derived_claim_type(after.get("type") or "").value
         self.attribution_label.setText("Agents will be shown: " + attribution(
             fact.title, claimant=after.get("claimant_agent_id"), claimant_type=after.get("claimant_type"),
             subject_kind=after.get("subject_kind"), claim_type=claim))
@@ -294,7 +305,10 @@ class RelabelDialog(QDialog):
         self.preview = None
         if not changes:
             self.diff_view.setPlainText("")
-            self.error_label.setText("Change a field to see the diff.")
+            self.error_label.setText(
+                "Unreadable until relabelled — " + "; ".join(self.faults[:3])
+                + ". Choose a known kind and type to repair it." if self.faults
+                else "Change a field to see the diff.")
         else:
             try:
                 self.preview = self.curation.relabel(self.paths, changes, "preview",
