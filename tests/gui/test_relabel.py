@@ -100,6 +100,7 @@ def test_a_fact_of_unknown_type_is_repaired_from_the_table(qtbot, window: MainWi
     choose(qtbot, dialog.combos["type"], "observation")
     qtbot.waitUntil(lambda: "+type: observation" in dialog.diff_view.toPlainText(), timeout=3000)
     assert "-type: factoid" in dialog.diff_view.toPlainText()
+    assert dialog.count_label.text() == "1 of 1 fact changes"
     qtbot.keyClicks(dialog.reason_edit, "the agent's typo")
     with qtbot.waitSignal(window.index_did_update, timeout=10_000):
         qtbot.keyClick(dialog.reason_edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)

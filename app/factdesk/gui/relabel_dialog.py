@@ -61,6 +61,10 @@ LABELS = {
 MAX_CHECKED = 50  # facts whose legality decides which values are offered in bulk mode
 
 
+def _facts(n: int) -> str:
+    return f"{n} fact" if n == 1 else f"{n} facts"
+
+
 class DiffHighlighter(QSyntaxHighlighter):
     """Added lines green, removed lines red, file headers grey (plain text only)."""
 
@@ -293,7 +297,7 @@ class RelabelDialog(QDialog):
         changes = self.changes()
         self._mark_options(changes)
         self.count_label.setText(
-            f"{len(self.paths)} facts selected" + (f" (legality checked on the first {MAX_CHECKED})"
+            _facts(len(self.paths)) + " selected" + (f" (legality checked on the first {MAX_CHECKED})"
                                                    if len(self.paths) > MAX_CHECKED else ""))
         fact, values = self.facts[0], self.values[0]
         after = legality.follow(values, changes)
@@ -321,7 +325,8 @@ class RelabelDialog(QDialog):
             else:
                 self.error_label.setText("")
                 n = len(self.preview.files)
-                self.count_label.setText(f"{n} of {len(self.paths)} facts change")
+                self.count_label.setText(f"{n} of {_facts(len(self.paths))} "
+                                         f"change{'s' if n == 1 else ''}")
                 text = "".join(f.diff for f in self.preview.files)
                 self.diff_view.setPlainText(text[:400_000])
         self._update_buttons()
