@@ -4,6 +4,7 @@ records, and the settlement queue (read-only). Registered on `cli` by commands.p
 from __future__ import annotations
 
 import json
+from contextlib import closing
 from datetime import date, datetime
 from pathlib import Path
 
@@ -49,9 +50,9 @@ def transitions_cmd(since: str | None, kb: Path, fmt: str, show_stats: bool,
         indexer.repo, f"{since}..HEAD" if since else "HEAD")
     if show_stats:
         indexer.update()
-        conn = indexer.connect(readonly=True)
-        queue = open_hypotheses(conn, _day(today))
-        ref = track_records(log.transitions, _claims(queue), methodology_counts(conn))
+        with closing(indexer.connect(readonly=True)) as conn:
+            queue = open_hypotheses(conn, _day(today))
+            ref = track_records(log.transitions, _claims(queue), methodology_counts(conn))
         if fmt == "json":
             click.echo(json.dumps(ref.as_dict(), indent=2, ensure_ascii=False))
         else:
@@ -82,7 +83,8 @@ def queue_cmd(kb: Path, today: str | None, fmt: str) -> None:
     day = _day(today)
     indexer = _open(kb)
     indexer.update()
-    items = open_hypotheses(indexer.connect(readonly=True), day)
+    with closing(indexer.connect(readonly=True)) as conn:
+        items = open_hypotheses(conn, day)
     if fmt == "json":
         click.echo(json.dumps({"today": day.isoformat(), "items": [i.as_dict() for i in items]},
                               indent=2, ensure_ascii=False))
