@@ -74,6 +74,21 @@ def test_opening_the_editor_proposes_no_change(qtbot, window: MainWindow) -> Non
     assert changed == ["-type: hypothesis", "+type: pattern"]
 
 
+def test_the_combos_show_what_follows_from_a_new_type(qtbot, window: MainWindow) -> None:
+    dialog = open_on(qtbot, window, "hyp")  # writes no kind and no claim type
+    choose(qtbot, dialog.combos["type"], "policy")
+    qtbot.waitUntil(lambda: "+type: policy" in dialog.diff_view.toPlainText(), timeout=3000)
+    assert dialog.combos["kind"].currentText() == "pragmatic"  # as the diff writes it
+    assert dialog.combos["claim_type"].currentText() == "assertion"  # derived from policy
+    assert "+kind: pragmatic" in dialog.diff_view.toPlainText()
+    choose(qtbot, dialog.combos["kind"], "epistemic")  # kept against the new type: refused
+    qtbot.waitUntil(lambda: "kind×type" in dialog.error_label.text(), timeout=3000)
+    choose(qtbot, dialog.combos["type"], "hypothesis")  # back: nothing left to change
+    qtbot.waitUntil(lambda: "kind×type" not in dialog.error_label.text(), timeout=3000)
+    assert dialog.changes() == {} and dialog.diff_view.toPlainText() == ""
+    assert dialog.combos["claim_type"].currentText() == "hypothesis"
+
+
 def test_a_fact_of_unknown_type_is_repaired_from_the_table(qtbot, window: MainWindow, repo: Path) -> None:
     # RELIABILITY B01: listed as broken with its type as written, and relabel is offered
     path = "kb/gotchas/db/f6f6f6f6.md"
@@ -162,8 +177,14 @@ def test_bulk_relabel_and_undo_redo_from_the_edit_menu(qtbot, window: MainWindow
     dialog = window.relabel_dialog
     assert dialog is not None and dialog.bulk
     assert dialog.combos["type"].currentText() == "observation"  # all agree
-    assert dialog.combos["claim_type"].currentText() == "(keep each)"  # they differ
+    # one writes its claim type, the other's is derived: both are observations, and opening
+    # the editor proposes nothing (it once wrote a claim_type into every file)
+    assert dialog.combos["claim_type"].currentText() == "observation"
+    assert dialog.changes() == {} and dialog.diff_view.toPlainText() == ""
     choose(qtbot, dialog.combos["type"], "pattern")
+    qtbot.waitUntil(lambda: "+type: pattern" in dialog.diff_view.toPlainText(), timeout=3000)
+    assert "claim_type" not in dialog.diff_view.toPlainText()  # kept, and still derived
+    assert dialog.combos["claim_type"].currentText() == "(keep each)"  # observation; assertion
     qtbot.keyClicks(dialog.reason_edit, "these are patterns")
     qtbot.waitUntil(lambda: f"{len(paths)} of {len(paths)} facts change" in dialog.count_label.text(),
                     timeout=3000)

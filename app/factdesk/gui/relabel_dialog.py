@@ -61,6 +61,17 @@ LABELS = {
 MAX_CHECKED = 50  # facts whose legality decides which values are offered in bulk mode
 
 
+def _shown(key: str, values: Mapping[str, str | None]) -> str:
+    """How a combo shows `values[key]`: "(none)" for a key the file leaves out, the claim
+    type derived from the type when none is written."""
+    value = values.get(key)
+    if value is not None:
+        return value
+    if key == "claim_type":
+        return derived_claim_type(values.get("type") or "").value
+    return NONE if key in UNWRITTEN else ""
+
+
 def _facts(n: int) -> str:
     return f"{n} fact" if n == 1 else f"{n} facts"
 
@@ -112,7 +123,11 @@ class RelabelDialog(QDialog):
         self.combos: dict[str, QComboBox] = {}
         self.edits: dict[str, QLineEdit] = {}
         self._building = True
+        self._syncing = False
+        #: the combos the user set; the others follow (`_sync_combos`)
+        self._chosen: set[str] = set()
         self._build()
+        self._sync_combos({})
         if initial:
             for key, value in initial.items():
                 self.set_field(key, value)
@@ -158,8 +173,7 @@ class RelabelDialog(QDialog):
                     written.setToolTip(theme.tooltip(f"{common!r} is not a knomit {key}: choose one"))
                     model.appendRow(written)
                 combo.setModel(model)
-                self._select(combo, common, key)
-                combo.currentIndexChanged.connect(self._changed)
+                combo.currentIndexChanged.connect(lambda _i, k=key: self._combo_changed(k))
                 self.combos[key] = combo
                 form.addRow(caption_label(LABELS[key], self), combo)
             else:
@@ -217,20 +231,20 @@ class RelabelDialog(QDialog):
             shortcut = QShortcut(QKeySequence(keys), self)
             shortcut.activated.connect(self.apply)
 
-    def _select(self, combo: QComboBox, value: object, key: str) -> None:
-        text = KEEP if value is KEEP else (NONE if value is None and key in UNWRITTEN else value)
-        if value is None and key not in UNWRITTEN:
-            text = self._derived_default(key)
-        index = combo.findText(str(text))
-        combo.setCurrentIndex(max(index, 0))
-
-    def _derived_default(self, key: str) -> str:
-        values = self.values[0]
-        if key == "kind":
-            return values.get("kind") or "epistemic"
-        if key == "claim_type":
-            return derived_claim_type(values.get("type") or "").value
-        return ""
+    def _sync_combos(self, changes: Mapping[str, str | None]) -> None:
+        """Show in every combo the user has not chosen what the fact will have once
+        `changes` are applied (`legality.follow`: the kind follows a new type, a claim type
+        is derived from it); "(keep each)" where the selected facts differ."""
+        self._syncing = True
+        try:
+            for key, combo in self.combos.items():
+                if key in self._chosen:
+                    continue
+                shown = {_shown(key, legality.follow(values, changes)) for values in self.values}
+                index = combo.findText(shown.pop() if len(shown) == 1 else KEEP)
+                combo.setCurrentIndex(max(index, 0))
+        finally:
+            self._syncing = False
 
     # -- state ----------------------------------------------------------------------------
 
@@ -245,17 +259,20 @@ class RelabelDialog(QDialog):
             self.edits[key].setText(value or "")
 
     def changes(self) -> dict[str, str | None]:
-        """The fields the user changed (bulk: every field not left on keep)."""
+        """The fields the user set (bulk: every one not left on keep). Only a combo the user
+        chose counts: the others show what follows from the choices (`_sync_combos`)."""
         out: dict[str, str | None] = {}
-        for key, combo in self.combos.items():
-            text = combo.currentText()
-            if text == KEEP or not text:
-                continue
-            value: str | None = None if text == NONE else text
-            original = self._common(key)
-            unchanged = value == original or (original is None and text == self._derived_default(key))
-            if not self.bulk and unchanged:
-                continue
+        chosen = {key: None if text == NONE else text for key in self.combos
+                  if key in self._chosen and (text := self.combos[key].currentText()) not in (KEEP, "")}
+        written = self.values[0]
+        new_type = chosen.get("type", written.get("type"))
+        for key, value in chosen.items():
+            if not self.bulk:
+                if key == "claim_type" and written.get(key) is None \
+                        and value == derived_claim_type(new_type or "").value:
+                    continue  # the derived claim type: nothing to write
+                if value == written.get(key) and (key == "type" or new_type == written.get("type")):
+                    continue  # as written (kept against a new type's follow: it counts)
             out[key] = value
         for key, edit in self.edits.items():
             text = edit.text().strip()
@@ -266,6 +283,11 @@ class RelabelDialog(QDialog):
             if value != original:
                 out[key] = value
         return out
+
+    def _combo_changed(self, key: str) -> None:
+        if not self._syncing:
+            self._chosen.add(key)
+        self._changed()
 
     def _changed(self) -> None:
         if not self._building:
@@ -295,6 +317,7 @@ class RelabelDialog(QDialog):
 
     def update_preview(self) -> None:
         changes = self.changes()
+        self._sync_combos(changes)
         self._mark_options(changes)
         self.count_label.setText(
             _facts(len(self.paths)) + " selected" + (f" (legality checked on the first {MAX_CHECKED})"
