@@ -26,6 +26,11 @@ def test_good_fact_parses_all_fields() -> None:
     assert f.title_line == 7 and f.line_of("confidence") == 4
 
 
+def test_sources_at_the_int64_limit_is_read_exactly() -> None:
+    fact = parse_fact("kb/t/x.md", b"---\nsources: 9223372036854775807\n---\n# T\n").fact
+    assert fact is not None and fact.sources == 2**63 - 1  # not rounded through a float
+
+
 @pytest.mark.parametrize(("data", "code"), [
     (b"", "empty"),
     (b"\x89PNG\r\n\x1a\n\x00\x00", "binary"),
@@ -61,6 +66,10 @@ def test_good_fact_parses_all_fields() -> None:
     (b"---\nconfidence: 80\n---\n# T\n", "confidence_range"),
     (b"---\nconfidence: .nan\n---\n# T\n", "confidence_nonfinite"),
     (b"---\nsources: -1\n---\n# T\n", "sources_range"),
+    # past Go's int64 (knomit cannot decode it, and it crashed the index: SQLite's INTEGER)
+    (b"---\nsources: 9223372036854775808\n---\n# T\n", "sources_range"),
+    (b"---\nsources: 99999999999999999999999\n---\n# T\n", "sources_range"),
+    (b"---\nsources: 1e23\n---\n# T\n", "sources_range"),
     (b"---\nrefs: kb/x.md\n---\n# T\n", "refs_shape"),
     (b"---\nrefs: [{a: 1}]\n---\n# T\n", "refs_shape"),
     (b"---\ntype: observation\n---\nno heading\n", "missing_h1"),

@@ -39,6 +39,8 @@ ROWS: dict[str, tuple[str, bytes, tuple[str, int]]] = {
              b"---\n# An impossible date in a key knomit does not know\n", ("yaml_value", 4)),
     "B10": ("kb/bad/b10.md", b"---\ntype: observation\nrefs: [[kb/x.md]]\n---\n# Nested\n",
             ("refs_shape", 3)),
+    "I8": ("kb/bad/i8.md", b"---\ntype: observation\nsources: 99999999999999999999999\n---\n"
+           b"# More sources than an int64 holds\n", ("sources_range", 3)),  # crashed the index
     "B13": ("kb/bad/b13.md", b"---\ntype: observation\nsources: 1\nrefs: [kb/none/gone.md]\n"
             b"---\n# Dangling\n", ("ref-broken", 4)),
     "C01": ("kb/bad/c01.md", b"---\ntype: observation\nsources: 1\nrefs: ['../../etc/passwd']\n"

@@ -262,12 +262,22 @@ def as_float(value: object, key: str) -> float:
                      key)
 
 
+INT64 = (-(2**63), 2**63 - 1)
+
+
 def as_int(value: object, key: str) -> int:
-    """An int field: integers, floats truncated (yaml.v3), null → 0; text is an error."""
+    """An int field: integers (exactly), floats truncated (yaml.v3), null → 0; text is an
+    error, and so is a number past Go's int64, which knomit cannot decode either (and the
+    index could not hold: RELIABILITY I8)."""
     number = as_float(value, key)
     if not math.isfinite(number):
         raise FieldError(f"{key}_type", f"{key} must be a finite integer", key)
-    return int(number)
+    assert isinstance(value, Scalar)  # (as_float refuses the rest)
+    exact = int(value.text.replace("_", ""), 0) if _INT_RE.match(value.text) else int(number)
+    if not INT64[0] <= exact <= INT64[1]:
+        raise FieldError(f"{key}_range", f"{key} {value.text[:40]} does not fit a 64-bit integer",
+                         key)
+    return exact
 
 
 def _shape(value: object) -> str:
