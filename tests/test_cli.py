@@ -44,6 +44,27 @@ def test_bad_input_gives_clear_errors(tmp_path: Path, corpus: Corpus,
     assert "confidence" in capsys.readouterr().err
 
 
+def test_check_staged_judges_what_is_staged_not_the_working_copy(
+        corpus: Corpus, capsys: pytest.CaptureFixture[str]) -> None:
+    kb = str(corpus.root)
+    path = "kb/gotchas/db/e5e5e5e5.md"
+    # a broken fact staged, then mended in the working tree only: the commit would hold
+    # the broken one, so the check fails on it (it checked the working copy, and passed)
+    corpus.write(path, "---\ntype: observation\n\tconfidence: 0.8\n---\n# Tab-indented\n")
+    git(corpus.root, "add", path)
+    corpus.fact(path, title="Mended, but not staged")
+    assert main(["check", "--staged", "--kb", kb, "--format", "json"]) == 1
+    errors = json.loads(capsys.readouterr().out)["errors"]
+    assert [(e["path"], e["code"]) for e in errors] == [(path, "yaml_syntax")]
+    # and the other way round: a good fact staged, then broken in the working tree only
+    git(corpus.root, "add", path)
+    corpus.write(path, "---\nconfidence: 1.7\n---\n# Too sure\n")
+    assert main(["check", "--staged", "--kb", kb]) == 0
+    capsys.readouterr()
+    assert main(["check", "--kb", kb]) == 1  # (the whole check still sees the working copy)
+    assert "confidence_range" in capsys.readouterr().out
+
+
 def test_pre_commit_hook_stops_a_broken_fact(corpus: Corpus) -> None:
     assert main(["check", "--install-hook", "--kb", str(corpus.root)]) == 0
     corpus.write("kb/gotchas/db/e5e5e5e5.md", "---\nconfidence: 1.7\n---\n# Too sure\n")

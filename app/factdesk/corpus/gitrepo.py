@@ -248,6 +248,20 @@ def status_paths(repo: Path, root: str) -> set[str] | None:
     return out
 
 
+def staged_blobs(repo: Path) -> dict[str, str]:
+    """Each file added or modified in git's index (staged for the next commit), with the
+    id of the blob staged: what the commit will hold, whatever the working tree has."""
+    out = run_git(repo, "diff", "--cached", "--raw", "-z", "--no-renames", "--diff-filter=ACM",
+                  "--no-abbrev")
+    fields = out.split(b"\0")
+    staged: dict[str, str] = {}
+    for meta, name in zip(fields[::2], fields[1::2], strict=False):
+        parts = meta.split()  # b":100644 100644 <old> <new> M"
+        if len(parts) >= 4:
+            staged[name.decode("utf-8", "surrogateescape")] = parts[3].decode()
+    return staged
+
+
 def is_ancestor(repo: Path, old: str, new: str) -> bool:
     proc = subprocess.run(git_argv(repo, "merge-base", "--is-ancestor", "--end-of-options",
                                    old, new), capture_output=True, env=git_env(), check=False)

@@ -744,6 +744,33 @@ class Indexer:
                         frontier.add(src)
         return seen
 
+    def check_versions(self, conn: sqlite3.Connection, versions: Mapping[str, bytes]
+                       ) -> list[Problem]:
+        """The problems of other versions of some facts than the files on disk (those staged
+        for commit), each read and checked against the rest of the corpus as indexed: the
+        parse, every per-fact rule and the ontology's. What history tells of a file (who
+        created it, what a synthesis cited then) is taken from its indexed path."""
+        registry, ontology = self._registry_and_ontology()
+        outcomes = {p: parse_fact(p, data) for p, data in versions.items()}
+        creators = {p: h.creator_email for p in versions
+                    if (h := path_history(conn, p)).creator_email}
+        ctx = CheckContext(
+            facts=_FactsView(conn, {p: o.fact for p, o in outcomes.items()}),
+            repo_id=self._repo_ids, registry=registry, today=self.today,
+            retracted=_FactsView(conn, {}, status="retracted"), creators=creators,
+            history_known=self._has_git())
+        engine = self._rule_engine() if ontology is not None else None
+        found: list[Problem] = []
+        for outcome in outcomes.values():
+            found.extend(outcome.problems)
+            if outcome.fact is None:
+                continue
+            found.extend(check_fact(outcome.fact, ctx))
+            if ontology is not None and engine is not None:
+                found.extend(check_ontology(outcome.fact, ontology, engine))
+                found.extend(topic_problems(outcome.fact, ontology))
+        return found
+
     # -- shared -------------------------------------------------------------------------
 
     def _registry_and_ontology(self) -> tuple[Registry, Ontology | None]:
