@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt
 
 from factdesk.corpus.codec import parse_fact
 from factdesk.gui.main_window import MainWindow
+from factdesk.model.mislabels import Proposal, Suggestion
 from tests.conftest import git
 from tests.gui.conftest import _commit, _write
 
@@ -86,3 +87,29 @@ def test_accept_dismiss_and_edit_with_the_keyboard(qtbot, window: MainWindow, re
     assert fact is not None and fact.type == "hypothesis"
     assert fact.envelope.settlement == "pool errors at 300 clients in the load test"
     assert all(s.path != HEDGED for s in panel.queue)
+
+
+def test_accepting_a_request_for_sources_adds_to_the_refs_there(qtbot, window: MainWindow,
+                                                                repo: Path) -> None:
+    add_mislabels(repo)
+    open_queue(qtbot, window)
+    panel = window.mislabels
+    # a synthesis resting on one fact, whose preferred fix is to cite its other sources (the
+    # heuristics offer that first when it may not become an insight): the answer replaced
+    # the refs, so the one source it had was lost
+    syn = "kb/decisions/api/c3c3c3c3.md"
+    panel._loaded([Suggestion(syn, "single-source-synthesis", 6, "synthesis rests on 1 local fact ref",
+                              (Proposal({}, ("refs",), action="edit", label="cite its other sources"),))])
+    asked: list[tuple[str, str]] = []
+
+    def answer(_title: str, label: str, default: str) -> str:
+        asked.append((label, default))
+        return f"{default}, {IMPERATIVE}"
+
+    window.ask_text = answer  # type: ignore[method-assign]
+    with qtbot.waitSignal(window.index_did_update, timeout=10_000):
+        qtbot.keyClick(panel, Qt.Key.Key_A)
+    assert asked == [("refs of “Pool limits and rate limits interact” (comma-separated; add to "
+                      "the ones there):", "kb/gotchas/db/a1a1a1a1.md")]
+    fact = parse_fact(syn, (repo / syn).read_bytes()).fact
+    assert fact is not None and list(fact.refs) == ["kb/gotchas/db/a1a1a1a1.md", IMPERATIVE]

@@ -242,6 +242,15 @@ def test_single_source_synthesis(refs: tuple[str, ...], evidence: str) -> None:
     assert s.proposals[1].action == "edit" and s.proposals[1].needs_input == ("refs",)
 
 
+def test_a_synthesis_with_no_origin_written_may_become_an_insight() -> None:
+    # its origin is the type's default (distilled for a synthesis, authored for an
+    # insight): the distilled default was carried to the insight and ruled it illegal
+    f = fact(type="synthesis", origin="distilled", origin_raw=None, refs=(LOCAL_A,),
+             claim_type="synthesis")
+    s = only(f, "single-source-synthesis")
+    assert s.proposal == {"type": "insight", "claim_type": "inference"}
+
+
 def test_two_local_refs_in_mixed_forms_is_a_synthesis() -> None:
     f = fact(type="synthesis", origin="distilled", origin_raw="distilled",
              refs=(LOCAL_A, f"kb://{REPO_ID}/{LOCAL_B}"))

@@ -19,8 +19,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from factdesk.curation import ChangeSet, Curation
-from factdesk.gui import theme
+from factdesk.curation import ChangeSet, Curation, CurationError
+from factdesk.gui import dialogs, theme
 from factdesk.gui.inspector import text_label
 from factdesk.gui.keys import panel_keys
 from factdesk.gui.safe_browser import SafeTextBrowser
@@ -205,10 +205,20 @@ class MislabelPanel(QWidget):
             self.edit()
             return
         if proposal.action == "edit":
+            try:
+                fact = self.curation.read_fact(s.path)
+            except CurationError as exc:
+                dialogs.show_error(self, "Cannot accept", str(exc))
+                return
             for field in proposal.needs_input:
-                # (the label is our text; `ask_text` would show corpus text as plain text, H01)
-                text = self._ask_text("Accept suggestion", f"{field} (comma-separated) for this fact:", "")
-                if not text:
+                # the field as it is, to add to: the answer replaces it (a single source
+                # asked for "refs" and lost the one it had)
+                value = getattr(fact, field, "")
+                current = ", ".join(value) if isinstance(value, (list, tuple)) else str(value)
+                text = self._ask_text(  # (plain text: the title is shown, never read as markup)
+                    "Accept suggestion", f"{field} of “{theme.clip(fact.title, 120)}” (comma-"
+                    "separated; add to the ones there):", current)
+                if not text or text.strip() == current:
                     return
                 changes[field] = text
             result = self._run_action(lambda: self.curation.edit([s.path], changes, reason))

@@ -169,7 +169,8 @@ def resulting_state(fact: Fact, changes: Changes, ctx: MislabelContext) -> dict[
     state: dict[str, str | None] = {
         "kind": fact.kind,
         "type": fact.type,
-        "origin": fact.origin_raw if fact.origin_raw is not None else fact.origin,
+        # as written: an unwritten origin is the new type's default, not the old one's
+        "origin": fact.origin_raw,
         "claim_type": env.claim_type,
         "claimant_agent_id": env.claimant_agent_id,
         "claimant_type": env.claimant_type,
