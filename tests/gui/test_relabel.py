@@ -277,3 +277,26 @@ def test_field_captions_are_readable(qtbot, window: MainWindow) -> None:
     for caption in captions:
         assert caption.isVisible() and caption.text()
         assert caption.width() >= caption.fontMetrics().horizontalAdvance(caption.text()), caption.text()
+
+
+def test_undo_keys_work_after_the_edit_menu_was_opened(qtbot, window: MainWindow, repo: Path) -> None:
+    menu = window.menuBar().actions()[1].menu()  # Edit
+    assert menu.title() == "&Edit"
+    menu.popup(window.mapToGlobal(window.rect().center()))  # nothing to undo yet: greyed out
+    qtbot.waitUntil(menu.isVisible, timeout=3000)
+    assert not window.actions_by_name["undo"].isEnabled()
+    menu.hide()
+    qtbot.keyClick(window.table.view, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert window.statusBar().currentMessage() == "Nothing to undo"  # a word, not a dialog
+    before = (repo / IDS["pool"]).read_bytes()
+    dialog = open_on(qtbot, window, "pool")
+    choose(qtbot, dialog.combos["type"], "pattern")
+    qtbot.keyClicks(dialog.reason_edit, "a pattern")
+    with qtbot.waitSignal(window.index_did_update, timeout=10_000):
+        dialog.apply()
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=3000)
+    # the shortcut was dead: the action stayed disabled from the menu's last showing
+    with qtbot.waitSignal(window.index_did_update, timeout=10_000):
+        qtbot.keyClick(window.table.view, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert (repo / IDS["pool"]).read_bytes() == before

@@ -195,6 +195,10 @@ class MainWindow(QMainWindow):
         self._action(edit, "undo", "Undo", self.undo, "Ctrl+Z")
         self._action(edit, "redo", "Redo", self.redo, "Ctrl+Shift+Z")
         edit.aboutToShow.connect(self._name_undo_actions)
+        # greyed out only while the menu shows the stacks: a disabled action's shortcut is
+        # dead, and the stacks change with every commit, ours or an agent's
+        edit.aboutToHide.connect(lambda: [self.actions_by_name[name].setEnabled(True)
+                                          for name in ("undo", "redo")])
         edit.addSeparator()
         self._action(edit, "relabel", "Relabel…", self.open_relabel, "R")
         self._action(edit, "retract", "Retract…", self.retract_selected, "Ctrl+Delete")
@@ -455,9 +459,15 @@ class MainWindow(QMainWindow):
         return result
 
     def undo(self) -> None:
+        if not self.curation.stacks()[0]:
+            self.statusBar().showMessage("Nothing to undo", 4000)
+            return
         self.run_action(self.curation.undo)
 
     def redo(self) -> None:
+        if not self.curation.stacks()[1]:
+            self.statusBar().showMessage("Nothing to redo", 4000)
+            return
         self.run_action(self.curation.redo)
 
     def _name_undo_actions(self) -> None:
