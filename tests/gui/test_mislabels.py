@@ -113,3 +113,19 @@ def test_accepting_a_request_for_sources_adds_to_the_refs_there(qtbot, window: M
                       "the ones there):", "kb/gotchas/db/a1a1a1a1.md")]
     fact = parse_fact(syn, (repo / syn).read_bytes()).fact
     assert fact is not None and list(fact.refs) == ["kb/gotchas/db/a1a1a1a1.md", IMPERATIVE]
+
+
+def test_the_queue_follows_changes_made_elsewhere(qtbot, window: MainWindow, repo: Path) -> None:
+    add_mislabels(repo)
+    open_queue(qtbot, window)
+    panel = window.mislabels
+    assert any(s.path == IMPERATIVE for s in panel.queue)
+    # fixed from the Facts tab (or by an agent): it leaves the queue
+    with qtbot.waitSignal(panel.queue_did_load, timeout=20_000):
+        window.run_action(lambda: window.curation.relabel(
+            [IMPERATIVE], {"kind": "pragmatic", "type": "policy"}, "an instruction"))
+    assert all(s.path != IMPERATIVE for s in panel.queue)
+    # and an undo brings it back
+    with qtbot.waitSignal(panel.queue_did_load, timeout=20_000):
+        window.undo()
+    assert any(s.path == IMPERATIVE for s in panel.queue)

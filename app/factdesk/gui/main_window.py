@@ -606,6 +606,8 @@ class MainWindow(QMainWindow):
         self.start_semantic()
         if self.settlement.loaded:
             self.settlement.load()
+        if self.mislabels.loaded:  # (a fix from the Facts tab, an undo, an agent's commit)
+            self.mislabels.load()
         if self.transitions.loaded or not light:
             self.transitions.load()  # in the background; the inspector's track records follow
         if self._reselect_path and self.session.conn is not None:
