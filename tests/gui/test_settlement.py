@@ -61,6 +61,35 @@ def test_queue_order_and_confirm_then_undo(qtbot, window: MainWindow, repo: Path
     qtbot.waitUntil(lambda: HYP in [i.path for i in panel.items], timeout=10_000)
 
 
+def test_extend_reads_a_short_date_as_a_date_and_refuses_an_impossible_one(
+        qtbot, window: MainWindow, repo: Path) -> None:
+    prepare(repo)
+    open_tab(qtbot, window)
+    panel = window.settlement
+    assert panel.select_path(LATER)
+    before = parse_fact(LATER, (repo / LATER).read_bytes()).fact
+    assert before is not None and before.envelope.settlement
+    asked: list[str] = []
+
+    def answer(_title: str, label: str, _default: str) -> str:
+        asked.append(label)
+        return next(answers)
+
+    window.ask_text = answer  # type: ignore[method-assign]
+    answers = iter(["2099-2-30"])  # no such day: nothing is written, nothing else asked
+    head = git(repo, "rev-parse", "HEAD")
+    panel.extend()
+    assert git(repo, "rev-parse", "HEAD") == head and len(asked) == 1
+    assert f"criterion {before.envelope.settlement}" in asked[0]  # what it has now, shown
+    # a date without its zeros: a date, never the new criterion
+    answers = iter(["2099-6-3", "the benchmark moved"])
+    with qtbot.waitSignal(window.index_did_update, timeout=10_000):
+        qtbot.keyClick(panel.list, Qt.Key.Key_E)
+    fact = parse_fact(LATER, (repo / LATER).read_bytes()).fact
+    assert fact is not None and fact.envelope.settle_by == "2099-06-03"
+    assert fact.envelope.settlement == before.envelope.settlement
+
+
 def test_refute_and_extend_with_keys(qtbot, window: MainWindow, repo: Path) -> None:
     prepare(repo)
     open_tab(qtbot, window)

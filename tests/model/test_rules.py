@@ -12,7 +12,7 @@ from factdesk.model.authority import AUTHORITY_TABLE, Authority, attribution, au
 from factdesk.model.enums import ClaimantType, ClaimType, SubjectKind
 from factdesk.model.fact import Envelope, Fact
 from factdesk.model.registry import Agent, Registry
-from factdesk.model.rules import CheckContext, check_fact, has_settlement_criterion
+from factdesk.model.rules import CheckContext, check_fact, has_settlement_criterion, read_settle_answer
 from factdesk.model.weight import evidence_weight
 
 REG = Registry(agents={"claude-code": Agent("claude-code", "tool", "claude-code@agents.knomit.io"),
@@ -190,3 +190,20 @@ def test_any_ref_is_either_refused_or_a_clean_path_inside_the_repository(raw: st
     assert posixpath.normpath(target) == target and not posixpath.isabs(target)
     assert ".." not in target.split("/") and "\\" not in target and "\x00" not in target
     assert posixpath.normpath(posixpath.join("/repo", target)).startswith("/repo/")
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("2027-03-01", ("2027-03-01", None)),
+    (" 2027-3-1 ", ("2027-03-01", None)),
+    ("2027/3/1", ("2027-03-01", None)),
+    ("p95 under 100 ms on the nightly load test", (None, "p95 under 100 ms on the nightly load test")),
+    ("by 2027-03-01 the pool holds", (None, "by 2027-03-01 the pool holds")),  # a criterion
+])
+def test_a_settle_answer_is_a_date_or_a_criterion(text: str, want: tuple[str | None, str | None]) -> None:
+    assert read_settle_answer(text) == want
+
+
+@pytest.mark.parametrize("text", ["2027-2-30", "2027-13-01", "2027-00-10"])
+def test_a_date_shaped_answer_that_names_no_day_is_an_error(text: str) -> None:
+    with pytest.raises(ValueError, match="not a day that exists"):
+        read_settle_answer(text)

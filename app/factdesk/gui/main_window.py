@@ -197,8 +197,7 @@ class MainWindow(QMainWindow):
         edit.aboutToShow.connect(self._name_undo_actions)
         # greyed out only while the menu shows the stacks: a disabled action's shortcut is
         # dead, and the stacks change with every commit, ours or an agent's
-        edit.aboutToHide.connect(lambda: [self.actions_by_name[name].setEnabled(True)
-                                          for name in ("undo", "redo")])
+        edit.aboutToHide.connect(self._enable_undo_keys)
         edit.addSeparator()
         self._action(edit, "relabel", "Relabel…", self.open_relabel, "R")
         self._action(edit, "retract", "Retract…", self.retract_selected, "Ctrl+Delete")
@@ -469,6 +468,10 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage("Nothing to redo", 4000)
             return
         self.run_action(self.curation.redo)
+
+    def _enable_undo_keys(self) -> None:
+        for name in ("undo", "redo"):
+            self.actions_by_name[name].setEnabled(True)
 
     def _name_undo_actions(self) -> None:
         undo, redo = self.curation.stacks()

@@ -29,11 +29,12 @@ from PySide6.QtWidgets import (
 )
 
 from factdesk.curation import ChangeSet, Curation
-from factdesk.gui import theme
+from factdesk.gui import dialogs, theme
 from factdesk.gui.inspector import text_label
 from factdesk.gui.keys import panel_keys
 from factdesk.gui.safe_browser import SafeTextBrowser
 from factdesk.gui.workers import BackgroundRead
+from factdesk.model.rules import read_settle_answer
 from factdesk.reflect.queue import Candidate, QueueItem, Similar, candidates, open_hypotheses
 
 GROUP_TITLES = {"overdue": "Overdue", "due": "Due", "undated": "No date",
@@ -320,16 +321,22 @@ class SettlementPanel(QWidget):
         item = self.current_item()
         if item is None:
             return
-        answer = self._ask_text("Extend", "New settle-by date (YYYY-MM-DD) or criterion:", "")
+        now = (f"now: settle by {item.settle_by or '(no date)'}; "
+               f"criterion {theme.clip(item.settlement or '(none written)', 200)}")
+        answer = self._ask_text("Extend", f"New settle-by date (YYYY-MM-DD) or criterion\n({now}):",
+                                "")
         if not answer:
+            return
+        try:
+            settle_by, settlement = read_settle_answer(answer)
+        except ValueError as exc:
+            dialogs.show_error(self, "Not a date", str(exc))
             return
         reason = self._ask_text("Extend", "Why is more time (or a new criterion) right?", "")
         if not reason:
             return
-        is_date = len(answer) == 10 and answer[4] == "-" and answer[7] == "-"
         result = self._run_action(lambda: self.curation.extend(
-            item.path, reason, settle_by=answer if is_date else None,
-            settlement=None if is_date else answer))
+            item.path, reason, settle_by=settle_by, settlement=settlement))
         if result is not None:
             self.load()  # its due date (and so its place) changed
 

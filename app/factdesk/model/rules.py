@@ -84,6 +84,22 @@ def is_iso_date(text: str) -> bool:
     return True
 
 
+def read_settle_answer(text: str) -> tuple[str | None, str | None]:
+    """A curator's one answer to "a new settle-by date or criterion": (settle_by,
+    settlement). Text shaped like a date is a date, written `YYYY-MM-DD` (`2027-3-1` →
+    `2027-03-01`), and a ValueError when no such day exists: a mistyped date must never
+    replace the criterion as if it were one."""
+    text = text.strip()
+    shaped = re.fullmatch(r"(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})", text)
+    if shaped is None:
+        return None, text
+    try:
+        day = date(int(shaped[1]), int(shaped[2]), int(shaped[3]))
+    except ValueError:
+        raise ValueError(f"{text} is not a day that exists (write the date as YYYY-MM-DD)") from None
+    return day.isoformat(), None
+
+
 def settle_by_date(fact: Fact) -> str | None:
     """The settlement date: frontmatter `settle_by`, else a 'Settles by DATE' body line."""
     if fact.envelope.settle_by:
