@@ -44,6 +44,17 @@ def test_bad_input_gives_clear_errors(tmp_path: Path, corpus: Corpus,
     assert "confidence" in capsys.readouterr().err
 
 
+def test_a_mistyped_command_is_an_error_not_a_window(corpus: Corpus, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    # it opened the GUI: with no display Qt aborted, and offscreen it hung
+    for argv in (["chek", "--kb", str(corpus.root)], ["frobnicate"], [str(tmp_path / "nowhere")]):
+        assert main(argv) == 2, argv
+        assert "is neither a command nor a folder" in capsys.readouterr().err
+    proc = subprocess.run([sys.executable, "-m", "factdesk", "check", "--kb", str(corpus.root),
+                           "--format", "json"], capture_output=True, timeout=120)
+    assert proc.returncode == 0 and json.loads(proc.stdout)["facts"] >= 1  # python -m factdesk
+
+
 def test_check_staged_judges_what_is_staged_not_the_working_copy(
         corpus: Corpus, capsys: pytest.CaptureFixture[str]) -> None:
     kb = str(corpus.root)

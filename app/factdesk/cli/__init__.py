@@ -15,14 +15,20 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from factdesk.cli.commands import cli
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if not args or (args[0] not in cli.commands and not args[0].startswith("-")):
+    if not args or (len(args) == 1 and args[0] not in cli.commands and Path(args[0]).is_dir()):
         return _gui(args[0] if args else None)
+    if args[0] not in cli.commands and not args[0].startswith("-"):
+        # a mistyped command must not open a window (or hang, with no display)
+        print(f"Error: {args[0]!r} is neither a command nor a folder to open "
+              "(factdesk --help lists the commands)", file=sys.stderr)
+        return 2
     try:
         cli.main(args=args, prog_name="factdesk", standalone_mode=False)
     except SystemExit as exc:  # pragma: no cover - click's own exits
@@ -40,8 +46,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _gui(path: str | None) -> int:
-    from pathlib import Path
-
     from factdesk.gui.app import run
 
     return run(Path(path) if path else None)
