@@ -89,3 +89,17 @@ def test_pre_commit_hook_stops_a_broken_fact(corpus: Corpus) -> None:
     assert proc.returncode != 0
     assert b"confidence_range" in proc.stdout + proc.stderr
     assert "learn: bad" not in git(corpus.root, "log", "--format=%s")
+
+
+def test_a_moved_fact_is_found_by_its_name(corpus: Corpus, capsys: pytest.CaptureFixture[str]) -> None:
+    # its old path stays in the index as retracted: the name matched two rows, and
+    # `show <name>` said no fact matched
+    kb = str(corpus.root)
+    git(corpus.root, "mv", "kb/gotchas/db/a1a1a1a1.md", "kb/decisions/api/a1a1a1a1.md")
+    corpus.commit("move: the pool fact", op="move")
+    assert main(["show", "a1a1a1a1", "--kb", kb, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["path"] == "kb/decisions/api/a1a1a1a1.md"
+    corpus.fact("kb/gotchas/db/a1a1a1a1.md", title="Another fact of the same name")
+    corpus.commit("learn: a namesake")
+    assert main(["show", "a1a1a1a1", "--kb", kb]) == 1  # two live ones: which is not guessed
+    assert "no fact matches" in capsys.readouterr().err

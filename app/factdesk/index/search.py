@@ -440,8 +440,10 @@ def get_fact_row(conn: sqlite3.Connection, ref: str) -> Any:
                        (path, path.lower())).fetchone()
     if row or "/" in ref:
         return row
-    rows = conn.execute("SELECT * FROM facts WHERE path LIKE ? ORDER BY status = 'retracted'",
+    rows = conn.execute("SELECT * FROM facts WHERE path LIKE ?",
                         ("%/" + ref.lower().removesuffix(".md") + ".md",)).fetchall()
+    if len(rows) > 1:  # a moved fact leaves its old path behind, retracted: the live one
+        rows = [r for r in rows if r["status"] != "retracted"]
     return rows[0] if len(rows) == 1 else None
 
 
