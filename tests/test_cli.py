@@ -103,3 +103,28 @@ def test_a_moved_fact_is_found_by_its_name(corpus: Corpus, capsys: pytest.Captur
     corpus.commit("learn: a namesake")
     assert main(["show", "a1a1a1a1", "--kb", kb]) == 1  # two live ones: which is not guessed
     assert "no fact matches" in capsys.readouterr().err
+
+
+def test_corpus_text_reaches_the_terminal_inert(corpus: Corpus,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    # an escape sequence in a title retitled the terminal and cleared the screen
+    path = "kb/gotchas/db/e5e5e5e5.md"
+    corpus.fact(path, title="Invoice paid \u202efdp.exe \x1b]0;pwned\x07\x1b[2J")
+    corpus.commit("learn: a hostile title")
+    kb = str(corpus.root)
+    for argv in (["search", "Invoice", "--kb", kb], ["show", "e5e5e5e5", "--kb", kb]):
+        assert main(argv) == 0
+        out = capsys.readouterr().out
+        assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+        assert "Invoice paid ⟨U+202E⟩fdp.exe ⟨U+001B⟩]0;pwned⟨U+0007⟩⟨U+001B⟩[2J" in out
+    assert main(["show", "e5e5e5e5", "--kb", kb, "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)  # JSON carries the raw text (escaped by JSON)
+    assert data["title"] == "Invoice paid \u202efdp.exe \x1b]0;pwned\x07\x1b[2J"
+
+
+def test_show_says_unknown_not_none(corpus: Corpus, capsys: pytest.CaptureFixture[str]) -> None:
+    path = "kb/gotchas/db/e5e5e5e5.md"
+    corpus.write(path, "---\ntype: factoid\n---\n# Broken\n")
+    corpus.commit("learn: a broken one")
+    assert main(["show", path, "--kb", str(corpus.root)]) == 0
+    assert "None" not in capsys.readouterr().out

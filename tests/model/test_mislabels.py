@@ -289,7 +289,10 @@ def test_no_envelope_is_opt_in() -> None:
     f = fact()
     assert codes(f) == []
     s = only(f, "no-envelope", ctx(include_no_envelope=True))
+    assert s.explanation == "no claim envelope; derived from git: codex (tool)"
     assert s.needs_input == ("subject_kind",)
+    unregistered = only(f, "no-envelope", ctx("mindev+learn@agents.knomit.io", include_no_envelope=True))
+    assert "(None)" not in unregistered.explanation
     assert s.proposal == {"claim_type": "observation", "claimant_agent_id": "codex", "claimant_type": "tool"}
 
 

@@ -20,6 +20,7 @@ from factdesk.errors import FactdeskError
 from factdesk.index.indexer import Indexer
 from factdesk.index.search import get_fact_row, problems_for, rows_in, search
 from factdesk.model.authority import attribution
+from factdesk.model.visible import for_terminal
 from factdesk.model.weight import is_stale
 
 _T = TypeVar("_T")
@@ -40,7 +41,7 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except FactdeskError as exc:
-            raise click.ClickException(str(exc)) from None
+            raise click.ClickException(for_terminal(str(exc))) from None
 
 
 @click.group(cls=_Group)
@@ -56,13 +57,19 @@ def _open(kb: Path) -> Indexer:
     return open_corpus(kb)
 
 
+def say(text: str, *, err: bool = False, nl: bool = True) -> None:
+    """Text output: corpus text reaches the terminal inert (`for_terminal`: an escape
+    sequence in a title would otherwise retitle the window or clear the screen)."""
+    click.echo(for_terminal(text), err=err, nl=nl)
+
+
 def _read(indexer: Indexer, work: Callable[[sqlite3.Connection], _T], *,
           thorough: bool = False) -> _T:
     """`Indexer.read`, saying on stderr when the index could not be brought up to date
     (another program held its write lock: the answer is from the index as it was)."""
     result = indexer.read(work, thorough=thorough)
     if indexer.stale:
-        click.echo(f"warning: {indexer.stale}; this is the index as it was", err=True)
+        say(f"warning: {indexer.stale}; this is the index as it was", err=True)
     return result
 
 
@@ -73,7 +80,7 @@ def index(kb: Path, rebuild: bool) -> None:
     """Build the index, or update it with what changed since it was built."""
     indexer = _open(kb)
     stats = indexer.update(rebuild=rebuild)
-    click.echo(f"{stats.mode}: {stats.facts} facts, {stats.broken} unreadable, "
+    say(f"{stats.mode}: {stats.facts} facts, {stats.broken} unreadable, "
                f"{stats.retracted} retracted, {stats.problems} problems, "
                f"{len(stats.changed)} changed ({stats.seconds:.2f}s)")
     _exit(0)
@@ -89,7 +96,7 @@ def check(kb: Path, fmt: str, install_hook: bool, staged: bool) -> None:
     """Type-check the corpus: every rule, with stable codes and path:line locations."""
     indexer = _open(kb)
     if install_hook:
-        click.echo(_install_hook(indexer.repo))
+        say(_install_hook(indexer.repo))
         _exit(0)
         return
 
@@ -111,11 +118,11 @@ def check(kb: Path, fmt: str, install_hook: bool, staged: bool) -> None:
                               indent=2, ensure_ascii=False))
     else:
         for p in errors + warnings:
-            click.echo(f"{p['path']}:{p['line']}: {p['severity']} [{p['code']}] {p['message']}")
-        click.echo(f"{facts} facts: {len(errors)} errors, {len(warnings)} warnings",
+            say(f"{p['path']}:{p['line']}: {p['severity']} [{p['code']}] {p['message']}")
+        say(f"{facts} facts: {len(errors)} errors, {len(warnings)} warnings",
                    err=bool(errors))
     if indexer.stale:  # a check that could not see the files as they are has not passed
-        click.echo("error: the files changed since the index was last brought up to date "
+        say("error: the files changed since the index was last brought up to date "
                    "were not checked", err=True)
     _exit(1 if errors or indexer.stale else 0)
 
@@ -162,8 +169,8 @@ def search_cmd(query: str, kb: Path, limit: int, fmt: str) -> None:
         click.echo(json.dumps({"results": [h.as_dict() for h in hits]}, ensure_ascii=False))
     else:
         for h in hits:
-            click.echo(f"{h.score:8.3f}  {h.type or '?':<12} {h.path}\n          {h.title}")
-        click.echo(f"{len(hits)} results")
+            say(f"{h.score:8.3f}  {h.type or '?':<12} {h.path}\n          {h.title}")
+        say(f"{len(hits)} results")
     _exit(0)
 
 
@@ -187,7 +194,7 @@ def show(fact: str, kb: Path, fmt: str) -> None:
     if fmt == "json":
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        click.echo(_show_text(data))
+        say(_show_text(data))
     _exit(0)
 
 
@@ -203,7 +210,8 @@ def fact_payload(row: Any, problems: list[dict[str, Any]]) -> dict[str, Any]:
         data[k] = json.loads(row[k])
     data["derived"] = [k for k, col in (("claim_type", "claim_type_derived"),
                                        ("claimant", "claimant_derived"),
-                                       ("claimant_type", "claimant_type_derived")) if row[col]]
+                                       ("claimant_type", "claimant_type_derived"))
+                       if row[col] and row[k] is not None]  # (nothing derived: unknown)
     data["attribution"] = attribution(
         row["title"], claimant=row["claimant"], claimant_type=row["claimant_type"],
         subject_kind=row["subject_kind"], claim_type=row["claim_type"] or "legacy")
@@ -216,17 +224,22 @@ def _show_text(d: dict[str, Any]) -> str:
 
     def mark(key: str) -> str:
         value = d[key]
+        if value is None:
+            return "unknown" if key == "claimant_type" else "—"  # (never Python's "None")
         return f"{value} (derived)" if key in derived else str(value)
+
+    def plain(key: str) -> str:
+        return "—" if d[key] is None else str(d[key])
 
     recorded = d["evidence_weight"]
     computed = d["evidence_weight_computed"]
     stale = is_stale(recorded, computed)
     lines = [
         d["title"], d["path"] + f"  [{d['status']}]", "",
-        f"kind {d['kind']} · type {d['type']} · origin {d['origin']}",
+        f"kind {plain('kind')} · type {plain('type')} · origin {plain('origin')}",
         f"claim {mark('claim_type')} · claimant {mark('claimant')} ({mark('claimant_type')})"
         f" · subject {d['subject_kind'] or '—'} {d['subject_ref'] or ''}".rstrip(),
-        f"confidence {d['confidence']} · sources {d['sources']} · evidence weight recorded "
+        f"confidence {plain('confidence')} · sources {plain('sources')} · evidence weight recorded "
         f"{_num(recorded)}, computed now {_num(computed)}" + (" (STALE)" if stale else ""),
         f"attribution: {d['attribution']}",
         f"domain {', '.join(d['domain'])} · entities {', '.join(d['entities'])}",

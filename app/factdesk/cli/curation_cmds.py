@@ -22,7 +22,7 @@ from typing import Any
 
 import click
 
-from factdesk.cli.commands import FORMAT, KB, _exit, _open, cli
+from factdesk.cli.commands import FORMAT, KB, _exit, _open, cli, say
 from factdesk.curation import ChangeSet, Curation, CurationError, recover
 from factdesk.index.indexer import Indexer
 from factdesk.index.search import fact_ids, get_fact_row
@@ -36,7 +36,7 @@ QUERY = click.option("--query", "query", default=None,
 def _curation(kb: Path) -> Curation:
     indexer = _open(kb)
     for done in recover(indexer.repo):
-        click.echo(f"recovered an interrupted action ({done.outcome}): {done.message}", err=True)
+        say(f"recovered an interrupted action ({done.outcome}): {done.message}", err=True)
     indexer.update()
     return Curation(indexer)
 
@@ -74,19 +74,19 @@ def _report(fmt: str, action: Callable[[], ChangeSet]) -> None:
         if fmt == "json":
             click.echo(json.dumps({"ok": False, "error": kind, "rule": rule, "message": str(exc)}))
         else:
-            click.echo(f"{kind}{f' [{rule}]' if rule else ''}: {exc}", err=True)
+            say(f"{kind}{f' [{rule}]' if rule else ''}: {exc}", err=True)
         _exit(1)
         return
     if fmt == "json":
         click.echo(json.dumps({"ok": True, **result.as_dict()}, ensure_ascii=False, indent=2))
     else:
         for f in result.files:
-            click.echo(f.diff, nl=False)
+            say(f.diff, nl=False)
         if result.preview:
-            click.echo(f"preview (nothing committed): {result.subject}")
+            say(f"preview (nothing committed): {result.subject}")
         else:
             extra = " (rebased onto the agent's new commits)" if result.rebased else ""
-            click.echo(f"[{result.commit[:12] if result.commit else ''}] {result.subject}{extra}")
+            say(f"[{result.commit[:12] if result.commit else ''}] {result.subject}{extra}")
     _exit(0)
 
 
@@ -298,8 +298,8 @@ def mislabels(include_all: bool, limit: int, kb: Path, fmt: str) -> None:
         for s in queue[:limit]:
             change = ", ".join(f"{k} → {v if v is not None else '(remove)'}" for k, v in s.proposal.items())
             need = f"  (needs {', '.join(s.needs_input)})" if s.needs_input else ""
-            click.echo(f"{s.path}:{s.line}: [{s.code}] {s.explanation}\n    propose: {change}{need}")
-        click.echo(f"{len(queue)} suggestions")
+            say(f"{s.path}:{s.line}: [{s.code}] {s.explanation}\n    propose: {change}{need}")
+        say(f"{len(queue)} suggestions")
     _exit(0)
 
 
@@ -334,12 +334,12 @@ def _stack_command(name: str) -> None:
                 click.echo(json.dumps({"undo": [r.__dict__ for r in undo],
                                        "redo": [r.__dict__ for r in redo]}))
             else:
-                click.echo("undo (newest last):")
+                say("undo (newest last):")
                 for r in undo:
-                    click.echo(f"  {r.commit[:12]} {r.subject}")
-                click.echo("redo (newest last):")
+                    say(f"  {r.commit[:12]} {r.subject}")
+                say("redo (newest last):")
                 for r in redo:
-                    click.echo(f"  {r.undone_by[:12] if r.undone_by else ''} {r.subject}")
+                    say(f"  {r.undone_by[:12] if r.undone_by else ''} {r.subject}")
             _exit(0)
             return
         action = cur.undo if name == "undo" else cur.redo

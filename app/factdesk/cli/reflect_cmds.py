@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from factdesk.cli.commands import FORMAT, KB, _exit, _open, cli
+from factdesk.cli.commands import FORMAT, KB, _exit, _open, cli, say
 from factdesk.reflect.cache import cached_walk
 from factdesk.reflect.model import Transition
 from factdesk.reflect.queue import QueueItem, methodology_counts, open_hypotheses
@@ -56,7 +56,7 @@ def transitions_cmd(since: str | None, kb: Path, fmt: str, show_stats: bool,
         if fmt == "json":
             click.echo(json.dumps(ref.as_dict(), indent=2, ensure_ascii=False))
         else:
-            click.echo(_stats_text(ref))
+            say(_stats_text(ref))
         _exit(0)
         return
     if fmt == "json":
@@ -66,9 +66,9 @@ def transitions_cmd(since: str | None, kb: Path, fmt: str, show_stats: bool,
                               indent=2, ensure_ascii=False))
     else:
         for t in log.transitions:
-            click.echo(_transition_text(t))
+            say(_transition_text(t))
         summary = ", ".join(f"{v} {k}" for k, v in counts(log.transitions).items()) or "none"
-        click.echo(f"{len(log.transitions)} transitions in {log.commits} commits ({summary})")
+        say(f"{len(log.transitions)} transitions in {log.commits} commits ({summary})")
     _exit(0)
 
 
@@ -93,10 +93,10 @@ def queue_cmd(kb: Path, today: str | None, fmt: str) -> None:
         for item in items:
             if item.group != group:
                 group = item.group
-                click.echo(f"== {group}")
-            click.echo(_item_text(item))
+                say(f"== {group}")
+            say(_item_text(item))
         overdue = sum(1 for i in items if i.overdue)
-        click.echo(f"{len(items)} open hypotheses, {overdue} overdue "
+        say(f"{len(items)} open hypotheses, {overdue} overdue "
                    f"({day.isoformat()})")
     _exit(0)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from factdesk.cli.commands import FORMAT, KB, _exit, _open, cli
+from factdesk.cli.commands import FORMAT, KB, _exit, _open, cli, say
 from factdesk.semantic.backends import BACKENDS, ENV_CHOICE
 from factdesk.semantic.search import SemanticSession, session_for
 from factdesk.semantic.store import EmbedStats
@@ -50,7 +50,7 @@ def embed(kb: Path, model: str | None) -> None:
     """Bring the embeddings up to date (only new or changed facts are embedded)."""
     session = _session(kb, model)
     stats = _embed(session)
-    click.echo(f"{session.model_id}: {stats.facts} facts, {stats.embedded} embedded, "
+    say(f"{session.model_id}: {stats.facts} facts, {stats.embedded} embedded, "
                f"{stats.reused} cached, {stats.removed} removed ({stats.seconds:.2f}s)")
     _exit(0)
 
@@ -75,8 +75,8 @@ def similar(fact_or_text: str, kb: Path, limit: int, fmt: str, model: str | None
                                            for h in hits]}, ensure_ascii=False))
     else:
         for h in hits:
-            click.echo(f"{h.score:6.3f}  {h.path}\n        {titles.get(h.path, '')}")
-        click.echo(f"{len(hits)} results ({'neighbours of ' + target if target else 'text'})")
+            say(f"{h.score:6.3f}  {h.path}\n        {titles.get(h.path, '')}")
+        say(f"{len(hits)} results ({'neighbours of ' + target if target else 'text'})")
     _exit(0)
 
 
@@ -101,8 +101,8 @@ def duplicates(kb: Path, threshold: float | None, limit: int, fmt: str, model: s
                                "total": len(pairs)}, ensure_ascii=False))
     else:
         for p in shown:
-            click.echo(f"{p.score:6.3f}  {p.a}\n        {p.b}")
-        click.echo(f"{len(pairs)} pairs among {stats.facts} facts "
+            say(f"{p.score:6.3f}  {p.a}\n        {p.b}")
+        say(f"{len(pairs)} pairs among {stats.facts} facts "
                    f"({'incremental' if stats.incremental else 'full'} scan, "
                    f"{stats.seconds:.2f}s)")
     _exit(0)

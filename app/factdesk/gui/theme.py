@@ -9,6 +9,8 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
+from factdesk.model.visible import visible
+
 
 @dataclass(frozen=True, slots=True)
 class Mark:
@@ -76,21 +78,6 @@ def labelled(column: str, value: str | None) -> str:
 
 #: corpus text shown in a label or a cell is cut here (H09: a 1 MB title took seconds to lay out)
 MAX_LABEL_CHARS = 1_000
-
-
-#: characters that change how text around them reads without being seen (RELIABILITY A23,
-#: "Trojan source"): bidirectional overrides and isolates, and zero-width spaces. (Zero-
-#: width joiners are left alone: emoji sequences and several scripts need them.)
-_INVISIBLE = {code: f"⟨U+{code:04X}⟩" for code in (
-    *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200B, 0x2060, 0xFEFF, 0x180E)}
-# (the implicit marks U+200E, U+200F and U+061C are left alone: Hebrew and Arabic text
-# uses them, and they do not reorder what is around them)
-
-
-def visible(text: str) -> str:
-    """`text` with each invisible control shown as its code point (`⟨U+202E⟩`); search
-    still matches the raw text, which is never changed."""
-    return text.translate(_INVISIBLE)
 
 
 def clip(text: str, limit: int = MAX_LABEL_CHARS) -> str:

@@ -464,8 +464,8 @@ def _legacy(fact: Fact, ctx: MislabelContext) -> Iterable[Suggestion]:
                                 f"author of the commit that created it ({ctx.creators[fact.path]})",
                                 fact.title_line)
     elif not enveloped and ctx.include_no_envelope:
-        code, evidence, line = ("no-envelope", f"no claim envelope; derived from git: {aid} ({atype})",
-                                fact.title_line)
+        code, evidence, line = ("no-envelope", f"no claim envelope; derived from git: {aid} "
+                                f"({atype or 'type unknown'})", fact.title_line)
     else:
         return
     changes: dict[str, str | None] = {"claim_type": derived_claim_type(fact.type).value}
