@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from datetime import date
@@ -309,6 +310,30 @@ def test_concurrent_updaters_never_move_a_rebuild_aside(generated_corpus, copy_t
     assert first.returncode == 0 and second.returncode == 0, second.stderr
     assert second.stdout.strip() in ("unchanged", "incremental")
     assert not list(ix.path.parent.glob("*.corrupt-*"))
+
+
+def test_a_read_waits_for_another_updater_only_so_long(
+        corpus: Corpus, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Another factdesk process is updating (its update lock held): a search waited for it
+    without a word, however long; now it answers from the index as it was after the busy
+    timeout, saying so, and a check does not pass."""
+    import fcntl
+
+    monkeypatch.setattr(schema, "BUSY_TIMEOUT_MS", 300)  # (10 s in the product)
+    ix = Indexer(corpus.root)
+    ix.update()
+    fd = os.open(ix.path.with_name(ix.path.name + ".lock"), os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        assert main(["search", "Connection pool", "--kb", str(corpus.root)]) == 0
+        out, err = capsys.readouterr()
+        assert "a1a1a1a1.md" in out
+        assert "another factdesk process has been updating the index for 0.3 s" in err
+        assert main(["check", "--kb", str(corpus.root)]) == 1
+        assert "were not checked" in capsys.readouterr().err
+    finally:
+        os.close(fd)
+    assert main(["check", "--kb", str(corpus.root)]) == 0
 
 
 def test_a_write_lock_held_by_another_program_is_waited_for_then_worded(

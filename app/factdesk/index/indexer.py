@@ -284,7 +284,8 @@ class Indexer:
         return schema.connect(self.path, readonly=readonly)
 
     def update(self, *, rebuild: bool = False, progress: Progress | None = None,
-               hint: Iterable[str] | None = None, thorough: bool = False) -> IndexStats:
+               hint: Iterable[str] | None = None, thorough: bool = False,
+               lock_wait: float | None = None) -> IndexStats:
         """Bring the index up to date. `hint`: the caller knows these are the only working-
         tree paths that changed besides what new commits touched (factdesk's own action
         just committed them), so `git status` and the full stat comparison are skipped;
@@ -293,10 +294,13 @@ class Indexer:
         damage in pages an update does not read.
 
         A damaged index (`schema.is_damage`), found at open or by any statement of the
-        update, is moved aside and rebuilt (RELIABILITY F03); other errors propagate."""
+        update, is moved aside and rebuilt (RELIABILITY F03); other errors propagate.
+
+        `lock_wait`: give up with `IndexBusy` after that many seconds while another process
+        updates the index (None: wait for it, however long)."""
         started = time.perf_counter()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with _update_lock(self.path):
+        with _update_lock(self.path, lock_wait):
             try:
                 return self._update_locked(rebuild, progress, hint, started, thorough)
             except sqlite3.OperationalError as exc:
@@ -316,7 +320,7 @@ class Indexer:
         and `stale` says why; with no complete index to read, `IndexBusy` propagates."""
         self.stale = None
         try:
-            self.update(thorough=thorough)
+            self.update(thorough=thorough, lock_wait=schema.BUSY_TIMEOUT_MS / 1000)
         except IndexBusy as exc:
             if not schema.is_usable(self.path):
                 raise
@@ -1057,12 +1061,27 @@ class Indexer:
 
 
 @contextlib.contextmanager
-def _update_lock(path: Path) -> Iterator[None]:
+def _update_lock(path: Path, wait: float | None = None) -> Iterator[None]:
     """One updater per index file across processes. Without it a second process could find
-    a rebuild half-done (not yet marked complete), take it for damage and move it aside."""
+    a rebuild half-done (not yet marked complete), take it for damage and move it aside.
+    `wait`: seconds to wait for another updater before `IndexBusy` (None: no limit)."""
     fd = os.open(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        if wait is None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        else:
+            deadline = time.monotonic() + wait
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise IndexBusy(
+                            f"{path}: another factdesk process has been updating the index for "
+                            f"{wait:g} s; nothing was changed (try again when it is done)"
+                        ) from None
+                    time.sleep(0.05)
         yield
     finally:
         os.close(fd)
