@@ -218,6 +218,24 @@ def test_edit_fields_title_and_body(corpus: Corpus, cur: Curation) -> None:
         cur.edit([A], {"confidence": 1.5}, "no")
 
 
+def test_edit_refuses_refs_knomit_would_not_write(corpus: Corpus, cur: Curation) -> None:
+    # FORMAT §4.3–4.4: every new ref well formed and inside the repository, every new local
+    # one naming a fact that exists (or once did); all of them named at once
+    snapshot = corpus.snapshot()
+    old = list(cur.read_fact(A).refs)
+    bad = ["kb/does/not/exist.md", "../../etc/passwd", "C:foo", "kb://abc/kb/x.md"]
+    with pytest.raises(Refused) as info:
+        cur.edit([A], {"refs": [*old, *bad]}, "more sources")
+    message = str(info.value)
+    assert info.value.rule == "refs" and "nothing was written" in message
+    for raw in bad:
+        assert repr(raw) in message, raw
+    assert corpus.snapshot() == snapshot
+    cur.retract([C], "superseded")
+    cur.edit([A], {"refs": [*old, B, C, "https://example.org/pool"]}, "a retracted fact once existed")
+    assert list(cur.read_fact(A).refs) == [*old, B, C, "https://example.org/pool"]
+
+
 def test_move_renames_and_updates_refs_in_the_same_commit(corpus: Corpus) -> None:
     corpus.fact("kb/decisions/api/e5e5e5e5.md", title="Synthesis", type="synthesis",
                 refs=f"{A}, kb://0123456789ab/{A}, https://example.org")

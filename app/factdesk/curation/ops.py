@@ -56,7 +56,13 @@ from factdesk.index.indexer import Indexer, IndexStats
 from factdesk.index.search import rows_in
 from factdesk.model import legality
 from factdesk.model.fact import Fact
-from factdesk.model.refs import RefKind, classify_ref, is_contained_repo_path, local_targets
+from factdesk.model.refs import (
+    RefKind,
+    classify_ref,
+    is_contained_repo_path,
+    local_targets,
+    unwritable,
+)
 from factdesk.model.registry import Registry
 
 __all__ = ["ChangeSet", "Conflict", "Curation", "CurationError", "Refused", "Relabelable",
@@ -348,11 +354,7 @@ class Curation:
             after = parse_fact(path, new).fact
             if after is None:
                 raise Refused(f"{path}: the edit would make the file unreadable")
-            refs_after = list(after.refs)
-            for raw in refs_after:
-                ref = classify_ref(raw, self.repo_ids)
-                if ref.kind is RefKind.MALFORMED:
-                    raise Refused(f"{path}: ref {raw!r}: {ref.warning}", rule="ref-shape")
+            self._refuse_new_refs(path, [r for r in after.refs if r not in fact.refs], paths)
             problems = legality.violations(legality.values_of(after), self.context_for(after))
             if problems:
                 raise Refused(f"{path}: {problems[0]}", rule=problems[0].rule)
@@ -363,6 +365,27 @@ class Curation:
             raise Refused("nothing to change: every selected fact already has those values")
         plan = _Plan("edit", self._subject("edit", file_changes, fields), file_changes, fields)
         return self._run(plan, reason, expected_head, preview)
+
+    def _refuse_new_refs(self, path: str, added: Sequence[str], batch: Sequence[str]) -> None:
+        """knomit's write gate (FORMAT §4.3–4.4): every ref newly added must be well formed
+        and stay inside the repository, and a local one must name a fact that exists or once
+        did (or one written in the same commit); refs the fact already had are not checked
+        again. Every problem is listed at once, and nothing is written."""
+        problems = [f"{raw!r}: {why}" for raw in added if (why := unwritable(raw, self.repo_ids))]
+        targets = [t for raw in added if (t := classify_ref(raw, self.repo_ids).target)
+                   and not unwritable(raw, self.repo_ids)]
+        if targets:
+            known = {p.lower() for p in batch}
+            conn = self.indexer.connect(readonly=True)
+            try:
+                known |= {row[0] for row in rows_in(  # (retracted ones once existed)
+                    conn, "SELECT lower(path) FROM facts WHERE lower(path) IN ({marks})", targets)}
+            finally:
+                conn.close()
+            problems += [f"{t!r}: no such fact" for t in targets if t not in known]
+        if problems:
+            raise Refused(f"{path}: refs that cannot be written, nothing was written: "
+                          + "; ".join(problems), rule="refs")
 
     # -- move ---------------------------------------------------------------------------------
 

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 _KB_RE = re.compile(r"^kb://([0-9a-fA-F]{12})/(.+)$")
+#: a one-letter "scheme" is a Windows drive (`C:\\x`, `c:foo`), not a URL (RELIABILITY C02/C03)
+DRIVE_RE = re.compile(r"^[A-Za-z]:")
 _SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _HEX40 = re.compile(r"^[0-9a-f]{40}$")
 _HEX12 = re.compile(r"^[0-9a-f]{12}$")
@@ -114,3 +116,18 @@ def is_contained_repo_path(path: str) -> bool:
         return False
     parts = path.split("/")
     return all(part not in ("", ".", "..") for part in parts)
+
+
+def unwritable(raw: str, repo_id: RepoIds) -> str | None:
+    """Why a ref may not be newly written into a fact, or None: malformed (knomit's write
+    gate refuses it, FORMAT §4.3), a local file or Windows path, or a repo path that leaves
+    the repository (the checker's C01–C03). Whether a local target exists is the caller's
+    question (it needs the corpus: §4.4)."""
+    ref = classify_ref(raw, repo_id)
+    if ref.warning:
+        return ref.warning
+    if ref.kind is RefKind.EXTERNAL_URL and (raw.lower().startswith("file:") or DRIVE_RE.match(raw)):
+        return "a local file or a Windows path; refs are repo paths or URLs"
+    if ref.kind is RefKind.LOCAL_FACT and ref.target is not None and (why := uncontained(ref.target)):
+        return why[1]
+    return None

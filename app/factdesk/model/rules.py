@@ -33,6 +33,7 @@ from factdesk.model.enums import (
 )
 from factdesk.model.fact import Fact, Problem
 from factdesk.model.refs import (
+    DRIVE_RE,
     RefKind,
     RepoIds,
     classify_ref,
@@ -43,8 +44,6 @@ from factdesk.model.registry import Registry, agent_id_from_email
 from factdesk.model.weight import evidence_weight, is_stale
 
 _DATE_RE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
-#: a one-letter "scheme" is a Windows drive (`C:\\x`, `c:foo`), not a URL (RELIABILITY C02/C03)
-_DRIVE_RE = re.compile(r"^[A-Za-z]:")
 _SETTLES_RE = re.compile(r"(?im)^\s*\**settles?\s+by\s+(\d{4}-\d{2}-\d{2})")
 _CRITERION_WORDS = re.compile(r"(?i)\b(settles? by|falsif\w*|settlement|criterion|refuted if|confirmed if)\b")
 
@@ -266,7 +265,7 @@ def _refs(fact: Fact, ctx: CheckContext) -> Iterable[Problem]:
         if ref.kind is RefKind.EXTERNAL_URL and raw.lower().startswith("file:"):
             yield _p(fact, "refs", "ref-absolute", Severity.WARNING,
                      f"ref {raw!r} names a local file; refs are repo paths or URLs")
-        elif ref.kind is RefKind.EXTERNAL_URL and _DRIVE_RE.match(raw):  # knomit: a "scheme"
+        elif ref.kind is RefKind.EXTERNAL_URL and DRIVE_RE.match(raw):  # knomit: a "scheme"
             if raw[2:3] in ("\\", "/"):
                 yield _p(fact, "refs", "ref-absolute", Severity.WARNING,
                          f"ref {raw!r} is a Windows path; refs are repo paths or URLs")
