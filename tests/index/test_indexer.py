@@ -190,6 +190,14 @@ def test_search_filters_and_text(indexed: sqlite3.Connection) -> None:
     assert len(fact_ids(indexed, "confidence:<0.9 path:kb/gotchas")) == 2
     assert len(fact_ids(indexed, "-type:reference")) == 2
     assert search(indexed, "migr*")[0].path == "kb/gotchas/db/b2b2b2b2.md"
+    # the frontmatter's names for the envelope fields filter as the short ones do (they
+    # were read as plain text, and matched nothing)
+    for alias, field in (("claim_type", "claim"), ("claimant_type", "claimant"),
+                         ("claimant_agent_id", "claimant"), ("subject_kind", "subject")):
+        for value in ("observation", "tool", "claude-code", "codebase", "reference"):
+            assert fact_ids(indexed, f"{alias}:{value}") == fact_ids(indexed, f"{field}:{value}")
+    assert fact_ids(indexed, "claim_type:observation")  # (not an empty match of empties)
+    assert fact_ids(indexed, "claimant_agent_id:claude-code")
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -35,6 +35,11 @@ FIELDS: dict[str, str] = {
     "author": "the agent or person of the last change",
     "op": "operation token of the last change (learn, update, relabel, …)",
 }
+#: the frontmatter's own names for the envelope fields, which the relabel diff and `show`
+#: use: typed as field names, they matched nothing (they were read as plain text)
+ALIASES: dict[str, str] = {"claim_type": "claim", "claimant_type": "claimant",
+                           "claimant_agent_id": "claimant", "subject_kind": "subject",
+                           "subject_ref": "subject", "entities": "entity"}
 _TOKEN = re.compile(r'\s*(-?)(?:(\w+):("(?:[^"]|"")*"?|\S*)|("(?:[^"]|"")*"?)|(\S+))')
 _CMP = re.compile(r"^(<=|>=|<|>|=)?\s*(-?\d+(?:\.\d+)?|-?\.\d+)$")
 #: field -> (column, whether a narrow (column, status) index of schema.BULK_INDEXES answers
@@ -127,8 +132,9 @@ def compile_query(text: str, *, since_last_visit: int | None = None,
             break
         pos = m.end()
         neg, name, value, phrase, word = m.groups()
-        if name is not None and name.lower() in FIELDS:
-            _filter(q, name.lower(), _unquote(value or ""), bool(neg),
+        key = ALIASES.get(name.lower(), name.lower()) if name is not None else None
+        if key is not None and key in FIELDS:
+            _filter(q, key, _unquote(value or ""), bool(neg),
                     since_last_visit=since_last_visit, commit_time=commit_time or {})
             continue
         if name is not None:  # `foo:bar` with an unknown field name is plain text
