@@ -237,6 +237,30 @@ def test_retract_asks_nothing_more_than_a_reason(qtbot, window: MainWindow, repo
     assert git(repo, "log", "-1", "--format=%s").startswith("retract(curation): ")
 
 
+def test_after_a_retract_and_its_undo_the_place_is_kept(qtbot, window: MainWindow) -> None:
+    # the curator was left with no row and an empty inspector (its tabs still counting the
+    # retracted fact's problems), and the undone fact was not shown again
+    ids = window.table.model.ids
+    row = 1
+    gone, neighbour = ids[row], ids[row + 1]
+    window.show_fact(gone)
+    assert window.table.current_id() == gone
+    path = window.inspector.path
+    with qtbot.waitSignal(window.index_did_update, timeout=10_000):
+        window.retract_selected("superseded")
+    assert gone not in window.table.model.ids
+    assert window.table.current_id() == neighbour == window.inspector.fact_id
+    tabs = window.inspector.tabs
+    shown = window.inspector
+    assert tabs.tabText(tabs.indexOf(shown.problems)).startswith("Problems")
+    with qtbot.waitSignal(window.index_did_update, timeout=10_000):
+        window.undo()
+    assert window.inspector.path == path  # (under a new id: the row was made anew)
+    assert window.table.current_id() == window.inspector.fact_id
+    shown.show_fact(None)
+    assert tabs.tabText(tabs.indexOf(shown.problems)) == "Problems"  # no stale count
+
+
 def test_patched_table_order_equals_a_full_requery(qtbot, window: MainWindow, repo: Path) -> None:
     """After a relabel the table moves the changed facts in place (no full re-query); the
     order must be exactly what a re-query gives, for every sort and a few queries."""

@@ -216,6 +216,9 @@ class InspectorPanel(QWidget):
             self.refs.clear()
             self.problems.clear()
             self.other.clear()
+            for tab, name in ((self.refs, "Refs"), (self.problems, "Problems"),
+                              (self.other, "Other fields")):  # (no counts of the last fact)
+                self.tabs.setTabText(self.tabs.indexOf(tab), name)
             self.history.show_path(None, "")
             return
         self.title.setText(clip(row["title"] or "(untitled)"))

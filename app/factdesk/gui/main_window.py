@@ -74,6 +74,9 @@ class MainWindow(QMainWindow):
         self.relabel_dialog: RelabelDialog | None = None
         self.last_change: ChangeSet | None = None
         self._reselect_path: str | None = None
+        #: the table row of the fact shown when an action began: its neighbour is chosen
+        #: when the action took the fact out of the table (a retract)
+        self._reselect_row: int | None = None
         self.mislabels = MislabelPanel(self.curation, run_action=self.run_action,
                                        open_editor=self.open_relabel,
                                        ask_text=lambda *a: self.ask_text(*a), parent=self)
@@ -488,6 +491,16 @@ class MainWindow(QMainWindow):
         moved = {f.path: f.new_path for f in result.files if f.new_path}
         here = self.inspector.path
         self._reselect_path = moved.get(here, here) if here else None
+        conn = self.session.conn
+        if conn is not None:  # one fact that comes (back) into the table: show it (an undone
+            # retract, a restore, a confirmation's new observation)
+            ids = ids_of_paths(conn, result.paths_after)
+            back = [p for p in result.paths_after if ids.get(p) is None
+                    or self.table.model.row_of(ids[p]) is None]
+            if len(back) == 1:
+                self._reselect_path = back[0]
+        current = self.table.view.currentIndex()
+        self._reselect_row = current.row() if current.isValid() else None
         self.statusBar().showMessage(
             f"Committed {result.commit[:10] if result.commit else ''}: {result.subject}", 8000)
         # no file came or went: the folder tree and the watched folders stay as they are
@@ -615,6 +628,10 @@ class MainWindow(QMainWindow):
             self.transitions.load()  # in the background; the inspector's track records follow
         if self._reselect_path and self.session.conn is not None:
             fact_id = ids_of_paths(self.session.conn, [self._reselect_path]).get(self._reselect_path)
+            count = self.table.model.rowCount()
+            if (fact_id is None or self.table.model.row_of(fact_id) is None) \
+                    and self._reselect_row is not None and count:
+                fact_id = self.table.model.fact_id(min(self._reselect_row, count - 1))
             if fact_id is not None and self.table.current_id() != fact_id:
                 self.table.select_id(fact_id)
             self._reselect_path = None
