@@ -76,6 +76,15 @@ def test_check_staged_judges_what_is_staged_not_the_working_copy(
     assert "confidence_range" in capsys.readouterr().out
 
 
+def test_the_hook_goes_where_git_runs_hooks_from(corpus: Corpus,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    git(corpus.root, "config", "core.hooksPath", ".githooks")  # (it was written to .git/hooks)
+    assert main(["check", "--install-hook", "--kb", str(corpus.root)]) == 0
+    assert (corpus.root / ".githooks" / "pre-commit").exists()
+    assert str(corpus.root / ".githooks" / "pre-commit") in capsys.readouterr().out
+    assert not (corpus.root / ".git" / "hooks" / "pre-commit").exists()
+
+
 def test_pre_commit_hook_stops_a_broken_fact(corpus: Corpus) -> None:
     assert main(["check", "--install-hook", "--kb", str(corpus.root)]) == 0
     corpus.write("kb/gotchas/db/e5e5e5e5.md", "---\nconfidence: 1.7\n---\n# Too sure\n")

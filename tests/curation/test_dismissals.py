@@ -159,3 +159,15 @@ def test_queue_over_a_real_repository(corpus: Corpus) -> None:
     ix.update()
     again = queue_from_index(corpus.root, ix.connect(readonly=True), codes=["hedged-observation"])
     assert [(s.path, s.code) for s in again] == [(HEDGED, "hedged-observation")]
+
+
+def test_dismissing_an_unknown_code_is_refused(corpus: Corpus) -> None:
+    from factdesk.curation import Curation, Refused
+
+    cur = Curation(open_corpus(corpus.root))
+    snapshot = corpus.snapshot()
+    with pytest.raises(Refused, match="'no-such-code' is not a mislabel suggestion code"):
+        cur.dismiss("kb/gotchas/db/a1a1a1a1.md", "no-such-code", "a typo")  # recorded, dismissing nothing
+    assert corpus.snapshot() == snapshot
+    cur.dismiss("kb/gotchas/db/a1a1a1a1.md", "observation-without-refs", "cited in the body")
+    assert "observation-without-refs" in (corpus.root / DISMISSALS_PATH).read_text()

@@ -307,6 +307,16 @@ def test_retract_and_restore(corpus: Corpus, cur: Curation) -> None:
     assert (corpus.root / C).read_bytes() == original
 
 
+def test_restoring_a_moved_fact_is_refused(corpus: Corpus, cur: Curation) -> None:
+    # its old path is indexed as retracted; restoring it made a second copy of a live fact
+    moved = "kb/decisions/api/a1a1a1a1.md"
+    cur.move({A: moved}, "it is a decision")
+    snapshot = corpus.snapshot()
+    with pytest.raises(Refused, match=f"lives on at {moved}"):
+        cur.restore([A], "restore the old path")
+    assert corpus.snapshot() == snapshot
+
+
 def test_attest_writes_envelope_and_records_it(corpus: Corpus, cur: Curation) -> None:
     with pytest.raises(Refused, match="cannot attest without claimant_type"):
         cur.attest([A], "no registry, so the claimant's type is unknown", {"subject_kind": "codebase"})

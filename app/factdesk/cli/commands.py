@@ -262,7 +262,7 @@ def _num(value: float | None) -> str:
 
 
 def _install_hook(repo: Path) -> str:
-    hooks = gitrepo.git_dir(repo) / "hooks"
+    hooks = gitrepo.hooks_dir(repo)
     hooks.mkdir(parents=True, exist_ok=True)
     hook = hooks / "pre-commit"
     if hook.exists() and HOOK_MARK not in hook.read_text("utf-8", "replace"):

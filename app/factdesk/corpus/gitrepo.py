@@ -248,6 +248,18 @@ def status_paths(repo: Path, root: str) -> set[str] | None:
     return out
 
 
+def hooks_dir(repo: Path) -> Path:
+    """Where git runs this repository's hooks from: `core.hooksPath` when a config file sets
+    it (relative paths are the work tree's), else `<git dir>/hooks`. (factdesk's own git
+    commands set it to /dev/null, so the config files are read one by one.)"""
+    for scope in ("--worktree", "--local", "--global", "--system"):
+        out = run_git(repo, "config", scope, "--get", "core.hooksPath", check=False).strip()
+        if out:
+            path = Path(out.decode("utf-8", "surrogateescape")).expanduser()
+            return path if path.is_absolute() else repo / path
+    return git_dir(repo) / "hooks"
+
+
 def staged_blobs(repo: Path) -> dict[str, str]:
     """Each file added or modified in git's index (staged for the next commit), with the
     id of the blob staged: what the commit will hold, whatever the working tree has."""

@@ -530,12 +530,28 @@ class Curation:
             data = self._last_version(path)
             if data is None:
                 raise Refused(f"{path}: no earlier version in this branch's history")
+            if elsewhere := self._live_namesake(path):
+                raise Refused(f"{path}: the fact lives on at {elsewhere} (moved there); restoring "
+                              "it would make a second copy")
             changes.append(FileChange(path, None, data))
             fields.append(FieldChange(path, "status", "retracted", "live"))
         fact = parse_fact(changes[0].path, changes[0].new or b"").fact
         subject = (f"restore: {fact.title if fact else changes[0].path}" if len(changes) == 1
                    else f"restore: {len(changes)} facts")
         return self._run(_Plan("restore", subject, changes, fields), reason, expected_head, preview)
+
+    def _live_namesake(self, path: str) -> str | None:
+        """A live fact at another path with the same file name (a fact's name is its id:
+        knomit's move keeps it), or None."""
+        name = path.rsplit("/", 1)[-1].lower()
+        pattern = "%/" + name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        conn = self.indexer.connect(readonly=True)
+        try:
+            rows = conn.execute("SELECT path FROM facts WHERE status != 'retracted' "
+                                "AND lower(path) LIKE ? ESCAPE '\\'", (pattern,)).fetchall()
+        finally:
+            conn.close()
+        return next((row[0] for row in rows if row[0] != path), None)
 
     def _last_version(self, path: str) -> bytes | None:
         out = gitrepo.run_git(self.repo, "log", "--first-parent", "-n", "1", "--format=%H",
@@ -697,7 +713,11 @@ class Curation:
         """Record in git (`.factdesk/dismissals.yaml`) that a suspected-mislabel suggestion
         does not apply to this version of the fact; an edited fact comes back to the queue."""
         from factdesk.curation import dismissals as dz
+        from factdesk.model.mislabels import CODES
 
+        if code not in CODES:  # (a typo would be recorded, and dismiss nothing)
+            raise Refused(f"{code!r} is not a mislabel suggestion code ({', '.join(CODES)})",
+                          rule="dismiss")
         data, fact = self._read(path, None)
         old = read_or_none(self.repo / dz.DISMISSALS_PATH)
         try:
