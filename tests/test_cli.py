@@ -126,6 +126,8 @@ def test_corpus_text_reaches_the_terminal_inert(corpus: Corpus,
         out = capsys.readouterr().out
         assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
         assert "Invoice paid ⟨U+202E⟩fdp.exe ⟨U+001B⟩]0;pwned⟨U+0007⟩⟨U+001B⟩[2J" in out
+    main(["search", "Invoice", "--kb", kb])
+    assert capsys.readouterr().out.endswith("\n1 result\n")  # (not "1 results")
     assert main(["show", "e5e5e5e5", "--kb", kb, "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)  # JSON carries the raw text (escaped by JSON)
     assert data["title"] == "Invoice paid \u202efdp.exe \x1b]0;pwned\x07\x1b[2J"

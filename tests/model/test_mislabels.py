@@ -354,7 +354,7 @@ def test_illegal_reasons_names_the_rule() -> None:
         "kind epistemic does not allow type policy"]
     assert "a hypothesis needs a settlement criterion" in illegal_reasons(
         f, Proposal({"type": "hypothesis", "claim_type": "hypothesis"}), ctx())
-    assert any("may not make a assertion about user" in r
+    assert any("may not make an assertion about user" in r
                for r in illegal_reasons(f, Proposal({"claim_type": "assertion"}), ctx()))
     assert any("origin distilled" in r for r in illegal_reasons(
         f, Proposal({"origin": "distilled"}), ctx()))

@@ -57,6 +57,11 @@ def _open(kb: Path) -> Indexer:
     return open_corpus(kb)
 
 
+def count(n: int, noun: str) -> str:
+    """`1 error`, `2 errors` (nouns whose plural adds an s)."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def say(text: str, *, err: bool = False, nl: bool = True) -> None:
     """Text output: corpus text reaches the terminal inert (`for_terminal`: an escape
     sequence in a title would otherwise retitle the window or clear the screen)."""
@@ -119,7 +124,7 @@ def check(kb: Path, fmt: str, install_hook: bool, staged: bool) -> None:
     else:
         for p in errors + warnings:
             say(f"{p['path']}:{p['line']}: {p['severity']} [{p['code']}] {p['message']}")
-        say(f"{facts} facts: {len(errors)} errors, {len(warnings)} warnings",
+        say(f"{count(facts, 'fact')}: {count(len(errors), 'error')}, {count(len(warnings), 'warning')}",
                    err=bool(errors))
     if indexer.stale:  # a check that could not see the files as they are has not passed
         say("error: the files changed since the index was last brought up to date "
@@ -169,8 +174,8 @@ def search_cmd(query: str, kb: Path, limit: int, fmt: str) -> None:
         click.echo(json.dumps({"results": [h.as_dict() for h in hits]}, ensure_ascii=False))
     else:
         for h in hits:
-            say(f"{h.score:8.3f}  {h.type or '?':<12} {h.path}\n          {h.title}")
-        say(f"{len(hits)} results")
+            say(f"{h.score + 0.0:8.3f}  {h.type or '?':<12} {h.path}\n          {h.title}")
+        say(count(len(hits), "result"))
     _exit(0)
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import click
 
-from factdesk.cli.commands import FORMAT, KB, _exit, _open, cli, say
+from factdesk.cli.commands import FORMAT, KB, _exit, _open, cli, count, say
 from factdesk.curation import ChangeSet, Curation, CurationError, recover
 from factdesk.index.indexer import Indexer
 from factdesk.index.search import fact_ids, get_fact_row
@@ -299,7 +299,7 @@ def mislabels(include_all: bool, limit: int, kb: Path, fmt: str) -> None:
             change = ", ".join(f"{k} → {v if v is not None else '(remove)'}" for k, v in s.proposal.items())
             need = f"  (needs {', '.join(s.needs_input)})" if s.needs_input else ""
             say(f"{s.path}:{s.line}: [{s.code}] {s.explanation}\n    propose: {change}{need}")
-        say(f"{len(queue)} suggestions")
+        say(count(len(queue), "suggestion"))
     _exit(0)
 
 

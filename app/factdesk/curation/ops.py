@@ -55,6 +55,7 @@ from factdesk.fsio import read_or_none
 from factdesk.index.indexer import Indexer, IndexStats
 from factdesk.index.search import rows_in
 from factdesk.model import legality
+from factdesk.model.authority import an
 from factdesk.model.fact import Fact
 from factdesk.model.refs import (
     RefKind,
@@ -642,7 +643,7 @@ class Curation:
                 raise Refused(f"{observation} is itself a hypothesis: in a settlement the "
                               "non-hypothesis wins (R4)", rule="R4")
             if obs.kind == "pragmatic":
-                raise Refused(f"{observation} is a {obs.type}: only evidence settles a prediction",
+                raise Refused(f"{observation} is {an(obs.type)}: only evidence settles a prediction",
                               rule="R4")
             cited = {t for t in local_targets(obs.refs, self.repo_ids)}
             if hypothesis.lower() not in cited:

@@ -91,3 +91,8 @@ _VERBS: dict[str, str] = {
     ClaimType.HYPOTHESIS: "hypothesises",
     ClaimType.LEGACY: "claims (unattested)",
 }
+
+
+def an(word: str) -> str:
+    """`word` with its indefinite article: "an observation", "a report" (for messages)."""
+    return ("an " if word[:1].lower() in "aeiou" else "a ") + word

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from factdesk.model.authority import Authority, authority, forbidden_reason
+from factdesk.model.authority import Authority, an, authority, forbidden_reason
 from factdesk.model.enums import (
     TYPES_BY_KIND,
     ClaimantType,
@@ -184,7 +184,7 @@ def _authority(values: Values, claim: str, ctx: Context) -> list[Violation]:
         reason = forbidden_reason(claimant_type, subject, claim)
         if reason:
             out.append(Violation("claim_type", "A1",
-                                 f"a {claimant_type} may not make a {claim} about {subject}: {reason}"))
+                                 f"{an(claimant_type)} may not make {an(claim)} about {subject}: {reason}"))
         elif authority(claimant_type, subject, claim) is Authority.GROUND_TRUTH \
                 and not (ctx.attesting or ctx.was_ground_truth):
             out.append(Violation("claim_type", "A1-ground",
@@ -196,7 +196,7 @@ def _authority(values: Values, claim: str, ctx: Context) -> list[Violation]:
         registered = ctx.registry.type_of(agent)
         if registered and registered != claimant_type:
             out.append(Violation("claimant_type", "A1-registry",
-                                 f"the registry lists {agent} as a {registered}, not a {claimant_type}"))
+                                 f"the registry lists {agent} as {an(registered)}, not {an(claimant_type)}"))
     return out
 
 

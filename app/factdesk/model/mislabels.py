@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from factdesk.model.authority import forbidden_reason
+from factdesk.model.authority import an, forbidden_reason
 from factdesk.model.enums import (
     ClaimantType,
     ClaimType,
@@ -209,7 +209,7 @@ def illegal_reasons(fact: Fact, proposal: Proposal, ctx: MislabelContext) -> lis
     if s["claimant_type"] and s["subject_kind"]:
         why = forbidden_reason(s["claimant_type"], s["subject_kind"], claim)
         if why:
-            out.append(f"{s['claimant_type']} may not make a {claim} about {s['subject_kind']}: {why}")
+            out.append(f"{s['claimant_type']} may not make {an(claim)} about {s['subject_kind']}: {why}")
     if (type_ == FactType.HYPOTHESIS and not (s["settle_by"] or s["settlement"])
             and not _has_body_criterion(fact) and "settlement" not in proposal.needs_input):
         out.append("a hypothesis needs a settlement criterion")

@@ -20,7 +20,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 
-from factdesk.model.authority import forbidden_reason
+from factdesk.model.authority import an, forbidden_reason
 from factdesk.model.enums import (
     ClaimantType,
     ClaimType,
@@ -191,7 +191,7 @@ def _a1(fact: Fact, ctx: CheckContext) -> Iterable[Problem]:
         if reason:
             key = "claimant_type" if env.claimant_type == ClaimantType.VIEW else "subject_kind"
             yield _p(fact, key, "A1", Severity.ERROR,
-                     f"{env.claimant_type} may not make a {fact.claim_type} about "
+                     f"{env.claimant_type} may not make {an(fact.claim_type or '')} about "
                      f"{env.subject_kind}: {reason}")
     if env.claimant_type == ClaimantType.PERSONA and not fact.refs:
         yield _p(fact, "refs", "A1", Severity.ERROR, "a persona's claim must cite (refs is empty)")
