@@ -246,8 +246,12 @@ def test_after_a_retract_and_its_undo_the_place_is_kept(qtbot, window: MainWindo
     window.show_fact(gone)
     assert window.table.current_id() == gone
     path = window.inspector.path
+    asked: list[str] = []
+    window.ask_text = lambda _t, label, _d: asked.append(label) or "superseded"  # type: ignore[method-assign]
     with qtbot.waitSignal(window.index_did_update, timeout=10_000):
-        window.retract_selected("superseded")
+        window.retract_selected()
+    title = window.session.conn.execute("SELECT title FROM facts WHERE path = ?", (path,)).fetchone()[0]
+    assert asked == [f"Retract “{title}” ({path})? Reason:"]  # (it said "1 fact(s)")
     assert gone not in window.table.model.ids
     assert window.table.current_id() == neighbour == window.inspector.fact_id
     tabs = window.inspector.tabs

@@ -440,7 +440,10 @@ class MainWindow(QMainWindow):
         if not paths:
             return
         if reason is None:
-            reason = self.ask_text("Retract", f"Retract {len(paths)} fact(s). Reason:", "")
+            what = (f"“{self.inspector.title.text()[:120]}” ({paths[0]})"  # (shown clipped)
+                    if len(paths) == 1 and self.inspector.path == paths[0] else
+                    paths[0] if len(paths) == 1 else f"{len(paths)} facts")
+            reason = self.ask_text("Retract", f"Retract {what}? Reason:", "")
             if reason is None:
                 return
         conn = self.session.conn
