@@ -139,3 +139,8 @@ def test_show_says_unknown_not_none(corpus: Corpus, capsys: pytest.CaptureFixtur
     corpus.commit("learn: a broken one")
     assert main(["show", path, "--kb", str(corpus.root)]) == 0
     assert "None" not in capsys.readouterr().out
+    # index and check count the same facts (index left the unreadable one out)
+    main(["index", "--kb", str(corpus.root)])
+    indexed = capsys.readouterr().out.split(": ", 1)[1].split(" facts")[0]
+    main(["check", "--kb", str(corpus.root)])
+    assert capsys.readouterr().err.startswith(f"{indexed} facts: 1 error")  # (on stderr)

@@ -85,9 +85,9 @@ def index(kb: Path, rebuild: bool) -> None:
     """Build the index, or update it with what changed since it was built."""
     indexer = _open(kb)
     stats = indexer.update(rebuild=rebuild)
-    say(f"{stats.mode}: {stats.facts} facts, {stats.broken} unreadable, "
-               f"{stats.retracted} retracted, {stats.problems} problems, "
-               f"{len(stats.changed)} changed ({stats.seconds:.2f}s)")
+    say(f"{stats.mode}: {stats.facts + stats.broken} facts ({stats.broken} unreadable), "
+        f"{stats.retracted} retracted, {stats.problems} problems, "
+        f"{len(stats.changed)} changed ({stats.seconds:.2f}s)")
     _exit(0)
 
 
@@ -124,11 +124,11 @@ def check(kb: Path, fmt: str, install_hook: bool, staged: bool) -> None:
     else:
         for p in errors + warnings:
             say(f"{p['path']}:{p['line']}: {p['severity']} [{p['code']}] {p['message']}")
-        say(f"{count(facts, 'fact')}: {count(len(errors), 'error')}, {count(len(warnings), 'warning')}",
-                   err=bool(errors))
+        say(f"{count(facts, 'fact')}: {count(len(errors), 'error')}, "
+            f"{count(len(warnings), 'warning')}", err=bool(errors))
     if indexer.stale:  # a check that could not see the files as they are has not passed
         say("error: the files changed since the index was last brought up to date "
-                   "were not checked", err=True)
+            "were not checked", err=True)
     _exit(1 if errors or indexer.stale else 0)
 
 

@@ -97,7 +97,7 @@ def queue_cmd(kb: Path, today: str | None, fmt: str) -> None:
             say(_item_text(item))
         overdue = sum(1 for i in items if i.overdue)
         say(f"{len(items)} open hypotheses, {overdue} overdue "
-                   f"({day.isoformat()})")
+            f"({day.isoformat()})")
     _exit(0)
 
 

@@ -51,7 +51,7 @@ def embed(kb: Path, model: str | None) -> None:
     session = _session(kb, model)
     stats = _embed(session)
     say(f"{session.model_id}: {stats.facts} facts, {stats.embedded} embedded, "
-               f"{stats.reused} cached, {stats.removed} removed ({stats.seconds:.2f}s)")
+        f"{stats.reused} cached, {stats.removed} removed ({stats.seconds:.2f}s)")
     _exit(0)
 
 
@@ -103,8 +103,8 @@ def duplicates(kb: Path, threshold: float | None, limit: int, fmt: str, model: s
         for p in shown:
             say(f"{p.score:6.3f}  {p.a}\n        {p.b}")
         say(f"{len(pairs)} pairs among {stats.facts} facts "
-                   f"({'incremental' if stats.incremental else 'full'} scan, "
-                   f"{stats.seconds:.2f}s)")
+            f"({'incremental' if stats.incremental else 'full'} scan, "
+            f"{stats.seconds:.2f}s)")
     _exit(0)
 
 
