@@ -100,6 +100,16 @@ def test_pre_commit_hook_stops_a_broken_fact(corpus: Corpus) -> None:
     assert "learn: bad" not in git(corpus.root, "log", "--format=%s")
 
 
+def test_a_negated_word_is_a_query_not_an_option(corpus: Corpus,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    kb = str(corpus.root)
+    assert main(["search", "-pool", "--kb", kb, "--format", "json"]) == 0  # "No such option: -p"
+    negated = {r["path"] for r in json.loads(capsys.readouterr().out)["results"]}
+    assert main(["search", "pool", "--kb", kb, "--format", "json"]) == 0
+    wanted = {r["path"] for r in json.loads(capsys.readouterr().out)["results"]}
+    assert negated and wanted and not negated & wanted
+
+
 def test_a_moved_fact_is_found_by_its_name(corpus: Corpus, capsys: pytest.CaptureFixture[str]) -> None:
     # its old path stays in the index as retracted: the name matched two rows, and
     # `show <name>` said no fact matched

@@ -161,7 +161,7 @@ def _staged_problems(indexer: Indexer, conn: sqlite3.Connection, rows: list[dict
     return sorted(kept + found, key=lambda r: (r["path"], r["line"], r["code"]))
 
 
-@cli.command(name="search")
+@cli.command(name="search", context_settings={"ignore_unknown_options": True})  # `-retry` is a query
 @click.argument("query")
 @KB
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 10_000))
