@@ -110,3 +110,30 @@ def test_refute_and_extend_with_keys(qtbot, window: MainWindow, repo: Path) -> N
     msg = git(repo, "log", "-1", "--format=%B")
     # the candidate chosen when F was pressed (the first) is recorded as the evidence
     assert msg.startswith(f"retract(refuted): {HYP}") and "Factdesk-Evidence: kb/gotchas/db/" in msg
+
+
+def test_confirming_with_a_new_observation_asks_its_confidence(qtbot, window: MainWindow,
+                                                                repo: Path) -> None:
+    # it wrote confidence: 0.8 that nobody had chosen
+    prepare(repo)
+    open_tab(qtbot, window)
+    panel = window.settlement
+    assert panel.select_path(LATER)
+    qtbot.waitUntil(lambda: panel.current_item() is not None and panel.current_item().path == LATER,
+                    timeout=5000)
+    assert panel.chosen_candidate() is None  # nothing cites it: C writes a new observation
+    asked: list[tuple[str, str]] = []
+    answers = iter(["Reads stayed at 12 ms for a month", "0.95"])
+
+    def answer(_title: str, label: str, default: str) -> str:
+        asked.append((label, default))
+        return next(answers)
+
+    window.ask_text = answer  # type: ignore[method-assign]
+    with qtbot.waitSignal(window.index_did_update, timeout=10_000):
+        qtbot.keyClick(panel.list, Qt.Key.Key_C)
+    assert asked[1][1] == "0.8" and "Confidence" in asked[1][0]  # offered, shown, changed
+    new = git(repo, "show", "--name-only", "--format=", "HEAD").split()
+    created = [p for p in new if p != LATER]
+    fact = parse_fact(created[0], (repo / created[0]).read_bytes()).fact
+    assert fact is not None and fact.confidence == 0.95 and fact.type == "observation"

@@ -242,6 +242,8 @@ def attest(facts: tuple[str, ...], reason: str, query: str | None, preview: bool
 @click.option("--confirm-new", "confirm_title", default=None, metavar="TITLE",
               help="confirmed by a new observation with this title (body from --body-file)")
 @click.option("--body-file", type=click.File("r", encoding="utf-8"), default=None)
+@click.option("--confidence", type=click.FloatRange(0.0, 1.0), default=0.8, show_default=True,
+              help="the new observation's confidence (--confirm-new; it is written with sources: 1)")
 @click.option("--refute", is_flag=True, help="it did not hold: retract it")
 @click.option("--evidence", multiple=True, help="facts or URLs showing it did not hold (refute)")
 @click.option("--extend", "extend_to", default=None, metavar="YYYY-MM-DD", help="a new settle-by date")
@@ -252,8 +254,8 @@ def attest(facts: tuple[str, ...], reason: str, query: str | None, preview: bool
 @KB
 @FORMAT
 def settle(hypothesis: str, confirm_by: str | None, confirm_title: str | None, body_file: Any,
-           refute: bool, evidence: tuple[str, ...], extend_to: str | None, settlement: str | None,
-           promote: bool, reason: str, preview: bool, kb: Path, fmt: str) -> None:
+           confidence: float, refute: bool, evidence: tuple[str, ...], extend_to: str | None,
+           settlement: str | None, promote: bool, reason: str, preview: bool, kb: Path, fmt: str) -> None:
     """Settle a hypothesis: confirm, refute, extend or promote it (one commit)."""
     chosen = [bool(confirm_by or confirm_title), refute, bool(extend_to or settlement), promote]
     if sum(chosen) != 1:
@@ -265,7 +267,7 @@ def settle(hypothesis: str, confirm_by: str | None, confirm_title: str | None, b
         obs = _paths(cur.indexer, [confirm_by], None)[0] if confirm_by else None
         body = body_file.read() if body_file is not None else ""
         _report(fmt, lambda: cur.confirm(hyp, obs, reason, new_title=confirm_title, new_body=body,
-                                         preview=preview))
+                                         confidence=confidence, preview=preview))
     elif refute:
         _report(fmt, lambda: cur.refute(hyp, reason, evidence=evidence, preview=preview))
     elif promote:
