@@ -239,3 +239,18 @@ def test_same_size_edit_with_its_mtime_put_back_is_seen(corpus: Corpus, tmp_path
     conn = ix.connect(readonly=True)
     assert conn.execute("SELECT confidence FROM facts WHERE path = ?", (rel,)).fetchone()[0] == 0.3
     conn.close()
+
+
+def test_an_index_set_aside_is_said_on_stderr(corpus: Corpus,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    # a damaged index was moved aside and rebuilt without a word
+    ix = Indexer(corpus.root)
+    ix.update()
+    ix.path.write_bytes(b"not a database at all" * 100)
+    assert main(["search", "pool", "--kb", str(corpus.root)]) == 0
+    err = capsys.readouterr().err
+    kept = list(ix.path.parent.glob("*.corrupt-*"))
+    assert len(kept) == 1
+    assert f"it was kept as {kept[0]} and rebuilt" in err
+    assert main(["search", "pool", "--kb", str(corpus.root)]) == 0
+    assert "warning" not in capsys.readouterr().err  # once

@@ -42,6 +42,16 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except FactdeskError as exc:
             raise click.ClickException(for_terminal(str(exc))) from None
+        finally:
+            for indexer in _opened:  # (never silently: the user may want to look at it)
+                for kept in indexer.set_aside:
+                    say(f"warning: the index could not be used (damaged, or another version's); "
+                        f"it was kept as {kept} and rebuilt", err=True)
+            _opened.clear()
+
+
+#: the indexes the running command opened (`_open`)
+_opened: list[Indexer] = []
 
 
 @click.group(cls=_Group)
@@ -54,7 +64,9 @@ def _exit(code: int) -> None:
 
 
 def _open(kb: Path) -> Indexer:
-    return open_corpus(kb)
+    indexer = open_corpus(kb)
+    _opened.append(indexer)
+    return indexer
 
 
 def count(n: int, noun: str) -> str:

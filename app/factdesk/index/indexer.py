@@ -277,6 +277,9 @@ class Indexer:
         self._engine: RuleEngine | None = None
         #: why the last `read` showed the index as it was instead of updating it, or None
         self.stale: str | None = None
+        #: where unusable index files (damaged, or another version's) were moved aside and
+        #: kept since this object was made (each was then rebuilt)
+        self.set_aside: list[Path] = []
 
     # -- public -------------------------------------------------------------------------
 
@@ -333,7 +336,7 @@ class Indexer:
                 raise
         with _update_lock(self.path):
             if _inode(self.path) == read_from:  # (else another process replaced it already)
-                schema.move_aside(self.path)
+                self._set_aside()
                 self._update_locked(False, None, None, time.perf_counter(), False)
         return self._read_once(work)
 
@@ -351,7 +354,7 @@ class Indexer:
             schema.remove(scratch)
         usable = schema.is_usable(self.path, thorough=thorough)
         if not usable and self.path.exists():
-            schema.move_aside(self.path)
+            self._set_aside()
         if (rebuild or not usable) and schema.is_absent(self.path):
             stats = self._build_fresh(progress)
         else:
@@ -362,7 +365,7 @@ class Indexer:
                 # locked, I/O) leaves the index as it was
                 if not schema.is_damage(exc):
                     raise
-                schema.move_aside(self.path)
+                self._set_aside()
                 stats = self._build_fresh(progress)
         stats.seconds = time.perf_counter() - started
         return stats
@@ -791,6 +794,10 @@ class Indexer:
         if self._engine is None:
             self._engine = shared_engine()
         return self._engine
+
+    def _set_aside(self) -> None:
+        if (kept := schema.move_aside(self.path)) is not None:
+            self.set_aside.append(kept)
 
     def _has_git(self) -> bool:
         return (self.repo / ".git").exists()
