@@ -272,11 +272,14 @@ def as_int(value: object, key: str) -> int:
     number = as_float(value, key)
     if not math.isfinite(number):
         raise FieldError(f"{key}_type", f"{key} must be a finite integer", key)
-    assert isinstance(value, Scalar)  # (as_float refuses the rest)
-    exact = int(value.text.replace("_", ""), 0) if _INT_RE.match(value.text) else int(number)
-    if not INT64[0] <= exact <= INT64[1]:
-        raise FieldError(f"{key}_range", f"{key} {value.text[:40]} does not fit a 64-bit integer",
-                         key)
+    exact = int(number)
+    if abs(number) >= 2**53:  # past a float's exact integers: read the text exactly
+        text = value.text if isinstance(value, Scalar) else ""
+        if _INT_RE.match(text):
+            exact = int(text.replace("_", ""), 0)
+        if not INT64[0] <= exact <= INT64[1]:
+            raise FieldError(f"{key}_range", f"{key} {text[:40]} does not fit a 64-bit integer",
+                             key)
     return exact
 
 
