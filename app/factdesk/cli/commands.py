@@ -22,6 +22,7 @@ from factdesk.index.search import get_fact_row, problems_for, rows_in, search
 from factdesk.model.authority import attribution
 from factdesk.model.visible import for_terminal
 from factdesk.model.weight import is_stale
+from factdesk.model.words import count
 
 _T = TypeVar("_T")
 
@@ -67,11 +68,6 @@ def _open(kb: Path) -> Indexer:
     indexer = open_corpus(kb)
     _opened.append(indexer)
     return indexer
-
-
-def count(n: int, noun: str) -> str:
-    """`1 error`, `2 errors` (nouns whose plural adds an s)."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def say(text: str, *, err: bool = False, nl: bool = True) -> None:

@@ -22,10 +22,11 @@ from typing import Any
 
 import click
 
-from factdesk.cli.commands import FORMAT, KB, _exit, _open, cli, count, say
+from factdesk.cli.commands import FORMAT, KB, _exit, _open, cli, say
 from factdesk.curation import ChangeSet, Curation, CurationError, recover
 from factdesk.index.indexer import Indexer
 from factdesk.index.search import fact_ids, get_fact_row
+from factdesk.model.words import count
 
 REASON = click.option("--reason", required=True, help="why (recorded in the commit; required)")
 PREVIEW = click.option("--preview", is_flag=True, help="show the change, commit nothing")

@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 
 from factdesk.cli.commands import FORMAT, KB, _exit, _open, cli, say
+from factdesk.model.words import count
 from factdesk.semantic.backends import BACKENDS, ENV_CHOICE
 from factdesk.semantic.search import SemanticSession, session_for
 from factdesk.semantic.store import EmbedStats
@@ -76,7 +77,7 @@ def similar(fact_or_text: str, kb: Path, limit: int, fmt: str, model: str | None
     else:
         for h in hits:
             say(f"{h.score:6.3f}  {h.path}\n        {titles.get(h.path, '')}")
-        say(f"{len(hits)} results ({'neighbours of ' + target if target else 'text'})")
+        say(f"{count(len(hits), 'result')} ({'neighbours of ' + target if target else 'text'})")
     _exit(0)
 
 

@@ -55,7 +55,6 @@ from factdesk.fsio import read_or_none
 from factdesk.index.indexer import Indexer, IndexStats
 from factdesk.index.search import rows_in
 from factdesk.model import legality
-from factdesk.model.authority import an
 from factdesk.model.fact import Fact
 from factdesk.model.refs import (
     RefKind,
@@ -65,6 +64,7 @@ from factdesk.model.refs import (
     unwritable,
 )
 from factdesk.model.registry import Registry
+from factdesk.model.words import an
 
 __all__ = ["ChangeSet", "Conflict", "Curation", "CurationError", "Refused", "Relabelable",
            "curator_identity"]

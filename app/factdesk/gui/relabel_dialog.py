@@ -44,6 +44,7 @@ from factdesk.model import legality
 from factdesk.model.authority import attribution
 from factdesk.model.enums import derived_claim_type
 from factdesk.model.fact import Fact
+from factdesk.model.words import count
 
 KEEP = "(keep each)"
 NONE = "(none)"
@@ -70,10 +71,6 @@ def _shown(key: str, values: Mapping[str, str | None]) -> str:
     if key == "claim_type":
         return derived_claim_type(values.get("type") or "").value
     return NONE if key in UNWRITTEN else ""
-
-
-def _facts(n: int) -> str:
-    return f"{n} fact" if n == 1 else f"{n} facts"
 
 
 class DiffHighlighter(QSyntaxHighlighter):
@@ -320,7 +317,7 @@ class RelabelDialog(QDialog):
         self._sync_combos(changes)
         self._mark_options(changes)
         self.count_label.setText(
-            _facts(len(self.paths)) + " selected" + (f" (legality checked on the first {MAX_CHECKED})"
+            count(len(self.paths), "fact") + " selected" + (f" (legality checked on the first {MAX_CHECKED})"
                                                    if len(self.paths) > MAX_CHECKED else ""))
         fact, values = self.facts[0], self.values[0]
         after = legality.follow(values, changes)
@@ -348,7 +345,7 @@ class RelabelDialog(QDialog):
             else:
                 self.error_label.setText("")
                 n = len(self.preview.files)
-                self.count_label.setText(f"{n} of {_facts(len(self.paths))} "
+                self.count_label.setText(f"{n} of {count(len(self.paths), 'fact')} "
                                          f"change{'s' if n == 1 else ''}")
                 text = "".join(f.diff for f in self.preview.files)
                 self.diff_view.setPlainText(text[:400_000])

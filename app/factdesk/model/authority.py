@@ -92,7 +92,3 @@ _VERBS: dict[str, str] = {
     ClaimType.LEGACY: "claims (unattested)",
 }
 
-
-def an(word: str) -> str:
-    """`word` with its indefinite article: "an observation", "a report" (for messages)."""
-    return ("an " if word[:1].lower() in "aeiou" else "a ") + word

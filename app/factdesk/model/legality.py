@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from factdesk.model.authority import Authority, an, authority, forbidden_reason
+from factdesk.model.authority import Authority, authority, forbidden_reason
 from factdesk.model.enums import (
     TYPES_BY_KIND,
     ClaimantType,
@@ -41,6 +41,7 @@ from factdesk.model.enums import (
 from factdesk.model.fact import Fact
 from factdesk.model.registry import Registry
 from factdesk.model.rules import criterion_in_text, is_iso_date
+from factdesk.model.words import an
 
 #: The envelope fields a relabel may change, in the order the editor shows them.
 RELABEL_FIELDS: tuple[str, ...] = (

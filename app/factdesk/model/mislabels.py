@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from factdesk.model.authority import an, forbidden_reason
+from factdesk.model.authority import forbidden_reason
 from factdesk.model.enums import (
     ClaimantType,
     ClaimType,
@@ -40,6 +40,7 @@ from factdesk.model.enums import (
 from factdesk.model.fact import ENVELOPE_KEYS, Fact
 from factdesk.model.refs import RefKind, RepoIds, classify_ref
 from factdesk.model.registry import Registry, agent_id_from_email
+from factdesk.model.words import an, count
 
 #: Every code `suggest` can return, in queue order (most serious first).
 CODES: tuple[str, ...] = (
@@ -275,10 +276,6 @@ def find_hedge(text: str) -> str | None:
     return " ".join(m.group(1).lower().split()) if m else None
 
 
-def _count(n: int, what: str) -> str:
-    return f"{n} {what}" + ("" if n == 1 else "s")
-
-
 def _has_criterion(fact: Fact) -> bool:
     """A structured criterion: settle_by / settlement, or knomit's 'Settles by DATE' body line."""
     return bool(fact.envelope.settle_by or fact.envelope.settlement or _has_body_criterion(fact))
@@ -415,8 +412,8 @@ def _single_source(fact: Fact, ctx: MislabelContext) -> Iterable[Suggestion]:
         return
     foreign = sum(1 for r in kinds if r.kind is RefKind.FOREIGN_FACT)
     urls = sum(1 for r in kinds if r.kind is RefKind.EXTERNAL_URL)
-    extra = ", ".join(_count(n, what) for n, what in ((urls, "URL"), (foreign, "foreign kb ref")) if n)
-    evidence = _count(len(local), "local fact ref") + (f" (plus {extra})" if extra else "")
+    extra = ", ".join(count(n, what) for n, what in ((urls, "URL"), (foreign, "foreign kb ref")) if n)
+    evidence = count(len(local), "local fact ref") + (f" (plus {extra})" if extra else "")
     props = _legal(fact, (
         Proposal(_retype(fact, FactType.INSIGHT, ctx), label="one source: an insight, not a synthesis"),
         Proposal({}, ("refs",), action="edit", label="keep the synthesis and cite its other sources"),

@@ -20,7 +20,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 
-from factdesk.model.authority import an, forbidden_reason
+from factdesk.model.authority import forbidden_reason
 from factdesk.model.enums import (
     ClaimantType,
     ClaimType,
@@ -42,6 +42,7 @@ from factdesk.model.refs import (
 )
 from factdesk.model.registry import Registry, agent_id_from_email
 from factdesk.model.weight import evidence_weight, is_stale
+from factdesk.model.words import an
 
 _DATE_RE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
 _SETTLES_RE = re.compile(r"(?im)^\s*\**settles?\s+by\s+(\d{4}-\d{2}-\d{2})")
