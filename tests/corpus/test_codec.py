@@ -70,6 +70,8 @@ def test_sources_at_the_int64_limit_is_read_exactly() -> None:
     (b"---\nsources: 9223372036854775808\n---\n# T\n", "sources_range"),
     (b"---\nsources: 99999999999999999999999\n---\n# T\n", "sources_range"),
     (b"---\nsources: 1e23\n---\n# T\n", "sources_range"),
+    (b"---\nsources: 1" + b"0" * 400 + b"\n---\n# T\n", "sources_range"),  # past a float
+    (b"---\nconfidence: 1" + b"0" * 400 + b"\n---\n# T\n", "confidence_range"),
     (b"---\nrefs: kb/x.md\n---\n# T\n", "refs_shape"),
     (b"---\nrefs: [{a: 1}]\n---\n# T\n", "refs_shape"),
     (b"---\ntype: observation\n---\nno heading\n", "missing_h1"),

@@ -232,8 +232,10 @@ def test_edit_refuses_refs_knomit_would_not_write(corpus: Corpus, cur: Curation)
         assert repr(raw) in message, raw
     assert corpus.snapshot() == snapshot
     cur.retract([C], "superseded")
-    cur.edit([A], {"refs": [*old, B, C, "https://example.org/pool"]}, "a retracted fact once existed")
-    assert list(cur.read_fact(A).refs) == [*old, B, C, "https://example.org/pool"]
+    foreign = "kb://fedcba987654/kb/elsewhere/12345678.md"  # another repository's: not checked
+    cur.edit([A], {"refs": [*old, B, C, "https://example.org/pool", foreign]},
+             "a retracted fact once existed")
+    assert list(cur.read_fact(A).refs) == [*old, B, C, "https://example.org/pool", foreign]
 
 
 def test_move_renames_and_updates_refs_in_the_same_commit(corpus: Corpus) -> None:

@@ -258,6 +258,9 @@ def as_float(value: object, key: str) -> float:
                     text.replace("_", ""))
             except ValueError:
                 pass
+            except OverflowError:  # an integer past a float's range (over 308 digits)
+                raise FieldError(f"{key}_range", f"{key} {text[:40]}… is too large a number",
+                                 key) from None
     raise FieldError(f"{key}_type", f"cannot unmarshal !!str `{text[:40]}` into float64 ({key})",
                      key)
 

@@ -373,8 +373,8 @@ class Curation:
         did (or one written in the same commit); refs the fact already had are not checked
         again. Every problem is listed at once, and nothing is written."""
         problems = [f"{raw!r}: {why}" for raw in added if (why := unwritable(raw, self.repo_ids))]
-        targets = [t for raw in added if (t := classify_ref(raw, self.repo_ids).target)
-                   and not unwritable(raw, self.repo_ids)]
+        targets = [ref.target for raw in added if (ref := classify_ref(raw, self.repo_ids)).target
+                   and ref.kind is RefKind.LOCAL_FACT and not unwritable(raw, self.repo_ids)]
         if targets:
             known = {p.lower() for p in batch}
             conn = self.indexer.connect(readonly=True)
