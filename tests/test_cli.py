@@ -85,6 +85,20 @@ def test_the_hook_goes_where_git_runs_hooks_from(corpus: Corpus,
     assert not (corpus.root / ".git" / "hooks" / "pre-commit").exists()
 
 
+def test_the_hook_is_not_installed_for_every_repository(corpus: Corpus, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    shared = tmp_path / "all-hooks"
+    subprocess.run(["git", "config", "--global", "core.hooksPath", str(shared)], check=True)
+    assert main(["check", "--install-hook", "--kb", str(corpus.root)]) == 1
+    assert "set in your global git config" in capsys.readouterr().err
+    assert not shared.exists()
+
+
 def test_pre_commit_hook_stops_a_broken_fact(corpus: Corpus) -> None:
     assert main(["check", "--install-hook", "--kb", str(corpus.root)]) == 0
     corpus.write("kb/gotchas/db/e5e5e5e5.md", "---\nconfidence: 1.7\n---\n# Too sure\n")

@@ -275,7 +275,12 @@ def _num(value: float | None) -> str:
 
 
 def _install_hook(repo: Path) -> str:
-    hooks = gitrepo.hooks_dir(repo)
+    hooks, scope = gitrepo.hooks_dir(repo)
+    if scope in ("global", "system"):  # it would run in every repository, most without kb/
+        raise click.ClickException(
+            f"core.hooksPath is set in your {scope} git config ({hooks}): a hook there runs in "
+            "every repository. Set a hooks path for this repository (git config core.hooksPath "
+            ".githooks) and install again, or call `factdesk check --staged` from your hook")
     hooks.mkdir(parents=True, exist_ok=True)
     hook = hooks / "pre-commit"
     if hook.exists() and HOOK_MARK not in hook.read_text("utf-8", "replace"):

@@ -248,16 +248,17 @@ def status_paths(repo: Path, root: str) -> set[str] | None:
     return out
 
 
-def hooks_dir(repo: Path) -> Path:
-    """Where git runs this repository's hooks from: `core.hooksPath` when a config file sets
-    it (relative paths are the work tree's), else `<git dir>/hooks`. (factdesk's own git
-    commands set it to /dev/null, so the config files are read one by one.)"""
-    for scope in ("--worktree", "--local", "--global", "--system"):
-        out = run_git(repo, "config", scope, "--get", "core.hooksPath", check=False).strip()
+def hooks_dir(repo: Path) -> tuple[Path, str]:
+    """Where git runs this repository's hooks from, and the config scope that says so
+    (`local`, `global`, `system`; `default` for `<git dir>/hooks`): `core.hooksPath` as
+    the config files set it, relative paths being the work tree's. (factdesk's own git
+    commands set it to /dev/null, so the files are read one by one.)"""
+    for scope in ("worktree", "local", "global", "system"):
+        out = run_git(repo, "config", f"--{scope}", "--get", "core.hooksPath", check=False).strip()
         if out:
             path = Path(out.decode("utf-8", "surrogateescape")).expanduser()
-            return path if path.is_absolute() else repo / path
-    return git_dir(repo) / "hooks"
+            return (path if path.is_absolute() else repo / path), scope.replace("worktree", "local")
+    return git_dir(repo) / "hooks", "default"
 
 
 def staged_blobs(repo: Path) -> dict[str, str]:
