@@ -317,6 +317,13 @@ def test_restoring_a_moved_fact_is_refused(corpus: Corpus, cur: Curation) -> Non
     with pytest.raises(Refused, match=f"lives on at {moved}"):
         cur.restore([A], "restore the old path")
     assert corpus.snapshot() == snapshot
+    # a retracted fact whose name another, unrelated fact shares (names are not unique
+    # across folders, FORMAT §1.4) is restored
+    corpus.fact("kb/principles/ops/c3c3c3c3.md", title="A namesake in another folder")
+    corpus.commit("learn: a namesake")
+    cur.retract([C], "superseded")
+    cur.restore([C], "retracted by mistake")
+    assert (corpus.root / C).exists()
 
 
 def test_attest_writes_envelope_and_records_it(corpus: Corpus, cur: Curation) -> None:

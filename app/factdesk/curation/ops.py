@@ -531,7 +531,7 @@ class Curation:
             data = self._last_version(path)
             if data is None:
                 raise Refused(f"{path}: no earlier version in this branch's history")
-            if elsewhere := self._live_namesake(path):
+            if elsewhere := self._moved_to(path):
                 raise Refused(f"{path}: the fact lives on at {elsewhere} (moved there); restoring "
                               "it would make a second copy")
             changes.append(FileChange(path, None, data))
@@ -541,26 +541,40 @@ class Curation:
                    else f"restore: {len(changes)} facts")
         return self._run(_Plan("restore", subject, changes, fields), reason, expected_head, preview)
 
-    def _live_namesake(self, path: str) -> str | None:
-        """A live fact at another path with the same file name (a fact's name is its id:
-        knomit's move keeps it), or None."""
-        name = path.rsplit("/", 1)[-1].lower()
-        pattern = "%/" + name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        conn = self.indexer.connect(readonly=True)
-        try:
-            rows = conn.execute("SELECT path FROM facts WHERE status != 'retracted' "
-                                "AND lower(path) LIKE ? ESCAPE '\\'", (pattern,)).fetchall()
-        finally:
-            conn.close()
-        return next((row[0] for row in rows if row[0] != path), None)
-
-    def _last_version(self, path: str) -> bytes | None:
+    def _deleted_in(self, path: str) -> str | None:
+        """The first-parent commit that last deleted `path` (retracted or moved it), or None."""
         out = gitrepo.run_git(self.repo, "log", "--first-parent", "-n", "1", "--format=%H",
                               "--diff-filter=D", "HEAD", "--", path, check=False).decode().strip()
-        if not out:
+        return out or None
+
+    def _moved_to(self, path: str) -> str | None:
+        """Where the commit that deleted `path` moved it (a rename git sees), if it is still
+        there; None for a retraction. (A file name alone says nothing: FORMAT §1.4, names are
+        not unique across folders.)"""
+        sha = self._deleted_in(path)
+        if sha is None:
+            return None
+        out = gitrepo.run_git(self.repo, "diff-tree", "-r", "-M", "--name-status", "-z",
+                              "--no-commit-id", f"{sha}^", sha, check=False)
+        fields = out.decode("utf-8", "surrogateescape").split("\0")
+        i = 0
+        while i < len(fields) - 1:
+            status = fields[i]
+            if status.startswith(("R", "C")):
+                old, new = fields[i + 1], fields[i + 2] if i + 2 < len(fields) else ""
+                if old == path and new and read_or_none(self.repo / new) is not None:
+                    return new
+                i += 3
+            else:
+                i += 2
+        return None
+
+    def _last_version(self, path: str) -> bytes | None:
+        sha = self._deleted_in(path)
+        if sha is None:
             return None
         with gitrepo.BlobReader(self.repo) as reader:
-            return reader.read(f"{out}^:{path}")
+            return reader.read(f"{sha}^:{path}")
 
     # -- attest -------------------------------------------------------------------------------
 
