@@ -472,6 +472,9 @@ def test_confirm_links_and_retracts_in_one_commit(corpus: Corpus) -> None:
     assert "Factdesk-Confirmed-By: " + A in git(corpus.root, "log", "-1", "--format=%B")
     cur.undo()
     assert (corpus.root / HYP).exists()
+    for bad in (1.5, "high", float("nan")):  # the new observation's confidence is checked here
+        with pytest.raises(Refused, match="confidence"):
+            cur.confirm(HYP, None, "observed", new_title="T", confidence=bad)
     cur.confirm(HYP, None, "observed", new_title="The pool ran dry at 300 clients",
                 new_body="Seen in the 2026-11 load test.")
     added = [line.split("\t")[1] for line in git(corpus.root, "show", "--name-status", "--format=",

@@ -104,15 +104,16 @@ def test_accepting_a_request_for_sources_adds_to_the_refs_there(qtbot, window: M
 
     def answer(_title: str, label: str, default: str) -> str:
         asked.append((label, default))
-        return f"{default}, {IMPERATIVE}"
+        return f"{IMPERATIVE}, https://example.org/pool-report"
 
     window.ask_text = answer  # type: ignore[method-assign]
     with qtbot.waitSignal(window.index_did_update, timeout=10_000):
         qtbot.keyClick(panel, Qt.Key.Key_A)
-    assert asked == [("refs of “Pool limits and rate limits interact” (comma-separated; add to "
-                      "the ones there):", "kb/gotchas/db/a1a1a1a1.md")]
+    assert asked == [("refs to add to “Pool limits and rate limits interact” (comma-separated):", "")]
     fact = parse_fact(syn, (repo / syn).read_bytes()).fact
-    assert fact is not None and list(fact.refs) == ["kb/gotchas/db/a1a1a1a1.md", IMPERATIVE]
+    assert fact is not None
+    assert list(fact.refs) == ["kb/gotchas/db/a1a1a1a1.md", IMPERATIVE,  # the one it had, kept
+                               "https://example.org/pool-report"]
 
 
 def test_the_queue_follows_changes_made_elsewhere(qtbot, window: MainWindow, repo: Path) -> None:

@@ -642,7 +642,7 @@ class Curation:
         return data, fact
 
     def confirm(self, hypothesis: str, observation: str | None, reason: str, *,
-                new_title: str | None = None, new_body: str = "", confidence: float = 0.8,
+                new_title: str | None = None, new_body: str = "", confidence: object = 0.8,
                 expected: Mapping[str, str] | None = None, expected_head: str | None = None,
                 preview: bool = False) -> ChangeSet:
         """Reality outranks prediction (R4, knomit's collision path §6.6): the observation
@@ -677,8 +677,9 @@ class Curation:
             while read_or_none(self.repo / f"{folder}/{name}.md") is not None:
                 name = secrets.token_hex(4)
             observation = f"{folder}/{name}.md"
+            checked = float(_check_edit_values({"confidence": confidence})["confidence"])  # type: ignore[arg-type]
             data = serialize_fact({"type": "observation", "domain": list(hyp.domain),
-                                   "confidence": confidence, "sources": 1,
+                                   "confidence": checked, "sources": 1,
                                    "entities": list(hyp.entities), "refs": [hypothesis]},
                                   new_title, new_body)
             changes.append(FileChange(observation, None, data))

@@ -210,18 +210,21 @@ class MislabelPanel(QWidget):
             except CurationError as exc:
                 dialogs.show_error(self, "Cannot accept", str(exc))
                 return
+            edits: dict[str, object] = dict(changes)
             for field in proposal.needs_input:
-                # the field as it is, to add to: the answer replaces it (a single source
-                # asked for "refs" and lost the one it had)
+                # a list is added to, never replaced (asked for "refs", a single-source
+                # synthesis lost the one it had); the answer is plain text, the title shown
                 value = getattr(fact, field, "")
-                current = ", ".join(value) if isinstance(value, (list, tuple)) else str(value)
-                text = self._ask_text(  # (plain text: the title is shown, never read as markup)
-                    "Accept suggestion", f"{field} of “{theme.clip(fact.title, 120)}” (comma-"
-                    "separated; add to the ones there):", current)
-                if not text or text.strip() == current:
+                listed = isinstance(value, (list, tuple))
+                text = self._ask_text(
+                    "Accept suggestion", f"{field} to add to “{theme.clip(fact.title, 120)}” "
+                    "(comma-separated):" if listed else
+                    f"{field} of “{theme.clip(fact.title, 120)}”:", "" if listed else str(value))
+                if not text:
                     return
-                changes[field] = text
-            result = self._run_action(lambda: self.curation.edit([s.path], changes, reason))
+                edits[field] = ([*value, *(t.strip() for t in text.split(",") if t.strip())]
+                                if listed else text)
+            result = self._run_action(lambda: self.curation.edit([s.path], edits, reason))
         elif proposal.action == "attest":
             result = self._run_action(lambda: self.curation.attest([s.path], reason, changes))
         else:

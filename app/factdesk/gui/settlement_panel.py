@@ -299,17 +299,11 @@ class SettlementPanel(QWidget):
             if not title:
                 return
             # asked, not invented: the new fact's confidence (its one source is the curator)
-            answer = self._ask_text("Confirm", "Confidence of that observation (0 to 1; it "
-                                    "is written with sources: 1, you):", "0.8")
-            try:
-                confidence = float(answer) if answer else None
-            except ValueError:
-                confidence = None
-            if confidence is None or not 0.0 <= confidence <= 1.0:
-                if answer:
-                    dialogs.show_error(self, "Not a confidence", f"{answer!r} is not a number from 0 to 1")
+            confidence = self._ask_text("Confirm", "Confidence of that observation (0 to 1; "
+                                        "it is written with sources: 1, you):", "0.8")
+            if not confidence:
                 return
-            result = self._run_action(lambda: self.curation.confirm(
+            result = self._run_action(lambda: self.curation.confirm(  # (which checks it)
                 item.path, None, f"observed: {title}", new_title=title, confidence=confidence))
         if result is not None:
             self._done(item)
