@@ -168,3 +168,15 @@ def test_show_says_unknown_not_none(corpus: Corpus, capsys: pytest.CaptureFixtur
     indexed = capsys.readouterr().out.split(": ", 1)[1].split(" facts")[0]
     main(["check", "--kb", str(corpus.root)])
     assert capsys.readouterr().err.startswith(f"{indexed} facts: 1 error")  # (on stderr)
+
+
+def test_a_crlf_diff_reaches_the_terminal_as_lines(corpus: Corpus,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    path = "kb/gotchas/db/e5e5e5e5.md"
+    corpus.write(path, "---\r\ntype: observation\r\nconfidence: 0.5\r\nsources: 1\r\n---\r\n"
+                 "# A CRLF fact\r\n\r\nBody.\r\n")
+    corpus.commit("learn: a CRLF fact")
+    assert main(["relabel", path, "--type", "pattern", "--reason", "x", "--preview",
+                 "--kb", str(corpus.root)]) == 0
+    out = capsys.readouterr().out
+    assert "+type: pattern" in out and "⟨U+000D⟩" not in out  # (every line ended in one)

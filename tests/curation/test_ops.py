@@ -154,7 +154,8 @@ def test_a_fact_unreadable_only_for_its_kind_or_type_is_repaired_by_relabel(
     assert labels.fault and labels.fact.title == "Pools run dry at 200 clients"
     assert labels.values["claimant_agent_id"] == "codex"  # the rest of the envelope as written
     snapshot = corpus.snapshot()
-    with pytest.raises(Refused, match=r"type|kind"):  # a relabel that leaves it unreadable
+    # refused for what is still wrong with its kind or type: by the rules, or by the parse
+    with pytest.raises(Refused, match=r"value: (type|kind) |kind×type|choose a known kind and type"):
         cur.relabel([path], {"claimant_agent_id": "gemini"}, "no")
     assert corpus.snapshot() == snapshot
     cur.relabel([path], changes, "the agent's typo")
@@ -486,8 +487,11 @@ def test_confirm_links_and_retracts_in_one_commit(corpus: Corpus) -> None:
 
 def test_refute_extend_promote(corpus: Corpus) -> None:
     cur = _with_hypothesis(corpus)
-    cur.extend(HYP, "the load test slipped", settle_by="2027-03-31")
+    cur.extend(HYP, "the load test slipped", settle_by="2027-3-31")  # (written short)
     assert "settle_by: 2027-03-31" in (corpus.root / HYP).read_text()
+    for bad in ("2027-02-30", "next spring"):
+        with pytest.raises(Refused, match="not a da"):
+            cur.extend(HYP, "no", settle_by=bad)
     assert git(corpus.root, "log", "-1", "--format=%s").startswith("extend: ")
     cur.promote(HYP, "it held")
     fact = parse_fact(HYP, (corpus.root / HYP).read_bytes()).fact

@@ -197,6 +197,8 @@ def test_search_filters_and_text(indexed: sqlite3.Connection) -> None:
         for value in ("observation", "tool", "claude-code", "codebase", "reference"):
             assert fact_ids(indexed, f"{alias}:{value}") == fact_ids(indexed, f"{field}:{value}")
     assert fact_ids(indexed, "claim_type:observation")  # (not an empty match of empties)
+    assert fact_ids(indexed, "entities:postgres") == fact_ids(indexed, "entity:postgres") != []
+    assert fact_ids(indexed, "subject_ref:repo:x") == fact_ids(indexed, "subject:repo:x")
     assert fact_ids(indexed, "claimant_agent_id:claude-code")
 
 

@@ -64,6 +64,7 @@ from factdesk.model.refs import (
     unwritable,
 )
 from factdesk.model.registry import Registry
+from factdesk.model.rules import read_settle_answer
 from factdesk.model.words import an
 
 __all__ = ["ChangeSet", "Conflict", "Curation", "CurationError", "Refused", "Relabelable",
@@ -703,8 +704,16 @@ class Curation:
     def extend(self, hypothesis: str, reason: str, *, settle_by: str | None = None,
                settlement: str | None = None, expected: Mapping[str, str] | None = None,
                expected_head: str | None = None, preview: bool = False) -> ChangeSet:
-        """A new date or criterion, with the reason."""
+        """A new date or criterion, with the reason. The date may be written short
+        (`2027-3-1` is written `2027-03-01`); one that names no day is refused."""
         self._hypothesis(hypothesis, expected)
+        if settle_by is not None:
+            try:
+                settle_by, _text = read_settle_answer(settle_by)
+            except ValueError as exc:
+                raise Refused(str(exc), rule="settle") from None
+            if settle_by is None:
+                raise Refused(f"{_text!r} is not a date (YYYY-MM-DD)", rule="settle")
         changes = {k: v for k, v in (("settle_by", settle_by), ("settlement", settlement)) if v}
         if not changes:
             raise Refused("extend needs a new settle-by date or criterion", rule="settle")

@@ -346,8 +346,9 @@ class InspectorPanel(QWidget):
         for byte through every edit, and shown here as the file has them (RELIABILITY A21)."""
         self.other.clear()
         extra = json.loads(row["extra"] or "{}")
+        lines = json.loads(row["key_lines"] or "{}")  # file order (older indexes kept them sorted)
         budget = [MAX_OTHER_ITEMS]
-        for key, value in extra.items():
+        for key, value in sorted(extra.items(), key=lambda kv: lines.get(kv[0], 0)):
             item = _value_item(str(key), value, budget)
             if item is None:
                 break

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 
 from factdesk.curation import ChangeSet, Curation, CurationError, recover
 from factdesk.curation.ops import load_attestations
-from factdesk.errors import QueryError
+from factdesk.errors import FactdeskError, QueryError
 from factdesk.gui import dialogs
 from factdesk.gui.inspector import InspectorPanel
 from factdesk.gui.mislabel_panel import MislabelPanel
@@ -464,16 +464,21 @@ class MainWindow(QMainWindow):
         return result
 
     def undo(self) -> None:
-        if not self.curation.stacks()[0]:
-            self.statusBar().showMessage("Nothing to undo", 4000)
-            return
-        self.run_action(self.curation.undo)
+        self._undo_or_redo(0, "undo", self.curation.undo)
 
     def redo(self) -> None:
-        if not self.curation.stacks()[1]:
-            self.statusBar().showMessage("Nothing to redo", 4000)
+        self._undo_or_redo(1, "redo", self.curation.redo)
+
+    def _undo_or_redo(self, stack: int, word: str, action: Callable[[], ChangeSet]) -> None:
+        try:
+            empty = not self.curation.stacks()[stack]
+        except FactdeskError as exc:  # (git could not be read: said, never raised)
+            dialogs.show_error(self, f"Cannot {word}", str(exc))
             return
-        self.run_action(self.curation.redo)
+        if empty:
+            self.statusBar().showMessage(f"Nothing to {word}", 4000)
+            return
+        self.run_action(action)
 
     def _enable_undo_keys(self) -> None:
         for name in ("undo", "redo"):
@@ -498,8 +503,8 @@ class MainWindow(QMainWindow):
         if conn is not None:  # one fact that comes (back) into the table: show it (an undone
             # retract, a restore, a confirmation's new observation)
             ids = ids_of_paths(conn, result.paths_after)
-            back = [p for p in result.paths_after if ids.get(p) is None
-                    or self.table.model.row_of(ids[p]) is None]
+            shown = set(self.table.model.ids)  # (one pass: a bulk action names thousands)
+            back = [p for p in result.paths_after if ids.get(p) not in shown]
             if len(back) == 1:
                 self._reselect_path = back[0]
         current = self.table.view.currentIndex()

@@ -754,9 +754,11 @@ class Indexer:
     def check_versions(self, conn: sqlite3.Connection, versions: Mapping[str, bytes]
                        ) -> list[Problem]:
         """The problems of other versions of some facts than the files on disk (those staged
-        for commit), each read and checked against the rest of the corpus as indexed: the
-        parse, every per-fact rule and the ontology's. What history tells of a file (who
-        created it, what a synthesis cited then) is taken from its indexed path."""
+        for commit), each read and checked against the rest of the corpus as indexed (the
+        working tree's): the parse, every per-fact rule and the ontology's. Who created a
+        file is taken from its indexed history; what a synthesis's sources were when it was
+        written is not known here, so R1's "cited a hypothesis then" case is left to the
+        full check."""
         registry, ontology = self._registry_and_ontology()
         outcomes = {p: parse_fact(p, data) for p, data in versions.items()}
         creators = {p: h.creator_email for p in versions

@@ -31,5 +31,5 @@ def visible(text: str) -> str:
 
 def for_terminal(text: str) -> str:
     """`text` as a terminal may print it: invisible and control characters shown as their
-    code points, lines and tabs kept."""
-    return text.translate(TERMINAL)
+    code points, lines (CRLF ones too) and tabs kept; a lone CR is shown."""
+    return text.replace("\r\n", "\n").translate(TERMINAL)
