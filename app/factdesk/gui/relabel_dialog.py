@@ -51,7 +51,7 @@ NONE = "(none)"
 CLOSED = ("type", "kind", "origin", "claim_type", "claimant_type", "subject_kind")
 #: closed fields a file may leave out: "(none)" keeps them out (the claim type is derived
 #: from the type instead; kind and type always have a value)
-UNWRITTEN = ("origin", "claimant_type", "subject_kind")
+UNWRITTEN = legality.MAY_BE_ABSENT
 OPEN = ("claimant_agent_id", "subject_ref", "settle_by", "settlement")
 LABELS = {
     "type": "Type", "kind": "Kind", "origin": "Origin", "claim_type": "Claim type",
@@ -258,19 +258,10 @@ class RelabelDialog(QDialog):
     def changes(self) -> dict[str, str | None]:
         """The fields the user set (bulk: every one not left on keep). Only a combo the user
         chose counts: the others show what follows from the choices (`_sync_combos`)."""
-        out: dict[str, str | None] = {}
-        chosen = {key: None if text == NONE else text for key in self.combos
-                  if key in self._chosen and (text := self.combos[key].currentText()) not in (KEEP, "")}
-        written = self.values[0]
-        new_type = chosen.get("type", written.get("type"))
-        for key, value in chosen.items():
-            if not self.bulk:
-                if key == "claim_type" and written.get(key) is None \
-                        and value == derived_claim_type(new_type or "").value:
-                    continue  # the derived claim type: nothing to write
-                if value == written.get(key) and (key == "type" or new_type == written.get("type")):
-                    continue  # as written (kept against a new type's follow: it counts)
-            out[key] = value
+        chosen: dict[str, str | None] = {
+            key: None if text == NONE else text for key in self.combos
+            if key in self._chosen and (text := self.combos[key].currentText()) not in (KEEP, "")}
+        out = chosen if self.bulk else legality.changes_from_choices(self.values[0], chosen)
         for key, edit in self.edits.items():
             text = edit.text().strip()
             original = self._common(key)

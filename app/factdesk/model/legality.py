@@ -138,6 +138,27 @@ def follow(before: Values, changes: Values) -> dict[str, str | None]:
     return after
 
 
+#: closed-vocabulary fields a file may leave out (the claim type is then derived from the
+#: type; the kind and the type always have a value)
+MAY_BE_ABSENT = ("origin", "claimant_type", "subject_kind")
+
+
+def changes_from_choices(written: Values, chosen: Values) -> dict[str, str | None]:
+    """What to write for one fact when a curator set `chosen` fields: a value as written is
+    no change (unless it keeps a field against what a new type would bring: `follow`), and
+    a claim type the new type derives anyway is not written into a file that has none."""
+    out: dict[str, str | None] = {}
+    new_type = chosen.get("type", written.get("type"))
+    for key, value in chosen.items():
+        if key == "claim_type" and written.get(key) is None \
+                and value == derived_claim_type(new_type or "").value:
+            continue
+        if value == written.get(key) and (key == "type" or new_type == written.get("type")):
+            continue
+        out[key] = value
+    return out
+
+
 def violations(values: Values, ctx: Context) -> list[Violation]:
     """Every rule the envelope `values` breaks (empty when it may be produced)."""
     out: list[Violation] = []
