@@ -646,8 +646,9 @@ class MainWindow(QMainWindow):
         if not light:
             self.watcher.watch()
         self.statusBar().showMessage(
-            f"Index up to date: {stats.facts + stats.broken} facts ({stats.broken} unreadable), "
-            f"{stats.retracted} retracted, "
+            f"Index up to date: {stats.facts + stats.broken} facts"
+            + (f" ({stats.broken} unreadable)" if stats.broken else "")
+            + f", {stats.retracted} retracted, "
             f"{stats.problems} findings ({stats.seconds:.1f}s)", 5000)
         self.index_did_update.emit(stats)
 
