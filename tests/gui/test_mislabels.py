@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt
 
 from factdesk.corpus.codec import parse_fact
@@ -89,8 +90,9 @@ def test_accept_dismiss_and_edit_with_the_keyboard(qtbot, window: MainWindow, re
     assert all(s.path != HEDGED for s in panel.queue)
 
 
+@pytest.mark.parametrize("key", [Qt.Key.Key_A, Qt.Key.Key_E])  # (E opened an editor without refs)
 def test_accepting_a_request_for_sources_adds_to_the_refs_there(qtbot, window: MainWindow,
-                                                                repo: Path) -> None:
+                                                                repo: Path, key: Qt.Key) -> None:
     add_mislabels(repo)
     open_queue(qtbot, window)
     panel = window.mislabels
@@ -108,7 +110,7 @@ def test_accepting_a_request_for_sources_adds_to_the_refs_there(qtbot, window: M
 
     window.ask_text = answer  # type: ignore[method-assign]
     with qtbot.waitSignal(window.index_did_update, timeout=10_000):
-        qtbot.keyClick(panel, Qt.Key.Key_A)
+        qtbot.keyClick(panel, key)
     assert asked == [("refs to add to “Pool limits and rate limits interact” (comma-separated):", "")]
     fact = parse_fact(syn, (repo / syn).read_bytes()).fact
     assert fact is not None

@@ -181,6 +181,7 @@ def test_bulk_relabel_and_undo_redo_from_the_edit_menu(qtbot, window: MainWindow
     # the editor proposes nothing (it once wrote a claim_type into every file)
     assert dialog.combos["claim_type"].currentText() == "observation"
     assert dialog.changes() == {} and dialog.diff_view.toPlainText() == ""
+    assert dialog.attribution_label.text().startswith("Agents will be shown (the first of these")
     choose(qtbot, dialog.combos["type"], "pattern")
     qtbot.waitUntil(lambda: "+type: pattern" in dialog.diff_view.toPlainText(), timeout=3000)
     assert "claim_type" not in dialog.diff_view.toPlainText()  # kept, and still derived

@@ -233,9 +233,13 @@ class MislabelPanel(QWidget):
             self._done()
 
     def edit(self) -> None:
-        """E: open the relabel editor prefilled with the proposal."""
+        """E: open the relabel editor prefilled with the proposal (a proposal that edits a
+        field the editor does not hold, such as refs, is asked for as A asks)."""
         s = self.current()
         if s is None:
+            return
+        if s.proposals[0].action == "edit":
+            self.accept()
             return
         dialog = self._open_editor([s.path], initial=dict(s.proposal), reason=f"{s.code}: {s.explanation}")
         accepted = getattr(dialog, "accepted", None)

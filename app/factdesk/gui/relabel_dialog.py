@@ -313,7 +313,9 @@ class RelabelDialog(QDialog):
         fact, values = self.facts[0], self.values[0]
         after = legality.follow(values, changes)
         claim = after.get("claim_type") or derived_claim_type(after.get("type") or "").value
-        self.attribution_label.setText("Agents will be shown: " + attribution(
+        self.attribution_label.setText(
+            ("Agents will be shown (the first of these facts): " if self.bulk
+             else "Agents will be shown: ") + attribution(
             fact.title, claimant=after.get("claimant_agent_id"), claimant_type=after.get("claimant_type"),
             subject_kind=after.get("subject_kind"), claim_type=claim))
         self.error = None
