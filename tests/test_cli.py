@@ -124,6 +124,16 @@ def test_a_negated_word_is_a_query_not_an_option(corpus: Corpus,
     assert negated and wanted and not negated & wanted
 
 
+def test_a_search_that_finds_nothing_names_a_misspelt_value(
+        corpus: Corpus, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["search", "claim_type:obervation", "--kb", str(corpus.root)]) == 0
+    out, err = capsys.readouterr()
+    assert out.strip() == "0 results"
+    assert "note: claim_type:obervation is no claim (did you mean claim_type:observation?)" in err
+    assert main(["search", "type:factoid", "--kb", str(corpus.root)]) == 0  # far from any: silent
+    assert capsys.readouterr().err == ""
+
+
 def test_a_moved_fact_is_found_by_its_name(corpus: Corpus, capsys: pytest.CaptureFixture[str]) -> None:
     # its old path stays in the index as retracted: the name matched two rows, and
     # `show <name>` said no fact matched

@@ -31,6 +31,16 @@ def test_bad_query_shows_red_error_and_keeps_rows(window, qtbot) -> None:
     assert not window.search.error.isVisible()
 
 
+def test_a_misspelt_value_that_finds_nothing_says_the_word_meant(window, qtbot) -> None:
+    submit(window, qtbot, "type:hypotesis")  # (0 facts, and no word why)
+    assert window.table.model.rowCount() == 0
+    assert window.search.error.isVisible()
+    assert window.search.error.text() == (
+        "No facts: type:hypotesis is no type (did you mean type:hypothesis?)")
+    submit(window, qtbot, "type:hypothesis")
+    assert window.table.model.rowCount() and not window.search.error.isVisible()
+
+
 def test_chips_show_filters_and_remove_them(window, qtbot) -> None:
     submit(window, qtbot, "type:observation domain:ledger-api pool")
     assert [c.text() for c in chips(window)] == ["type:observation  ×", "domain:ledger-api  ×"]

@@ -18,6 +18,7 @@ from factdesk.corpus.codec import MAX_BYTES
 from factdesk.corpus.scan import SCAN_CODES
 from factdesk.errors import FactdeskError
 from factdesk.index.indexer import Indexer
+from factdesk.index.query import vocabulary_hints
 from factdesk.index.search import get_fact_row, problems_for, rows_in, search
 from factdesk.model.authority import attribution
 from factdesk.model.visible import for_terminal
@@ -184,6 +185,9 @@ def search_cmd(query: str, kb: Path, limit: int, fmt: str) -> None:
         for h in hits:
             say(f"{h.score + 0.0:8.3f}  {h.type or '?':<12} {h.path}\n          {h.title}")
         say(count(len(hits), "result"))
+        if not hits:
+            for hint in vocabulary_hints(query):
+                say(f"note: {hint}", err=True)
     _exit(0)
 
 

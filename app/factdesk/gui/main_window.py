@@ -46,7 +46,7 @@ from factdesk.gui.table import FactTableController
 from factdesk.gui.transitions_panel import TransitionsPanel, track_record_line
 from factdesk.gui.watcher import CorpusWatcher
 from factdesk.index.indexer import IndexStats
-from factdesk.index.query import parse_similar
+from factdesk.index.query import parse_similar, vocabulary_hints
 from factdesk.index.search import ids_of_paths, live_paths_of_ids, problem_count, seen_state
 
 
@@ -281,7 +281,8 @@ class MainWindow(QMainWindow):
         except QueryError as exc:
             self.search.show_error(str(exc))
             return False
-        self.search.show_error(None)
+        hints = vocabulary_hints(text) if self.table.model.rowCount() == 0 else []
+        self.search.show_error("No facts: " + "; ".join(hints) if hints else None)
         self.search.show_chips(text)
         self.sidebar.refresh_facets(text)
         self.query_did_apply.emit(text)

@@ -161,6 +161,36 @@ def compile_query(text: str, *, since_last_visit: int | None = None,
     return q
 
 
+#: the closed vocabularies a field filter is checked against for `vocabulary_hints`
+_VOCABULARY_OF = {"type": "type", "kind": "kind", "origin": "origin", "claim": "claim_type"}
+
+
+def vocabulary_hints(text: str) -> list[str]:
+    """For a query that found nothing: each closed-vocabulary filter whose value is no word
+    of its vocabulary but close to one (`type:hypotesis`), said with the word meant. Values
+    far from every word are left alone: a misspelt type a broken fact carries is searchable
+    as written (`type:factoid`)."""
+    from difflib import get_close_matches
+
+    from factdesk.model.legality import VOCABULARY
+
+    hints = []
+    pos = 0
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if not m or m.end() == pos:
+            break
+        pos = m.end()
+        name, value = m.group(2), _unquote(m.group(3) or "")
+        field = ALIASES.get(name.lower(), name.lower()) if name else None
+        if field in _VOCABULARY_OF and value:
+            words = VOCABULARY[_VOCABULARY_OF[field]]
+            close = get_close_matches(value.lower(), words, n=1, cutoff=0.75)
+            if value not in words and close:
+                hints.append(f"{name}:{value} is no {field} (did you mean {name}:{close[0]}?)")
+    return hints
+
+
 def _filter(q: CompiledQuery, name: str, value: str, neg: bool, *,
             since_last_visit: int | None, commit_time: dict[str, int]) -> None:
     if not value:
