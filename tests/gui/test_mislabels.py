@@ -132,3 +132,20 @@ def test_the_queue_follows_changes_made_elsewhere(qtbot, window: MainWindow, rep
     with qtbot.waitSignal(panel.queue_did_load, timeout=20_000):
         window.undo()
     assert any(s.path == IMPERATIVE for s in panel.queue)
+
+
+def test_a_number_key_takes_an_alternative(qtbot, window: MainWindow, repo: Path) -> None:
+    add_mislabels(repo)
+    open_queue(qtbot, window)
+    panel = window.mislabels
+    syn = "kb/decisions/api/c3c3c3c3.md"
+    go_to(qtbot, panel, syn)
+    assert panel.current().code == "single-source-synthesis"
+    # (there was no key for an alternative: only the preferred proposal could be taken)
+    assert "2 keep the synthesis and cite its other sources" in panel.proposal.text()
+    window.ask_text = lambda *_a: IMPERATIVE  # type: ignore[method-assign]
+    with qtbot.waitSignal(window.index_did_update, timeout=10_000):
+        qtbot.keyClick(panel, Qt.Key.Key_2)
+    fact = parse_fact(syn, (repo / syn).read_bytes()).fact
+    assert fact is not None and fact.type == "synthesis"  # not made an insight (proposal 1)
+    assert list(fact.refs) == ["kb/gotchas/db/a1a1a1a1.md", IMPERATIVE]

@@ -9,6 +9,7 @@ remembered in git) or moves on (J/K). The queue is computed off the GUI thread.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -103,6 +104,8 @@ class MislabelPanel(QWidget):
         outer.addWidget(split, 1)
         # J/K are the window's next/previous actions, which step this queue while it is shown
         panel_keys(self, (("A", self.accept), ("E", self.edit), ("D", self.dismiss)))
+        # the alternatives: 2 … 9 accept one (one needing the curator's input opens the editor)
+        panel_keys(self, [(str(n), partial(self.accept, n - 1)) for n in range(2, 10)])
         self._show()
 
     # -- loading --------------------------------------------------------------------------
@@ -162,8 +165,9 @@ class MislabelPanel(QWidget):
         if s.needs_input:
             lines.append(f"needs from you: {', '.join(s.needs_input)}")
         if len(s.proposals) > 1:
-            lines.append("alternatives: "
-                         + "; ".join(p.label or ", ".join(p.changes) for p in s.proposals[1:]))
+            lines.append("alternatives (press the number): " + "; ".join(
+                f"{n} {p.label or ', '.join(p.changes)}"
+                for n, p in enumerate(s.proposals[1:9], start=2)))
         self.proposal.setText("\n".join(lines) or "(confirm the envelope)")
         try:
             fact = self.curation.read_fact(s.path)
@@ -193,16 +197,17 @@ class MislabelPanel(QWidget):
         self._show()
         self.count_did_change.emit(len(self.queue))
 
-    def accept(self) -> None:
-        """A: apply the preferred proposal (asks only for what the curator must supply)."""
+    def accept(self, choice: int = 0) -> None:
+        """A: apply the preferred proposal (2 … 9: an alternative); asks only for what the
+        curator must supply."""
         s = self.current()
-        if s is None:
+        if s is None or choice >= len(s.proposals):
             return
-        proposal = s.proposals[0]
+        proposal = s.proposals[choice]
         reason = f"{s.code}: {s.explanation}"
         changes = dict(proposal.changes)
         if proposal.action == "relabel" and proposal.needs_input:
-            self.edit()
+            self.edit(choice)
             return
         if proposal.action == "edit":
             try:
@@ -232,16 +237,18 @@ class MislabelPanel(QWidget):
         if result is not None:
             self._done()
 
-    def edit(self) -> None:
-        """E: open the relabel editor prefilled with the proposal (a proposal that edits a
-        field the editor does not hold, such as refs, is asked for as A asks)."""
+    def edit(self, choice: int = 0) -> None:
+        """E: open the relabel editor prefilled with the proposal (`choice`: an
+        alternative's); a proposal that edits a field the editor does not hold, such as refs,
+        is asked for as A asks."""
         s = self.current()
-        if s is None:
+        if s is None or choice >= len(s.proposals):
             return
-        if s.proposals[0].action == "edit":
-            self.accept()
+        if s.proposals[choice].action == "edit":
+            self.accept(choice)
             return
-        dialog = self._open_editor([s.path], initial=dict(s.proposal), reason=f"{s.code}: {s.explanation}")
+        dialog = self._open_editor([s.path], initial=dict(s.proposals[choice].changes),
+                                   reason=f"{s.code}: {s.explanation}")
         accepted = getattr(dialog, "accepted", None)
         if accepted is not None:
             accepted.connect(self._done)
