@@ -94,7 +94,7 @@ class SettlementPanel(QWidget):
         mid.addWidget(self.criterion)
         self.candidate_list = QTreeWidget(middle)
         self.candidate_list.setObjectName("settleCandidates")
-        self.candidate_list.setHeaderLabels(["Candidate", "Type", "Cites it", "Similarity"])
+        self.candidate_list.setHeaderLabels(["Candidate", "Type", "Cites", "Sim."])
         self.candidate_list.setRootIsDecorated(False)
         self.candidate_list.header().setStretchLastSection(False)
         self.candidate_list.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
@@ -119,8 +119,8 @@ class SettlementPanel(QWidget):
         self.hyp_view.setObjectName("settleHypothesis")
         self.cand_view = SafeTextBrowser(right)
         self.cand_view.setObjectName("settleEvidence")
-        split.setStretchFactor(0, 4)
-        split.setStretchFactor(1, 3)
+        split.setStretchFactor(0, 5)
+        split.setStretchFactor(1, 4)
         split.setStretchFactor(2, 4)
         outer.addWidget(split, 1)
         panel_keys(self, (("C", self.confirm), ("F", self.refute), ("E", self.extend),
@@ -158,7 +158,8 @@ class SettlementPanel(QWidget):
             days = "" if item.days_left is None else str(item.days_left)
             row = QTreeWidgetItem(group, [theme.clip(item.title), item.settle_by or "", days])
             row.setData(0, Qt.ItemDataRole.UserRole, item.path)
-            row.setToolTip(0, theme.tooltip(item.path))  # (file names can be markup: H01)
+            # the whole title (a narrow window cuts it) and the path; never markup (H01)
+            row.setToolTip(0, theme.tooltip(f"{item.title}\n{item.path}"))
             first = first or row
             if keep is not None and item.path == keep.path:
                 chosen = row
@@ -237,7 +238,7 @@ class SettlementPanel(QWidget):
             cells = [theme.clip(cand.title), cand.type or "", "yes" if cand.cites else "", score]
             row = QTreeWidgetItem(self.candidate_list, cells)
             row.setData(0, Qt.ItemDataRole.UserRole, cand.path)
-            row.setToolTip(0, theme.tooltip(cand.path))
+            row.setToolTip(0, theme.tooltip(f"{cand.title}\n{cand.path}"))
         first = self.candidate_list.topLevelItem(0)
         if first is not None:
             self.candidate_list.setCurrentItem(first)
