@@ -226,3 +226,22 @@ def test_version_diff_shows_git_hunks_and_refuses_oversize_versions(corpus: Corp
     assert version_diff(corpus.root, path, before, blob_id(big), ("a", "b")) == (
         f"(a version is {len(big):,} bytes, over the {MAX_BYTES:,}-byte limit: not compared)")
     assert "-Body text" in version_diff(corpus.root, path, before, None, ("a", "b"))  # a deletion
+
+
+def test_an_action_applies_to_the_fact_followed_to(qtbot, window) -> None:
+    # a ref followed to a fact outside the table's query: R opened on the row still selected
+    window.set_query("type:synthesis")
+    qtbot.waitUntil(lambda: window.table.model.rowCount() == 1, timeout=5000)
+    window.show_fact(fact_id(window, "syn"))
+    assert window.table.current_id() == fact_id(window, "syn")
+    tree = window.inspector.refs
+    window.inspector.tabs.setCurrentWidget(tree)
+    item = ref_items(window)["Facts"][0]
+    tree.scrollToItem(item)
+    qtbot.mouseClick(tree.viewport(), Qt.MouseButton.LeftButton, pos=tree.visualItemRect(item).center())
+    assert window.inspector.fact_id == fact_id(window, "pool")
+    assert window.selected_paths() == ["kb/gotchas/db/a1a1a1a1.md"]
+    window.table.view.setFocus()
+    qtbot.keyClick(window.table.view, Qt.Key.Key_R)
+    assert window.relabel_dialog is not None and window.relabel_dialog.paths == ["kb/gotchas/db/a1a1a1a1.md"]
+    window.relabel_dialog.reject()

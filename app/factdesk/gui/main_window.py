@@ -355,8 +355,14 @@ class MainWindow(QMainWindow):
     # -- curation -----------------------------------------------------------------------------
 
     def selected_paths(self) -> list[str]:
+        """The facts an action applies to: the table's selection when the fact shown is in
+        it, else the fact shown (followed through a ref, the Problems or the Transitions
+        tab, it is not in the table: R and Retract acted on the row left selected there)."""
         conn = self.session.conn
         ids = self.table.selected_ids()
+        shown = self.inspector.fact_id
+        if shown is not None and shown not in ids:
+            ids = [shown]
         return live_paths_of_ids(conn, ids) if conn is not None and ids else []
 
     def open_relabel(self, paths: list[str] | None = None, *,
