@@ -43,6 +43,19 @@ def test_ontology_tree_counts_and_filters_by_path(window, qtbot) -> None:
     click(tree, qtbot, gotchas)
     assert window.search.text() == "path:kb/gotchas/"
     assert window.table.model.rowCount() == 3
+    # a second folder switches to it (the two paths together matched nothing)
+    click(window.sidebar.ontology, qtbot, find_item(window.sidebar.ontology, "decisions"))
+    assert window.search.text() == "path:kb/decisions/"
+    assert window.table.model.rowCount() == 1
+
+
+def test_a_second_value_of_a_single_valued_field_switches_to_it(window, qtbot) -> None:
+    window.set_query("pool -type:reference type:policy domain:ops")
+    window.add_filter("type", "observation")  # (what a facet's click does)
+    assert window.search.text() == "pool -type:reference type:observation domain:ops"
+    window.set_query("domain:ops")  # a fact has many domains: a second one narrows
+    window.add_filter("domain", "ledger-api")
+    assert window.search.text() == "domain:ops domain:ledger-api"
 
 
 def test_saved_searches_persist(window, qtbot, data_dir) -> None:

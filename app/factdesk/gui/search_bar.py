@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from factdesk.gui import theme
-from factdesk.index.query import FIELDS
+from factdesk.index.query import ALIASES, FIELDS, SINGLE_VALUED
 from factdesk.index.search import facet_counts
 
 TOKEN_RE = re.compile(r'-?\w+:"(?:[^"]|"")*"?|-?\w+:\S+|"(?:[^"]|"")*"?|\S+')
@@ -51,11 +51,19 @@ def quote_value(value: str) -> str:
 
 
 def add_term(text: str, field: str, value: str) -> str:
-    """`text` with `field:value` appended unless already present."""
+    """`text` with `field:value` added unless already present. For a field a fact has one
+    value of (`SINGLE_VALUED`), it takes the place of that field's filter: a click on a
+    second folder or type switches to it (both together matched nothing)."""
     term = f"{field}:{quote_value(value)}"
     tokens = query_tokens(text)
     if term in tokens:
         return text
+    if field in SINGLE_VALUED:
+        same = [i for i, t in enumerate(tokens) if (m := FIELD_TOKEN_RE.match(t))
+                and not t.startswith("-") and ALIASES.get(m[1].lower(), m[1].lower()) == field]
+        if same:
+            tokens[same[0]] = term
+            return " ".join(t for i, t in enumerate(tokens) if i not in same[1:])
     return " ".join([*tokens, term])
 
 

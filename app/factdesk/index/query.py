@@ -35,6 +35,8 @@ FIELDS: dict[str, str] = {
     "author": "the agent or person of the last change",
     "op": "operation token of the last change (learn, update, relabel, …)",
 }
+#: fields a fact has one value of: two positive filters on one of them match nothing
+SINGLE_VALUED = frozenset({"type", "kind", "origin", "claim", "status", "topic", "path", "op"})
 #: the frontmatter's own names for the envelope fields, which the relabel diff and `show`
 #: use: typed as field names, they matched nothing (they were read as plain text)
 ALIASES: dict[str, str] = {"claim_type": "claim", "claimant_type": "claimant",
