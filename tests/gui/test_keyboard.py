@@ -38,6 +38,20 @@ def test_focus_entering_the_table_chooses_no_fact(window, qtbot) -> None:
     assert window.table.current_id() == window.table.model.ids[0]
 
 
+def test_j_moves_the_list_in_front_not_the_hidden_table(window, qtbot) -> None:
+    window.center.setCurrentWidget(window.problems)
+    window.problems.tree.setFocus()
+    before = window.table.current_id()
+    qtbot.keyClick(window.problems.tree, Qt.Key.Key_J)
+    qtbot.keyClick(window.problems.tree, Qt.Key.Key_J)
+    tree = window.problems.tree
+    assert tree.currentItem() is not None and tree.currentItem() is tree.itemBelow(tree.topLevelItem(0))
+    assert window.table.current_id() == before  # (it moved the Facts table, out of sight)
+    window.center.setCurrentWidget(window.overview)
+    qtbot.keyClick(window.overview, Qt.Key.Key_J)
+    assert window.table.current_id() == before
+
+
 def test_j_types_into_the_search_bar_instead(window, qtbot) -> None:
     window.activateWindow()  # focus goes to the line only in the active window
     qtbot.waitUntil(window.isActiveWindow, timeout=3000)

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QScrollArea,
     QSplitter,
     QTabWidget,
+    QTreeWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -387,11 +388,19 @@ class MainWindow(QMainWindow):
 
     def step_list(self, delta: int) -> None:
         """J/K: the next/previous item of whatever list is in front (table or a queue)."""
-        if self.center.currentWidget() is self.mislabels:
+        front = self.center.currentWidget()
+        if front is self.mislabels:
             self.mislabels.step(delta)
-        elif self.center.currentWidget() is self.settlement:
+        elif front is self.settlement:
             self.settlement.step(delta)
-        else:
+        elif front is self.problems:
+            _step_tree(self.problems.tree, delta)
+        elif front is self.transitions_tab:
+            view = self.transitions.table
+            row = view.currentIndex().row() + delta if view.currentIndex().isValid() else 0
+            if 0 <= row < view.model().rowCount():
+                view.selectRow(row)
+        elif self.center.currentIndex() == 0:  # (the Overview has no list: nothing moves)
             self.table.move(delta)
 
     def ask_text(self, title: str, label: str, default: str) -> str | None:
@@ -736,3 +745,13 @@ class MainWindow(QMainWindow):
             gc.unfreeze()      # or many windows in one test process, would otherwise leak)
             self._heap_frozen = False
         super().closeEvent(event)
+
+
+def _step_tree(tree: QTreeWidget, delta: int) -> None:
+    """The next/previous item of a tree, as the arrows go (the first when none is current)."""
+    item = tree.currentItem()
+    target = tree.topLevelItem(0) if item is None else (
+        tree.itemBelow(item) if delta > 0 else tree.itemAbove(item))
+    if target is not None:
+        tree.setCurrentItem(target)
+        tree.scrollToItem(target)
