@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import QLabel, QTextBrowser
+from PySide6.QtWidgets import QLabel, QPushButton, QTextBrowser
 
 from factdesk.gui import safe_browser
 from factdesk.gui.safe_browser import SafeTextBrowser
@@ -361,4 +361,36 @@ def test_invisible_controls_in_a_title_are_shown_as_code_points(qtbot, repo, dat
     assert win.inspector.path_label.text() == "kb/gotchas/db/⟨U+202E⟩gnp.md"
     path_cell = model.index(model.row_of(other), win.table.state.column_index("path"))
     assert path_cell.data(Qt.ItemDataRole.DisplayRole) == "kb/gotchas/db/⟨U+202E⟩gnp.md"
+    # elsewhere too (they showed the raw character): a folder in the ontology tree, a chip,
+    # a facet value, and the Problems tab's fact and message
+    (repo / "kb/gotchas/ev\u202eil").mkdir()
+    (repo / "kb/gotchas/ev\u202eil/a9a9a9a9.md").write_text(
+        "---\ntype: observation\nconfidence: 0.5\nsources: 1\ndomain: [do\u202emain]\n"
+        "refs: ['kb/none/\u202egone.md']\n---\n# Cites a \u202emissing fact\n")
+    (repo / "kb/gotchas/db/b9b9b9b9.md").write_text("---\ntype: fact\u202eoid\n---\n# Broken\n")
+    with qtbot.waitSignal(win.index_did_update, timeout=20_000):
+        win.reindex()
+    win.set_query("")
+
+    def texts(tree) -> list[str]:  # type: ignore[no-untyped-def]
+        out, stack = [], [tree.topLevelItem(i) for i in range(tree.topLevelItemCount())]
+        while stack:
+            item = stack.pop()
+            out += [item.text(c) for c in range(item.columnCount())]
+            stack += [item.child(i) for i in range(item.childCount())]
+        return out
+
+    root = win.sidebar.ontology.topLevelItem(0)
+    next(root.child(i) for i in range(root.childCount()) if root.child(i).text(0) == "gotchas"
+         ).setExpanded(True)
+    qtbot.waitUntil(lambda: "ev⟨U+202E⟩il" in texts(win.sidebar.ontology), timeout=5000)
+    win.add_filter("domain", "do\u202emain")
+    chips = [b.text() for b in win.search.chips.findChildren(QPushButton)]
+    assert "domain:do⟨U+202E⟩main  ×" in chips
+    win.set_query("")
+    assert any("fact⟨U+202E⟩oid" in t for t in texts(win.sidebar.facets))  # a raw type
+    win.problems.refresh()
+    shown_problems = texts(win.problems.tree)
+    assert "Cites a ⟨U+202E⟩missing fact" in shown_problems
+    assert all("\u202e" not in t for t in shown_problems + texts(win.sidebar.ontology))
     win.close()

@@ -65,8 +65,8 @@ class ProblemsPanel(QWidget):
                 self.tree.addTopLevelItem(group)
             if counts[code] > MAX_PER_CODE:
                 continue
-            item = QTreeWidgetItem(group, [r["severity"], r["title"] or r["path"],
-                                           str(r["line"]), r["message"]])
+            item = QTreeWidgetItem(group, [r["severity"], theme.clip(r["title"] or r["path"], 300),
+                                           str(r["line"]), theme.clip(r["message"], 500)])
             item.setData(0, FACT_ROLE, r["id"])
             item.setToolTip(1, theme.tooltip(r["path"]))
             item.setToolTip(3, theme.tooltip(r["message"]))
@@ -76,7 +76,8 @@ class ProblemsPanel(QWidget):
             if extra > 0:
                 QTreeWidgetItem(group, [f"… {extra} more: search problem:{code}", "", "", ""])
         self.tree.resizeColumnToContents(0)
-        self.tree.setColumnWidth(1, 360)
+        self.tree.setColumnWidth(1, 260)  # the message gets the rest: it says what is wrong
+        self.tree.resizeColumnToContents(2)
 
     def _activated(self, item: QTreeWidgetItem, _column: int = 0) -> None:
         fact_id = item.data(0, FACT_ROLE)

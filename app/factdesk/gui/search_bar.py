@@ -225,7 +225,7 @@ class SearchBar(QWidget):
 
     @staticmethod
     def _make_chip(token: str) -> QPushButton:
-        chip = QPushButton(f"{token}  ×")
+        chip = QPushButton(f"{theme.clip(token, 200)}  ×")
         chip.setObjectName("chip")
         chip.setFlat(True)
         chip.setCursor(Qt.CursorShape.PointingHandCursor)

@@ -173,7 +173,8 @@ class FacetSidebar(QWidget):
             item.setExpanded(True)
 
     def _folder_item(self, key: str) -> QTreeWidgetItem:
-        item = QTreeWidgetItem([key.rpartition("/")[2] or "(root)", str(self._folder_counts[key])])
+        item = QTreeWidgetItem([theme.clip(key.rpartition("/")[2] or "(root)", 200),
+                                str(self._folder_counts[key])])
         item.setData(0, TERM_ROLE, ("path", key + "/"))
         item.setData(0, FOLDER_ROLE, key)
         item.setToolTip(0, theme.tooltip(key))
@@ -251,7 +252,7 @@ class FacetSidebar(QWidget):
                     continue
                 marked = column in ("type", "kind", "origin", "status")
                 item = QTreeWidgetItem(group, [theme.labelled(column, str(value)) if marked
-                                               else str(value), str(count)])
+                                               else theme.clip(str(value), 200), str(count)])
                 item.setData(0, TERM_ROLE, (field, str(value)))
                 item.setToolTip(0, theme.tooltip(f"{field}:{value}"))
                 item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight)

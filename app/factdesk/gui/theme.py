@@ -69,7 +69,7 @@ def mark_for(column: str, value: str | None) -> Mark | None:
 
 def labelled(column: str, value: str | None) -> str:
     """`glyph value` for marked columns (what the table and badges show)."""
-    text = "" if value is None else str(value)
+    text = "" if value is None else clip(str(value), 200)  # (a broken file's raw type)
     mark = mark_for(column, value)
     if mark is None or not mark.glyph or not text:
         return text
