@@ -161,3 +161,23 @@ def test_a_replaced_index_file_gets_a_new_reader_and_new_orders(window, qtbot) -
     assert window.table.model.ids == fact_ids(session.conn, "", sort=window.table.state.sort_key,
                                               descending=window.table.state.descending)
     assert len(window.table.model.ids) == len(expected)
+
+
+def test_an_index_update_keeps_the_rows_scrolled_to(qtbot, window, repo) -> None:
+    for i in range(60):
+        (repo / f"kb/gotchas/many/{i:08x}.md").parent.mkdir(parents=True, exist_ok=True)
+        (repo / f"kb/gotchas/many/{i:08x}.md").write_text(
+            f"---\ntype: observation\nconfidence: 0.5\nsources: 1\n---\n# Fact number {i}\n")
+    with qtbot.waitSignal(window.index_did_update, timeout=20_000):
+        window.reindex()
+    view = window.table.view
+    window.table.select_id(window.table.model.ids[1])
+    bar = view.verticalScrollBar()
+    assert bar.maximum() > 0
+    bar.setValue(bar.maximum())  # reading far below the selected row
+    (repo / "kb/gotchas/many/ffffffff.md").write_text(  # an agent's commit arrives
+        "---\ntype: observation\n---\n# One more\n")
+    with qtbot.waitSignal(window.index_did_update, timeout=20_000):
+        window.reindex()
+    assert window.table.current_id() == window.table.model.ids[1]
+    assert view.rowAt(0) > 1  # the rows scrolled to stay (it jumped back to the selected one)

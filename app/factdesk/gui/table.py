@@ -173,20 +173,27 @@ class FactTableController(QObject):
             ids = fact_ids(conn, text, sort=self.state.sort_key,
                            descending=self.state.descending, orders=self._session.orders)
             self._session.warm_orders(self.state.sort_key)
+        same = text == self.state.query
         self.state.query = text
-        self._show_ids(ids)
+        self._show_ids(ids, keep_scroll=same)
         return len(ids)
 
-    def _show_ids(self, ids: list[int]) -> None:
-        """Replace the rows, keeping the current fact selected when it is still there."""
+    def _show_ids(self, ids: list[int], *, keep_scroll: bool = False) -> None:
+        """Replace the rows, keeping the current fact selected when it is still there. With
+        `keep_scroll` (the same query again: an index update) the rows the user scrolled to
+        stay in view; an agent's every commit pulled the view back to the selected row."""
         keep = self._current
+        bar = self.view.verticalScrollBar()
+        position = bar.value()
         self._resetting = True
         try:
             self.model.set_ids(ids)
         finally:
             self._resetting = False
         if keep is not None and self.model.row_of(keep) is not None:
-            self.select_id(keep)
+            self.select_id(keep, scroll=not keep_scroll)
+            if keep_scroll:
+                bar.setValue(position)
         elif keep is not None:
             self._current = None
             self.fact_did_select.emit(None)
@@ -215,8 +222,9 @@ class FactTableController(QObject):
         self.model.invalidate()
         self.requery()
 
-    def select_id(self, fact_id: int) -> bool:
-        """Make `fact_id` current and visible; False when it is not in the table."""
+    def select_id(self, fact_id: int, *, scroll: bool = True) -> bool:
+        """Make `fact_id` current (and scroll it into view); False when it is not in the
+        table."""
         row = self.model.row_of(fact_id)
         if row is None:
             return False
@@ -224,7 +232,8 @@ class FactTableController(QObject):
         flags = (QItemSelectionModel.SelectionFlag.ClearAndSelect
                  | QItemSelectionModel.SelectionFlag.Rows)
         self.view.selectionModel().setCurrentIndex(index, flags)
-        self.view.scrollTo(index)
+        if scroll:
+            self.view.scrollTo(index)
         return True
 
     def _first_visible_column(self) -> int:
