@@ -41,6 +41,14 @@ def test_a_misspelt_value_that_finds_nothing_says_the_word_meant(window, qtbot) 
     assert window.table.model.rowCount() and not window.search.error.isVisible()
 
 
+def test_only_field_filters_get_chips_and_similar_says_why_it_is_off(window, qtbot) -> None:
+    submit(window, qtbot, "type:observation foo:bar claim_type:observation")
+    assert [c.text() for c in chips(window)] == ["type:observation  ×", "claim_type:observation  ×"]
+    submit(window, qtbot, "similar:pool")  # (the GUI tests run with FACTDESK_SEMANTIC=off)
+    assert window.search.error.text() == ("semantic search is off in this window "
+                                          "(FACTDESK_SEMANTIC=off): similar: needs it")
+
+
 def test_chips_show_filters_and_remove_them(window, qtbot) -> None:
     submit(window, qtbot, "type:observation domain:ledger-api pool")
     assert [c.text() for c in chips(window)] == ["type:observation  ×", "domain:ledger-api  ×"]

@@ -610,6 +610,9 @@ class MainWindow(QMainWindow):
         if target is None:
             return None
         if self.semantic is None:
+            if not self.semantic_enabled and not self.semantic_notice:
+                raise QueryError("semantic search is off in this window (FACTDESK_SEMANTIC=off): "
+                                 "similar: needs it")
             raise QueryError(self.semantic_notice or "semantic search is not ready yet: facts are being "
                              "embedded in the background")
         paths = [h.path for h in self.semantic.similar(target, 200)]  # type: ignore[attr-defined]

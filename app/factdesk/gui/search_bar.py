@@ -214,8 +214,9 @@ class SearchBar(QWidget):
                 widget.setParent(None)
                 widget.deleteLater()
         for token in query_tokens(text):
-            if not FIELD_TOKEN_RE.match(token):
-                continue
+            m = FIELD_TOKEN_RE.match(token)
+            if not m or ALIASES.get(m[1].lower(), m[1].lower()) not in FIELDS:
+                continue  # (`foo:bar`, a URL: plain text, no filter to remove)
             chip = self._make_chip(token)
             chip.setParent(self.chips)
             chip.clicked.connect(lambda _=False, t=token: self.set_query(
