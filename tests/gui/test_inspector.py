@@ -60,6 +60,7 @@ def test_refs_grouped_by_kind_and_followed(window, qtbot) -> None:
     assert [i.text(1) for i in groups["Cited by"]] == ["Pool limits and rate limits interact"]
     tree = window.inspector.refs
     window.inspector.tabs.setCurrentWidget(tree)
+    assert tree.columnWidth(0) <= max(160, tree.width() // 2)  # the titles stay in sight
     item = groups["Facts"][0]
     tree.scrollToItem(item)
     qtbot.mouseClick(tree.viewport(), Qt.MouseButton.LeftButton,

@@ -52,6 +52,15 @@ def test_j_moves_the_list_in_front_not_the_hidden_table(window, qtbot) -> None:
     assert window.table.current_id() == before
 
 
+def test_the_count_says_how_many_are_selected(window, qtbot) -> None:
+    view = window.table.view
+    view.setFocus()
+    qtbot.keyClick(view, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    assert window.count_label.text() == "5 facts · 5 selected"  # (R now acts on all five)
+    qtbot.keyClick(view, Qt.Key.Key_J)
+    assert window.count_label.text() == "5 facts"
+
+
 def test_j_types_into_the_search_bar_instead(window, qtbot) -> None:
     window.activateWindow()  # focus goes to the line only in the active window
     qtbot.waitUntil(window.isActiveWindow, timeout=3000)

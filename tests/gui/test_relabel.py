@@ -264,6 +264,7 @@ def test_after_a_retract_and_its_undo_the_place_is_kept(qtbot, window: MainWindo
     assert window.table.current_id() == window.inspector.fact_id
     shown.show_fact(None)
     assert tabs.tabText(tabs.indexOf(shown.problems)) == "Problems"  # no stale count
+    assert not any(box.isVisible() for box in shown.trust_boxes)  # (three empty frames)
 
 
 def test_patched_table_order_equals_a_full_requery(qtbot, window: MainWindow, repo: Path) -> None:

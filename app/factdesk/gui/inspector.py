@@ -136,8 +136,10 @@ class InspectorPanel(QWidget):
         self.trust = {name: plain_label("", self, name=f"trust_{name}") for name in (
             "confidence", "weight", "sources")}
         trust_row = QHBoxLayout()
+        self.trust_boxes: list[QFrame] = []  # (hidden with no fact: three empty frames)
         for name in ("confidence", "weight", "sources"):
             box = QFrame(self)
+            self.trust_boxes.append(box)
             box.setFrameShape(QFrame.Shape.StyledPanel)
             inner = QVBoxLayout(box)
             inner.setContentsMargins(6, 3, 6, 3)
@@ -202,7 +204,7 @@ class InspectorPanel(QWidget):
         row = get_fact_row(conn, str(fact_id)) if conn is not None and fact_id is not None else None
         self.fact_id = row["id"] if row else None
         self.path = row["path"] if row else None
-        for widget in (self.badges.values(), self.trust.values()):
+        for widget in (self.badges.values(), self.trust.values(), self.trust_boxes):
             for w in widget:
                 w.setVisible(row is not None)
         self.attribution.setVisible(row is not None)
@@ -326,6 +328,8 @@ class InspectorPanel(QWidget):
                 self.refs.addTopLevelItem(groups[name])
                 groups[name].setExpanded(True)
         self.refs.resizeColumnToContents(0)
+        self.refs.setColumnWidth(0, min(self.refs.columnWidth(0), max(160, self.refs.width() // 2)))
+        # (a long URL took the whole width, and the titles beside it were out of sight)
         total = sum(g.childCount() for g in groups.values())
         self.tabs.setTabText(1, f"Refs ({total})")
 

@@ -49,6 +49,7 @@ from factdesk.gui.watcher import CorpusWatcher
 from factdesk.index.indexer import IndexStats
 from factdesk.index.query import parse_similar, vocabulary_hints
 from factdesk.index.search import ids_of_paths, live_paths_of_ids, problem_count, seen_state
+from factdesk.model.words import count
 
 
 class MainWindow(QMainWindow):
@@ -268,8 +269,8 @@ class MainWindow(QMainWindow):
         self.overview.query_did_request.connect(self.set_query)
         self.problems.fact_did_request.connect(self.show_fact)
         self.table.fact_did_select.connect(self._on_table_selection)
-        self.table.rows_did_change.connect(
-            lambda n: self.count_label.setText(f"{n} facts"))
+        self.table.rows_did_change.connect(lambda _n: self._show_count())
+        self.table.view.selectionModel().selectionChanged.connect(lambda *_: self._show_count())
         self.inspector.fact_link_did_activate.connect(self.show_fact)
         self.inspector.status_did_change.connect(lambda m: self.statusBar().showMessage(m, 5000))
 
@@ -496,6 +497,14 @@ class MainWindow(QMainWindow):
             return
         self.run_action(action)
 
+    def _show_count(self) -> None:
+        """`2000 facts`, and how many are selected when more than one is: an action applies
+        to all of them (Ctrl+A then R relabels every one)."""
+        rows = self.table.model.rowCount()
+        selected = len(self.table.view.selectionModel().selectedRows())
+        self.count_label.setText(f"{count(rows, 'fact')}"
+                                 + (f" · {selected:,} selected" if selected > 1 else ""))
+
     def _enable_undo_keys(self) -> None:
         for name in ("undo", "redo"):
             self.actions_by_name[name].setEnabled(True)
@@ -655,10 +664,10 @@ class MainWindow(QMainWindow):
             self.transitions.load()  # in the background; the inspector's track records follow
         if self._reselect_path and self.session.conn is not None:
             fact_id = ids_of_paths(self.session.conn, [self._reselect_path]).get(self._reselect_path)
-            count = self.table.model.rowCount()
+            rows = self.table.model.rowCount()
             if (fact_id is None or self.table.model.row_of(fact_id) is None) \
-                    and self._reselect_row is not None and count:
-                fact_id = self.table.model.fact_id(min(self._reselect_row, count - 1))
+                    and self._reselect_row is not None and rows:
+                fact_id = self.table.model.fact_id(min(self._reselect_row, rows - 1))
             if fact_id is not None and self.table.current_id() != fact_id:
                 self.table.select_id(fact_id)
             self._reselect_path = None
