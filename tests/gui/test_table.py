@@ -181,3 +181,32 @@ def test_an_index_update_keeps_the_rows_scrolled_to(qtbot, window, repo) -> None
         window.reindex()
     assert window.table.current_id() == window.table.model.ids[1]
     assert view.rowAt(0) > 1  # the rows scrolled to stay (it jumped back to the selected one)
+
+
+def test_since_last_visit_finds_what_changed_after_the_window_closed(qtbot, repo, data_dir) -> None:
+    # nothing ever wrote the visit: since:last-visit matched every fact
+    import time
+
+    from factdesk.index.search import fact_ids
+    from tests.conftest import git
+    from tests.gui.conftest import _write, open_window
+
+    first = open_window(qtbot, repo)
+    first.close()
+    conn = first.session.indexer.connect(readonly=True)
+    visit = int(conn.execute("SELECT value FROM meta WHERE key = 'last_visit'").fetchone()[0])
+    conn.close()
+    assert abs(visit - time.time()) < 60
+    time.sleep(1.1)  # (commit times are whole seconds)
+    _write(repo, "kb/gotchas/db/f7f7f7f7.md",
+           "---\ntype: observation\nconfidence: 0.5\nsources: 1\n---\n# New since the visit\n")
+    now = f"@{int(time.time())} +0000"  # (the test corpus's commits carry a fixed date)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "learn: while the curator was away",
+        env={"GIT_AUTHOR_DATE": now, "GIT_COMMITTER_DATE": now})
+    second = open_window(qtbot, repo)
+    ids = fact_ids(second.session.conn, "since:last-visit")
+    paths = [second.session.conn.execute("SELECT path FROM facts WHERE id = ?", (i,)).fetchone()[0]
+             for i in ids]
+    assert paths == ["kb/gotchas/db/f7f7f7f7.md"]
+    second.close()

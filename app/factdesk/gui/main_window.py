@@ -753,6 +753,7 @@ class MainWindow(QMainWindow):
             self._embedder.cancel()  # stops after the current batch; what is done is kept
             self._embedder_thread.wait()
         self.session.close()
+        self.session.indexer.record_visit()  # (since:last-visit, in the next session)
         if self._heap_frozen:  # this window's objects become collectable again (File ▸ Open,
             gc.unfreeze()      # or many windows in one test process, would otherwise leak)
             self._heap_frozen = False

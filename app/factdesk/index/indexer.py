@@ -751,6 +751,23 @@ class Indexer:
                         frontier.add(src)
         return seen
 
+    def record_visit(self, when: int | None = None) -> bool:
+        """Remember that a person looked at the corpus now (`since:last-visit` then finds
+        what changed after). Best effort, for a window closing: False when the index is
+        busy or missing. A fresh build of the index forgets it, as it forgets any cache."""
+        try:
+            with _update_lock(self.path, 2.0):
+                conn = self.connect()
+                try:
+                    with conn:
+                        conn.execute("INSERT OR REPLACE INTO meta VALUES ('last_visit', ?)",
+                                     (str(int(time.time()) if when is None else when),))
+                finally:
+                    conn.close()
+        except (IndexBusy, sqlite3.Error, OSError):
+            return False
+        return True
+
     def check_versions(self, conn: sqlite3.Connection, versions: Mapping[str, bytes]
                        ) -> list[Problem]:
         """The problems of other versions of some facts than the files on disk (those staged
