@@ -33,7 +33,7 @@ CURATOR_LINKS = (
     ("Facts with errors", "has:errors"),
     ("Overdue or unfalsifiable hypotheses (H1)", "type:hypothesis problem:H1"),
     ("Stale evidence weights (R2)", "problem:R2"),
-    ("Hypotheses seeding synthesis (R1)", "problem:R1"),
+    ("Hypotheses or pragmatic facts seeding synthesis (R1)", "problem:R1"),
     ("Authority violations (A1)", "problem:A1"),
     ("Legacy facts without an envelope", "-has:envelope"),
     ("Retracted facts", "status:retracted"),

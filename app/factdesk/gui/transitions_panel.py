@@ -53,6 +53,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from factdesk.errors import FactdeskError
 from factdesk.gui import theme
 from factdesk.index.indexer import Indexer
 from factdesk.reflect.model import CONFIRMED_BY, KINDS, MOVE, Transition
@@ -117,6 +118,8 @@ class TransitionsWorker(QThread):
                 ref = track_records(log.transitions, claims, methodology_counts(conn))
             finally:
                 conn.close()
+        except FactdeskError as exc:  # a user's error (an unknown revision): said in words
+            self.did_fail.emit(str(exc))
         except Exception as exc:  # reported in the panel, never a crash
             self.did_fail.emit(f"{type(exc).__name__}: {exc}")
             return
