@@ -120,6 +120,7 @@ class TransitionsWorker(QThread):
                 conn.close()
         except FactdeskError as exc:  # a user's error (an unknown revision): said in words
             self.did_fail.emit(str(exc))
+            return
         except Exception as exc:  # reported in the panel, never a crash
             self.did_fail.emit(f"{type(exc).__name__}: {exc}")
             return
