@@ -70,6 +70,10 @@ def test_slash_focuses_and_escape_clears(window, qtbot) -> None:
     qtbot.keyClick(window.search.line, Qt.Key.Key_Escape)
     assert window.search.text() == ""
     assert window.table.model.rowCount() == 5
+    window.set_query("type:policy")  # and in the table (Esc did nothing there)
+    window.table.view.setFocus()
+    qtbot.keyClick(window.table.view, Qt.Key.Key_Escape)
+    assert window.search.text() == "" and window.table.model.rowCount() == 5
 
 
 def test_completion_offers_fields_then_values(window, qtbot) -> None:

@@ -221,6 +221,7 @@ class MainWindow(QMainWindow):
         # bar's Enter); the menu shows it as the entry's key.
         self._action(go, "inspect", "Focus inspector\tEnter", self.focus_inspector)
         self.table.view.enter_did_press.connect(self.focus_inspector)
+        self.table.view.escape_did_press.connect(self.search.clear)
         self._action(go, "focusTable", "Focus table", self.focus_table, "Ctrl+T")
         view = bar.addMenu("&View")
         self._action(view, "showFacts", "Facts", lambda: self.center.setCurrentIndex(0), "Ctrl+1")

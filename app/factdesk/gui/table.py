@@ -39,6 +39,7 @@ class FactTableView(QTableView):
     """The table widget; j/k are window actions, Enter asks to focus the inspector."""
 
     enter_did_press = Signal()
+    escape_did_press = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -65,6 +66,9 @@ class FactTableView(QTableView):
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
             self.enter_did_press.emit()
+            return
+        if event.key() == Qt.Key.Key_Escape:  # (Esc clears the search, here as in the bar)
+            self.escape_did_press.emit()
             return
         super().keyPressEvent(event)
 
