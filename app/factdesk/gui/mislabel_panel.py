@@ -165,9 +165,9 @@ class MislabelPanel(QWidget):
         if s.needs_input:
             lines.append(f"needs from you: {', '.join(s.needs_input)}")
         if len(s.proposals) > 1:
-            lines.append("alternatives (press the number): " + "; ".join(
-                f"{n} {p.label or ', '.join(p.changes)}"
-                for n, p in enumerate(s.proposals[1:9], start=2)))
+            lines.append("alternatives (press the number):")  # one a line: "2 a rule: …" ran on
+            lines += [f"  {n} {p.label or ', '.join(p.changes)}"
+                      for n, p in enumerate(s.proposals[1:9], start=2)]
         self.proposal.setText("\n".join(lines) or "(confirm the envelope)")
         try:
             fact = self.curation.read_fact(s.path)
