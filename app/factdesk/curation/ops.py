@@ -71,6 +71,8 @@ __all__ = ["ChangeSet", "Conflict", "Curation", "CurationError", "Refused", "Rel
            "curator_identity"]
 
 ATTESTATIONS = ".factdesk/attestations.yaml"
+#: the rule of an undo or redo with nothing to revert (a window says it quietly)
+EMPTY_STACK = "empty-stack"
 EDIT_FIELDS = ("confidence", "sources", "domain", "entities", "refs", "title", "body")
 _DERIVABLE = ("claim_type", "claimant_agent_id", "claimant_type", "subject_kind", "subject_ref")
 
@@ -768,7 +770,7 @@ class Curation:
     def undo(self, reason: str = "", *, preview: bool = False) -> ChangeSet:
         undo, _ = self.stacks()
         if not undo:
-            raise Refused("nothing to undo: no factdesk action on this branch")
+            raise Refused("nothing to undo: no factdesk action on this branch", rule=EMPTY_STACK)
         target = undo[-1]
         plan = self._revert_plan(target, "undo")
         return self._run(plan, reason or f"undo {target.subject}", None, preview)
@@ -776,7 +778,7 @@ class Curation:
     def redo(self, reason: str = "", *, preview: bool = False) -> ChangeSet:
         _, redo = self.stacks()
         if not redo:
-            raise Refused("nothing to redo")
+            raise Refused("nothing to redo", rule=EMPTY_STACK)
         target = redo[-1]
         plan = self._revert_plan(target, "redo")
         return self._run(plan, reason or f"redo {target.subject}", None, preview)

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from factdesk.curation import ChangeSet, Curation, CurationError, recover
-from factdesk.curation.ops import load_attestations
+from factdesk.curation.ops import EMPTY_STACK, load_attestations
 from factdesk.errors import FactdeskError, QueryError
 from factdesk.gui import dialogs
 from factdesk.gui.inspector import InspectorPanel
@@ -470,33 +470,26 @@ class MainWindow(QMainWindow):
                                                       expected_head=head))
 
     def run_action(self, action: Callable[[], ChangeSet]) -> ChangeSet | None:
-        """Run one curation operation; a refusal or conflict is shown, never raised."""
+        """Run one curation operation; a refusal, a conflict or a git failure is shown,
+        never raised (an empty undo stack only in the status bar)."""
         try:
             result = action()
-        except CurationError as exc:
+        except FactdeskError as exc:
             rule = getattr(exc, "rule", None)
             self.last_error = str(exc)
+            if rule == EMPTY_STACK:
+                self.statusBar().showMessage(str(exc).split(":")[0].capitalize(), 4000)
+                return None
             dialogs.show_error(self, "Not done" + (f" [{rule}]" if rule else ""), str(exc))
             return None
         self.after_action(result)
         return result
 
     def undo(self) -> None:
-        self._undo_or_redo(0, "undo", self.curation.undo)
+        self.run_action(self.curation.undo)
 
     def redo(self) -> None:
-        self._undo_or_redo(1, "redo", self.curation.redo)
-
-    def _undo_or_redo(self, stack: int, word: str, action: Callable[[], ChangeSet]) -> None:
-        try:
-            empty = not self.curation.stacks()[stack]
-        except FactdeskError as exc:  # (git could not be read: said, never raised)
-            dialogs.show_error(self, f"Cannot {word}", str(exc))
-            return
-        if empty:
-            self.statusBar().showMessage(f"Nothing to {word}", 4000)
-            return
-        self.run_action(action)
+        self.run_action(self.curation.redo)
 
     def _show_count(self) -> None:
         """`2000 facts`, and how many are selected when more than one is: an action applies
