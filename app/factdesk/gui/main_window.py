@@ -652,8 +652,9 @@ class MainWindow(QMainWindow):
         self.start_semantic()
         if self.settlement.loaded:
             self.settlement.load()
-        if self.mislabels.loaded:  # (a fix from the Facts tab, an undo, an agent's commit)
-            self.mislabels.load()
+        if self.mislabels.loaded:  # (a fix from the Facts tab, an undo, an agent's commit),
+            self._stale_tabs.add(self.mislabels)  # read again when in front: it takes ~15 s at
+            self._refresh_front()  # 100,000 facts, too long to redo for every commit unseen
         if self.transitions.loaded or not light:
             self.transitions.load()  # in the background; the inspector's track records follow
         if self._reselect_path and self.session.conn is not None:

@@ -110,6 +110,10 @@ class MislabelPanel(QWidget):
 
     # -- loading --------------------------------------------------------------------------
 
+    def refresh(self) -> None:
+        """The index changed: read the queue again (the window calls this when in front)."""
+        self.load()
+
     def load(self) -> None:
         """(Re)compute the queue in the background; the current item is kept by path."""
         if self._reader.start():
