@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from factdesk.cli.commands import FORMAT, KB, _exit, _open, cli, say
+from factdesk.model.words import count
 from factdesk.reflect.cache import cached_walk
 from factdesk.reflect.model import Transition
 from factdesk.reflect.queue import QueueItem, methodology_counts, open_hypotheses
@@ -68,7 +69,8 @@ def transitions_cmd(since: str | None, kb: Path, fmt: str, show_stats: bool,
         for t in log.transitions:
             say(_transition_text(t))
         summary = ", ".join(f"{v} {k}" for k, v in counts(log.transitions).items()) or "none"
-        say(f"{len(log.transitions)} transitions in {log.commits} commits ({summary})")
+        say(f"{count(len(log.transitions), 'transition')} in {count(log.commits, 'commit')} "
+            f"({summary})")
     _exit(0)
 
 
@@ -96,7 +98,7 @@ def queue_cmd(kb: Path, today: str | None, fmt: str) -> None:
                 say(f"== {group}")
             say(_item_text(item))
         overdue = sum(1 for i in items if i.overdue)
-        say(f"{len(items)} open hypotheses, {overdue} overdue "
+        say(f"{len(items)} open {'hypothesis' if len(items) == 1 else 'hypotheses'}, {overdue} overdue "
             f"({day.isoformat()})")
     _exit(0)
 

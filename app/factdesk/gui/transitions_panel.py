@@ -53,9 +53,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from factdesk.errors import FactdeskError
 from factdesk.gui import theme
+from factdesk.gui.workers import failure_text
 from factdesk.index.indexer import Indexer
+from factdesk.model.words import count
 from factdesk.reflect.model import CONFIRMED_BY, KINDS, MOVE, Transition
 from factdesk.reflect.stats import OUTCOMES, UNKNOWN, Reflection, TrackRecord, decisive, month_of
 
@@ -118,20 +119,13 @@ class TransitionsWorker(QThread):
                 ref = track_records(log.transitions, claims, methodology_counts(conn))
             finally:
                 conn.close()
-        except FactdeskError as exc:  # a user's error (an unknown revision): said in words
-            self.did_fail.emit(str(exc))
-            return
         except Exception as exc:  # reported in the panel, never a crash
-            self.did_fail.emit(f"{type(exc).__name__}: {exc}")
+            self.did_fail.emit(failure_text(exc))
             return
         self.did_finish.emit(LoadResult(self._since, list(log.transitions), log.commits, ref))
 
 
 # -- pure helpers -----------------------------------------------------------------------------
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def track_record_line(reflection: Reflection | None, agent_id: str | None) -> str | None:
@@ -150,7 +144,7 @@ def track_record_line(reflection: Reflection | None, agent_id: str | None) -> st
              if getattr(r, o)]
     if r.open:
         parts.append(f"{r.open} open" + (f" ({r.overdue} overdue)" if r.overdue else ""))
-    line = f"{agent_id}: {_plural(total, 'prediction')} — {', '.join(parts)}"
+    line = f"{agent_id}: {count(total, 'prediction')} — {', '.join(parts)}"
     if r.hit_rate is not None:
         line += f"; {r.hit_rate:.0%} held"
     return line
@@ -586,8 +580,8 @@ class TransitionsPanel(QWidget):
         ref = self.reflection
         rate = "" if ref is None or ref.total.hit_rate is None else \
             f"; {ref.total.hit_rate:.0%} of judged predictions held"
-        self.status.setText(f"{_plural(len(self.transitions), 'transition')}{shown} in "
-                            f"{_plural(self.commits, 'commit')} {what}{rate}")
+        self.status.setText(f"{count(len(self.transitions), 'transition')}{shown} in "
+                            f"{count(self.commits, 'commit')} {what}{rate}")
 
     def _fill_keys(self) -> None:
         ref = self.reflection

@@ -10,6 +10,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QThread, Signal
 
+from factdesk.errors import FactdeskError
 from factdesk.index.indexer import Indexer
 
 
@@ -35,9 +36,15 @@ class ReadWorker(QThread):
                 if conn is not None:
                     conn.close()
         except Exception as exc:  # shown in the panel, never a crash
-            self.did_fail.emit(f"{type(exc).__name__}: {exc}")
+            self.did_fail.emit(failure_text(exc))
             return
         self.did_finish.emit(result)
+
+
+def failure_text(exc: BaseException) -> str:
+    """How a panel says a background read failed: a user's error (an unknown revision, a
+    busy index) in its own words, anything else with the name of its kind."""
+    return str(exc) if isinstance(exc, FactdeskError) else f"{type(exc).__name__}: {exc}"
 
 
 class BackgroundRead(QObject):
