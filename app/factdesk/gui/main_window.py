@@ -24,7 +24,6 @@ from PySide6.QtWidgets import (
     QScrollArea,
     QSplitter,
     QTabWidget,
-    QTreeWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -396,12 +395,9 @@ class MainWindow(QMainWindow):
         elif front is self.settlement:
             self.settlement.step(delta)
         elif front is self.problems:
-            _step_tree(self.problems.tree, delta)
+            self.problems.step(delta)
         elif front is self.transitions_tab:
-            view = self.transitions.table
-            row = view.currentIndex().row() + delta if view.currentIndex().isValid() else 0
-            if 0 <= row < view.model().rowCount():
-                view.selectRow(row)
+            self.transitions.step(delta)
         elif self.center.currentIndex() == 0:  # (the Overview has no list: nothing moves)
             self.table.move(delta)
 
@@ -495,7 +491,9 @@ class MainWindow(QMainWindow):
         """`2000 facts`, and how many are selected when more than one is: an action applies
         to all of them (Ctrl+A then R relabels every one)."""
         rows = self.table.model.rowCount()
-        selected = len(self.table.view.selectionModel().selectedRows())
+        # (the ranges, not selectedRows(): an index per row, 100,000 after Ctrl+A, each change)
+        ranges = self.table.view.selectionModel().selection()
+        selected = sum(ranges.at(i).height() for i in range(ranges.count()))
         self.count_label.setText(f"{count(rows, 'fact')}"
                                  + (f" · {selected:,} selected" if selected > 1 else ""))
 
@@ -754,12 +752,3 @@ class MainWindow(QMainWindow):
             self._heap_frozen = False
         super().closeEvent(event)
 
-
-def _step_tree(tree: QTreeWidget, delta: int) -> None:
-    """The next/previous item of a tree, as the arrows go (the first when none is current)."""
-    item = tree.currentItem()
-    target = tree.topLevelItem(0) if item is None else (
-        tree.itemBelow(item) if delta > 0 else tree.itemAbove(item))
-    if target is not None:
-        tree.setCurrentItem(target)
-        tree.scrollToItem(target)

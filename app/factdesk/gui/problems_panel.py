@@ -79,6 +79,15 @@ class ProblemsPanel(QWidget):
         self.tree.setColumnWidth(1, 260)  # the message gets the rest: it says what is wrong
         self.tree.resizeColumnToContents(2)
 
+    def step(self, delta: int) -> None:
+        """J/K: the next/previous row, as the arrows go (the first when none is current)."""
+        item = self.tree.currentItem()
+        target = self.tree.topLevelItem(0) if item is None else (
+            self.tree.itemBelow(item) if delta > 0 else self.tree.itemAbove(item))
+        if target is not None:
+            self.tree.setCurrentItem(target)
+            self.tree.scrollToItem(target)
+
     def _activated(self, item: QTreeWidgetItem, _column: int = 0) -> None:
         fact_id = item.data(0, FACT_ROLE)
         if fact_id is not None:

@@ -531,6 +531,13 @@ class TransitionsPanel(QWidget):
             self._worker.deleteLater()
             self._worker = None
 
+    def step(self, delta: int) -> None:
+        """J/K: the next/previous row of the table (the first when none is current)."""
+        current = self.table.currentIndex()
+        row = current.row() + delta if current.isValid() else 0
+        if 0 <= row < self.model.rowCount():
+            self.table.selectRow(row)
+
     def close_worker(self) -> None:
         """Wait for a running computation (before the window or the index goes away)."""
         self._pending = False
