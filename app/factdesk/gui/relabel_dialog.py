@@ -42,16 +42,12 @@ from factdesk.gui import theme
 from factdesk.gui.inspector import caption_label
 from factdesk.model import legality
 from factdesk.model.authority import attribution
-from factdesk.model.enums import derived_claim_type
 from factdesk.model.fact import Fact
 from factdesk.model.words import count
 
 KEEP = "(keep each)"
 NONE = "(none)"
 CLOSED = ("type", "kind", "origin", "claim_type", "claimant_type", "subject_kind")
-#: closed fields a file may leave out: "(none)" keeps them out (the claim type is derived
-#: from the type instead; kind and type always have a value)
-UNWRITTEN = legality.MAY_BE_ABSENT
 OPEN = ("claimant_agent_id", "subject_ref", "settle_by", "settlement")
 LABELS = {
     "type": "Type", "kind": "Kind", "origin": "Origin", "claim_type": "Claim type",
@@ -65,12 +61,12 @@ MAX_CHECKED = 50  # facts whose legality decides which values are offered in bul
 def _shown(key: str, values: Mapping[str, str | None]) -> str:
     """How a combo shows `values[key]`: "(none)" for a key the file leaves out, the claim
     type derived from the type when none is written."""
+    if key == "claim_type":
+        return legality.claim_of(values)
     value = values.get(key)
     if value is not None:
         return value
-    if key == "claim_type":
-        return derived_claim_type(values.get("type") or "").value
-    return NONE if key in UNWRITTEN else ""
+    return NONE if key in legality.MAY_BE_ABSENT else ""
 
 
 class DiffHighlighter(QSyntaxHighlighter):
@@ -158,7 +154,7 @@ class RelabelDialog(QDialog):
                 model = QStandardItemModel(combo)
                 if self.bulk:
                     model.appendRow(QStandardItem(KEEP))
-                if key in UNWRITTEN:
+                if key in legality.MAY_BE_ABSENT:
                     model.appendRow(QStandardItem(NONE))
                 vocab = list(legality.VOCABULARY[key])
                 if key == "claimant_type":
@@ -312,7 +308,7 @@ class RelabelDialog(QDialog):
                                                    if len(self.paths) > MAX_CHECKED else ""))
         fact, values = self.facts[0], self.values[0]
         after = legality.follow(values, changes)
-        claim = after.get("claim_type") or derived_claim_type(after.get("type") or "").value
+        claim = legality.claim_of(after)
         self.attribution_label.setText(
             ("Agents will be shown (the first of these facts): " if self.bulk
              else "Agents will be shown: ") + attribution(

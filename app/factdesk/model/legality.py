@@ -100,11 +100,16 @@ def values_of(fact: Fact) -> dict[str, str | None]:
     }
 
 
+def claim_of(values: Values) -> str:
+    """The claim type the envelope makes: the one written, else the one its type derives."""
+    return values.get("claim_type") or derived_claim_type(values.get("type") or "").value
+
+
 def is_ground_truth(values: Values) -> bool:
     claimant_type, subject = values.get("claimant_type"), values.get("subject_kind")
     if not (claimant_type and subject):
         return False
-    claim = values.get("claim_type") or derived_claim_type(values.get("type") or "").value
+    claim = claim_of(values)
     return authority(claimant_type, subject, claim) is Authority.GROUND_TRUTH
 
 
@@ -178,7 +183,7 @@ def violations(values: Values, ctx: Context) -> list[Violation]:
         out.append(Violation("origin", "origin×type",
                              f"origin {origin} is not allowed for type {type_} "
                              f"({_origin_rule(origin)})"))
-    claim = values.get("claim_type") or derived_claim_type(type_).value
+    claim = claim_of(values)
     if type_ in VOCABULARY["type"] and claim in VOCABULARY["claim_type"] \
             and claim not in legal_claim_types_for_type(type_):
         out.append(Violation("claim_type", "claim×type", _claim_rule(type_, claim)))
