@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from factdesk.gui import theme
-from factdesk.index.query import ALIASES, FIELDS, SINGLE_VALUED
+from factdesk.index.query import FIELDS, SINGLE_VALUED, field_of
 from factdesk.index.search import facet_counts
 
 TOKEN_RE = re.compile(r'-?\w+:"(?:[^"]|"")*"?|-?\w+:\S+|"(?:[^"]|"")*"?|\S+')
@@ -60,7 +60,7 @@ def add_term(text: str, field: str, value: str) -> str:
         return text
     if field in SINGLE_VALUED:
         same = [i for i, t in enumerate(tokens) if (m := FIELD_TOKEN_RE.match(t))
-                and not t.startswith("-") and ALIASES.get(m[1].lower(), m[1].lower()) == field]
+                and not t.startswith("-") and field_of(m[1]) == field]
         if same:
             tokens[same[0]] = term
             return " ".join(t for i, t in enumerate(tokens) if i not in same[1:])
@@ -215,7 +215,7 @@ class SearchBar(QWidget):
                 widget.deleteLater()
         for token in query_tokens(text):
             m = FIELD_TOKEN_RE.match(token)
-            if not m or ALIASES.get(m[1].lower(), m[1].lower()) not in FIELDS:
+            if not m or field_of(m[1]) is None:
                 continue  # (`foo:bar`, a URL: plain text, no filter to remove)
             chip = self._make_chip(token)
             chip.setParent(self.chips)

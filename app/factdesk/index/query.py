@@ -10,6 +10,7 @@ syntax typed by a user is never interpreted (RELIABILITY F10).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 
@@ -117,6 +118,23 @@ def parse_similar(raw: str) -> str | None:
 MAX_QUERY_CHARS = 2_000
 
 
+def field_of(name: str) -> str | None:
+    """The field a name before a colon filters (an alias resolved), or None: plain text."""
+    key = ALIASES.get(name.lower(), name.lower())
+    return key if key in FIELDS else None
+
+
+def _matches(text: str) -> Iterator[re.Match[str]]:
+    """The query's tokens, in order (groups: negation, field name, value, phrase, word)."""
+    pos = 0
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if not m or m.end() == pos:
+            return
+        pos = m.end()
+        yield m
+
+
 def compile_query(text: str, *, since_last_visit: int | None = None,
                   commit_time: dict[str, int] | None = None) -> CompiledQuery:
     """Compile `text`; raises QueryError naming the offending token."""
@@ -126,16 +144,10 @@ def compile_query(text: str, *, since_last_visit: int | None = None,
     q = CompiledQuery()
     fts_parts: list[str] = []
     excluded: list[str] = []
-    pos = 0
-    text = text.strip()
-    while pos < len(text):
-        m = _TOKEN.match(text, pos)
-        if not m or m.end() == pos:
-            break
-        pos = m.end()
+    for m in _matches(text.strip()):
         neg, name, value, phrase, word = m.groups()
-        key = ALIASES.get(name.lower(), name.lower()) if name is not None else None
-        if key is not None and key in FIELDS:
+        key = field_of(name) if name is not None else None
+        if key is not None:
             _filter(q, key, _unquote(value or ""), bool(neg),
                     since_last_visit=since_last_visit, commit_time=commit_time or {})
             continue
@@ -177,14 +189,9 @@ def vocabulary_hints(text: str) -> list[str]:
     from factdesk.model.legality import VOCABULARY
 
     hints = []
-    pos = 0
-    while pos < len(text):
-        m = _TOKEN.match(text, pos)
-        if not m or m.end() == pos:
-            break
-        pos = m.end()
+    for m in _matches(text):
         name, value = m.group(2), _unquote(m.group(3) or "")
-        field = ALIASES.get(name.lower(), name.lower()) if name else None
+        field = field_of(name) if name else None
         if field in _VOCABULARY_OF and value:
             words = VOCABULARY[_VOCABULARY_OF[field]]
             close = get_close_matches(value.lower(), words, n=1, cutoff=0.75)
