@@ -231,8 +231,8 @@ class MislabelPanel(QWidget):
                     f"{field} of “{theme.clip(fact.title, 120)}”:", "" if listed else str(value))
                 if not text:
                     return
-                edits[field] = ([*value, *(t.strip() for t in text.split(",") if t.strip())]
-                                if listed else text)
+                # (the core strips the items and drops empty ones: `Curation.edit`)
+                edits[field] = [*value, *text.split(",")] if listed else text
             result = self._run_action(lambda: self.curation.edit([s.path], edits, reason))
         elif proposal.action == "attest":
             result = self._run_action(lambda: self.curation.attest([s.path], reason, changes))
