@@ -37,9 +37,6 @@ class ParseOutcome:
     #: a broken file whose only faults are values knomit cannot decode: the fact with those
     #: fields treated as missing, for its row (never checked or cited as a fact)
     salvaged: Fact | None = None
-    #: a broken file whose only faults are its kind or type: the fact read with those two
-    #: keys left out, so a relabel can repair it (RELIABILITY B01); never indexed or shown
-    untyped: Fact | None = None
 
 
 def _fail(path: str, code: str, msg: str, line: int = 1, **kw: object) -> ParseOutcome:
@@ -61,8 +58,10 @@ def decode_text(data: bytes) -> tuple[str | None, str | None, str]:
         return None, "encoding", f"invalid UTF-8 at byte {exc.start} (line {line})"
 
 
-def parse_fact(path: str, data: bytes) -> ParseOutcome:
-    """Parse one file's bytes. `path` is repo-relative POSIX."""
+def parse_fact(path: str, data: bytes, *, without: tuple[str, ...] = ()) -> ParseOutcome:
+    """Parse one file's bytes. `path` is repo-relative POSIX. `without`: keys read as if
+    the file had not written them (`("kind", "type")`: the fact a relabel can repair when
+    those are its only faults, RELIABILITY B01)."""
     if not data:
         return _fail(path, "empty", "empty file")
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
@@ -108,6 +107,8 @@ def parse_fact(path: str, data: bytes) -> ParseOutcome:
         where = f" (column {exc.column})" if exc.column else ""
         return _fail(path, exc.code, exc.message + where, exc.line + 1, text=text,
                      title=_guess_title(stripped))
+    if without:
+        entries = {k: e for k, e in entries.items() if k not in without}
     try:
         fact = _build(path, entries, stripped.rstrip(), title_line)
     except yamlv3.FieldError as exc:
@@ -149,15 +150,8 @@ def _broken_fields(path: str, first: yamlv3.FieldError, entries: dict[str, yamlv
     raw = {k: e.value.text if isinstance(e.value, yamlv3.Scalar)  # (a list or map: as written)
            else text[4 + e.value_start : 4 + e.value_end].strip()
            for k, e in entries.items() if k in ("kind", "type")}
-    untyped = None
-    if found[-1].key in ("kind", "type"):
-        try:
-            untyped = _build(path, {k: e for k, e in entries.items() if k not in ("kind", "type")},
-                             region.rstrip(), title_line)
-        except yamlv3.FieldError:
-            untyped = None  # other faults too: a relabel alone cannot repair it
     return ParseOutcome(path, None, problems, title=_guess_title(region), text=text, raw=raw,
-                        salvaged=salvaged, untyped=untyped)
+                        salvaged=salvaged)
 
 
 def _build(path: str, entries: dict[str, yamlv3.Entry], region: str, title_line: int) -> Fact:

@@ -248,11 +248,12 @@ class Curation:
         data, outcome = self._parse(path, expected)
         if outcome.fact is not None:
             return data, Relabelable(outcome.fact, legality.values_of(outcome.fact))
-        if outcome.untyped is None:
+        untyped = parse_fact(path, data, without=("kind", "type")).fact
+        if untyped is None:  # (other faults too: a relabel alone cannot repair it)
             raise Refused(_unreadable(outcome, "fix the file first"))
-        values = legality.values_of(outcome.untyped)  # its kind and type as written:
+        values = legality.values_of(untyped)  # its kind and type as written:
         values.update(kind=outcome.raw.get("kind", "epistemic"), type=outcome.raw.get("type"))
-        return data, Relabelable(outcome.untyped, values, outcome.problems[0].message)
+        return data, Relabelable(untyped, values, outcome.problems[0].message)
 
     def read_labels(self, path: str) -> Relabelable:
         """What the relabel editor starts from: the fact and its envelope as written. A fact
