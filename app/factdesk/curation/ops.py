@@ -53,7 +53,7 @@ from factdesk.curation.gitwrite import (
 )
 from factdesk.fsio import read_or_none
 from factdesk.index.indexer import Indexer, IndexStats
-from factdesk.index.search import rows_in
+from factdesk.index.search import resolve_local_ref, rows_in
 from factdesk.model import legality
 from factdesk.model.fact import Fact
 from factdesk.model.refs import (
@@ -359,7 +359,7 @@ class Curation:
             after = parse_fact(path, new).fact
             if after is None:
                 raise Refused(f"{path}: the edit would make the file unreadable")
-            self._refuse_new_refs(path, [r for r in after.refs if r not in fact.refs], paths)
+            self._refuse_new_refs(path, [r for r in after.refs if r not in fact.refs])
             problems = legality.violations(legality.values_of(after), self.context_for(after))
             if problems:
                 raise Refused(f"{path}: {problems[0]}", rule=problems[0].rule)
@@ -371,23 +371,25 @@ class Curation:
         plan = _Plan("edit", self._subject("edit", file_changes, fields), file_changes, fields)
         return self._run(plan, reason, expected_head, preview)
 
-    def _refuse_new_refs(self, path: str, added: Sequence[str], batch: Sequence[str]) -> None:
+    def _refuse_new_refs(self, path: str, added: Sequence[str]) -> None:
         """knomit's write gate (FORMAT §4.3–4.4): every ref newly added must be well formed
         and stay inside the repository, and a local one must name a fact that exists or once
-        did (or one written in the same commit); refs the fact already had are not checked
+        did (a retracted one is in the index too); refs the fact already had are not checked
         again. Every problem is listed at once, and nothing is written."""
-        problems = [f"{raw!r}: {why}" for raw in added if (why := unwritable(raw, self.repo_ids))]
-        targets = [ref.target for raw in added if (ref := classify_ref(raw, self.repo_ids)).target
-                   and ref.kind is RefKind.LOCAL_FACT and not unwritable(raw, self.repo_ids)]
-        if targets:
-            known = {p.lower() for p in batch}
+        problems: list[str] = []
+        missing: list[tuple[str, str]] = []
+        for raw in added:
+            if why := unwritable(raw, self.repo_ids):
+                problems.append(f"{raw!r}: {why}")
+            elif (ref := classify_ref(raw, self.repo_ids)).kind is RefKind.LOCAL_FACT and ref.target:
+                missing.append((raw, ref.target))
+        if missing:
             conn = self.indexer.connect(readonly=True)
             try:
-                known |= {row[0] for row in rows_in(  # (retracted ones once existed)
-                    conn, "SELECT lower(path) FROM facts WHERE lower(path) IN ({marks})", targets)}
+                problems += [f"{target!r}: no such fact" for raw, target in missing
+                             if resolve_local_ref(conn, raw, target) is None]
             finally:
                 conn.close()
-            problems += [f"{t!r}: no such fact" for t in targets if t not in known]
         if problems:
             raise Refused(f"{path}: refs that cannot be written, nothing was written: "
                           + "; ".join(problems), rule="refs")
