@@ -261,18 +261,46 @@ def hooks_dir(repo: Path) -> tuple[Path, str]:
     return git_dir(repo) / "hooks", "default"
 
 
+@dataclass(frozen=True, slots=True)
+class RawChange:
+    """One line of `git diff --raw -z` (or `diff-tree -z`)."""
+
+    status: str  #: A, M, D, T; R… or C… (with a score) for a rename or a copy
+    old_blob: str | None  #: None where the file did not exist
+    new_blob: str | None
+    path: str
+    new_path: str | None = None  #: where a rename or a copy put it
+
+
+def raw_changes(out: bytes) -> list[RawChange]:
+    """Parse `--raw -z` output: `:mode mode blob blob status\0path\0` (a second path for a
+    rename or a copy); other lines (a commit id) are skipped. Blobs as git printed them."""
+    parts = out.split(b"\0")
+    changes: list[RawChange] = []
+    i = 0
+    while i < len(parts) - 1:
+        meta = parts[i]
+        if not meta.startswith(b":"):
+            i += 1
+            continue
+        fields = meta[1:].split()
+        status = fields[4].decode() if len(fields) > 4 else ""
+        old, new = fields[2].decode(), fields[3].decode()
+        two = status[:1] in ("R", "C")
+        changes.append(RawChange(
+            status, None if old.strip("0") == "" else old, None if new.strip("0") == "" else new,
+            parts[i + 1].decode("utf-8", "surrogateescape"),
+            parts[i + 2].decode("utf-8", "surrogateescape") if two and i + 2 < len(parts) else None))
+        i += 3 if two else 2
+    return changes
+
+
 def staged_blobs(repo: Path) -> dict[str, str]:
     """Each file added or modified in git's index (staged for the next commit), with the
     id of the blob staged: what the commit will hold, whatever the working tree has."""
     out = run_git(repo, "diff", "--cached", "--raw", "-z", "--no-renames", "--diff-filter=ACM",
                   "--no-abbrev")
-    fields = out.split(b"\0")
-    staged: dict[str, str] = {}
-    for meta, name in zip(fields[::2], fields[1::2], strict=False):
-        parts = meta.split()  # b":100644 100644 <old> <new> M"
-        if len(parts) >= 4:
-            staged[name.decode("utf-8", "surrogateescape")] = parts[3].decode()
-    return staged
+    return {c.path: c.new_blob for c in raw_changes(out) if c.new_blob}
 
 
 def is_ancestor(repo: Path, old: str, new: str) -> bool:

@@ -534,16 +534,18 @@ class Curation:
         for path in _unique(paths):
             if read_or_none(self.repo / path) is not None:
                 raise Refused(f"{path} is not retracted: it exists on disk")
-            data = self._last_version(path)
-            if data is None:
+            sha = self._deleted_in(path)
+            with gitrepo.BlobReader(self.repo) as reader:
+                data = reader.read(f"{sha}^:{path}") if sha is not None else None
+            if sha is None or data is None:
                 raise Refused(f"{path}: no earlier version in this branch's history")
-            if elsewhere := self._moved_to(path):
+            if elsewhere := self._moved_to(sha, path):
                 raise Refused(f"{path}: the fact lives on at {elsewhere} (moved there); restoring "
                               "it would make a second copy")
             changes.append(FileChange(path, None, data))
             fields.append(FieldChange(path, "status", "retracted", "live"))
-        fact = parse_fact(changes[0].path, changes[0].new or b"").fact
-        subject = (f"restore: {fact.title if fact else changes[0].path}" if len(changes) == 1
+        title = parse_fact(changes[0].path, changes[0].new or b"").title  # (an unreadable one's too)
+        subject = (f"restore: {title or changes[0].path}" if len(changes) == 1
                    else f"restore: {len(changes)} facts")
         return self._run(_Plan("restore", subject, changes, fields), reason, expected_head, preview)
 
@@ -553,34 +555,14 @@ class Curation:
                               "--diff-filter=D", "HEAD", "--", path, check=False).decode().strip()
         return out or None
 
-    def _moved_to(self, path: str) -> str | None:
-        """Where the commit that deleted `path` moved it (a rename git sees), if it is still
-        there; None for a retraction. (A file name alone says nothing: FORMAT §1.4, names are
-        not unique across folders.)"""
-        sha = self._deleted_in(path)
-        if sha is None:
-            return None
-        out = gitrepo.run_git(self.repo, "diff-tree", "-r", "-M", "--name-status", "-z",
-                              "--no-commit-id", f"{sha}^", sha, check=False)
-        fields = out.decode("utf-8", "surrogateescape").split("\0")
-        i = 0
-        while i < len(fields) - 1:
-            status = fields[i]
-            if status.startswith(("R", "C")):
-                old, new = fields[i + 1], fields[i + 2] if i + 2 < len(fields) else ""
-                if old == path and new and read_or_none(self.repo / new) is not None:
-                    return new
-                i += 3
-            else:
-                i += 2
-        return None
-
-    def _last_version(self, path: str) -> bytes | None:
-        sha = self._deleted_in(path)
-        if sha is None:
-            return None
-        with gitrepo.BlobReader(self.repo) as reader:
-            return reader.read(f"{sha}^:{path}")
+    def _moved_to(self, sha: str, path: str) -> str | None:
+        """Where commit `sha`, which deleted `path`, moved it (a rename git sees), if it is
+        still there; None for a retraction. (A file name alone says nothing: FORMAT §1.4,
+        names are not unique across folders.)"""
+        out = gitrepo.run_git(self.repo, "diff-tree", "-r", "-M", "-z", "--no-commit-id",
+                              f"{sha}^", sha, check=False)
+        return next((c.new_path for c in gitrepo.raw_changes(out) if c.path == path and c.new_path
+                     and read_or_none(self.repo / c.new_path) is not None), None)
 
     # -- attest -------------------------------------------------------------------------------
 
@@ -1085,18 +1067,4 @@ def _commit_changes(repo: Path, commit: str) -> list[tuple[str, str | None, str 
     """(path, blob before, blob after) for each file `commit` changed against its first parent."""
     out = gitrepo.run_git(repo, "diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", "--root",
                           "-m", "--first-parent", commit)
-    parts = out.split(b"\0")
-    result = []
-    i = 0
-    while i < len(parts) - 1:
-        meta = parts[i]
-        if not meta.startswith(b":"):
-            i += 1
-            continue
-        fields = meta[1:].split()
-        path = parts[i + 1].decode("utf-8", "surrogateescape")
-        old = fields[2].decode()
-        new = fields[3].decode()
-        result.append((path, None if old == ZERO else old, None if new == ZERO else new))
-        i += 2
-    return result
+    return [(c.path, c.old_blob, c.new_blob) for c in gitrepo.raw_changes(out)]
