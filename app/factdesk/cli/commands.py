@@ -14,12 +14,10 @@ import click
 
 from factdesk.core import open_corpus
 from factdesk.corpus import gitrepo
-from factdesk.corpus.codec import MAX_BYTES
-from factdesk.corpus.scan import SCAN_CODES
 from factdesk.errors import FactdeskError
 from factdesk.index.indexer import Indexer
 from factdesk.index.query import vocabulary_hints
-from factdesk.index.search import get_fact_row, problems_for, rows_in, search
+from factdesk.index.search import get_fact_row, problems_for, search
 from factdesk.model.authority import attribution
 from factdesk.model.visible import for_terminal
 from factdesk.model.weight import is_stale
@@ -115,11 +113,10 @@ def check(kb: Path, fmt: str, install_hook: bool, staged: bool) -> None:
         return
 
     def read(conn: sqlite3.Connection) -> tuple[list[dict[str, Any]], int]:
-        rows = [dict(r) for r in conn.execute(
-            "SELECT p.path, p.line, p.code, p.severity, p.message FROM problems p "
-            "ORDER BY p.path, p.line, p.code")]
-        if staged:
-            rows = _staged_problems(indexer, conn, rows)
+        rows = [p.as_dict() for p in indexer.staged_problems(conn)] if staged else [
+            dict(r) for r in conn.execute(
+                "SELECT p.path, p.line, p.code, p.severity, p.message FROM problems p "
+                "ORDER BY p.path, p.line, p.code")]
         return rows, conn.execute(
             "SELECT COUNT(*) FROM facts WHERE status != 'retracted'").fetchone()[0]
 
@@ -139,35 +136,6 @@ def check(kb: Path, fmt: str, install_hook: bool, staged: bool) -> None:
         say("error: the files changed since the index was last brought up to date "
             "were not checked", err=True)
     _exit(1 if errors or indexer.stale else 0)
-
-
-def _staged_problems(indexer: Indexer, conn: sqlite3.Connection, rows: list[dict[str, Any]]
-                     ) -> list[dict[str, Any]]:
-    """The problems of the files staged for commit, as staged: a fact whose working copy
-    differs from what is staged (edited again, or broken, after `git add`) is checked from
-    the staged blob, so the hook judges what the commit will hold."""
-    staged = gitrepo.staged_blobs(indexer.repo)
-    on_disk = dict(rows_in(conn, "SELECT path, blob FROM facts WHERE path IN ({marks})",
-                           list(staged)))
-    differ = [p for p, blob in staged.items()
-              if p.startswith("kb/") and p.endswith(".md") and on_disk.get(p) != blob]
-    versions: dict[str, bytes] = {}
-    found: list[dict[str, Any]] = []
-    with gitrepo.BlobReader(indexer.repo) as reader:
-        for path in differ:
-            try:
-                data = reader.read(staged[path], limit=MAX_BYTES)
-            except gitrepo.BlobTooLarge as exc:
-                found.append({"path": path, "line": 1, "code": "too_large", "severity": "error",
-                              "message": f"staged file is {exc.size} bytes (limit {MAX_BYTES})"})
-                continue
-            if data is not None:
-                versions[path] = data
-    kept = [r for r in rows if r["path"] in staged
-            and (r["path"] not in versions or r["code"] in SCAN_CODES)]
-    found += [{"path": p.path, "line": p.line, "code": p.code, "severity": str(p.severity),
-               "message": p.message} for p in indexer.check_versions(conn, versions)]
-    return sorted(kept + found, key=lambda r: (r["path"], r["line"], r["code"]))
 
 
 @cli.command(name="search", context_settings={"ignore_unknown_options": True})  # `-retry` is a query

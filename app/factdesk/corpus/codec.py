@@ -45,6 +45,11 @@ def _fail(path: str, code: str, msg: str, line: int = 1, **kw: object) -> ParseO
     return ParseOutcome(path, None, (problem,), **kw)  # type: ignore[arg-type]
 
 
+def too_large(path: str, size: int) -> ParseOutcome:
+    """A file over `MAX_BYTES` (its size known without reading it: a blob's header)."""
+    return _fail(path, "too_large", f"file is {size} bytes (limit {MAX_BYTES})")
+
+
 def decode_text(data: bytes) -> tuple[str | None, str | None, str]:
     """(text, error code, message): strict UTF-8 with an optional BOM, CRLF kept."""
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
@@ -67,7 +72,7 @@ def parse_fact(path: str, data: bytes, *, without: tuple[str, ...] = ()) -> Pars
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         return _fail(path, "encoding_unsupported", "UTF-16 files are not supported")
     if len(data) > MAX_BYTES:  # (first: nothing of a huge file is decoded)
-        return _fail(path, "too_large", f"file is {len(data)} bytes (limit {MAX_BYTES})")
+        return too_large(path, len(data))
     if b"\x00" in data[:8192]:
         return _nul_in_frontmatter(path, data) or _fail(path, "binary",
                                                         "binary file (NUL byte) named .md")

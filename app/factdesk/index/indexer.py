@@ -29,7 +29,7 @@ from typing import Protocol, TypeVar
 
 from factdesk import faults
 from factdesk.corpus import gitrepo
-from factdesk.corpus.codec import ParseOutcome, parse_fact
+from factdesk.corpus.codec import MAX_BYTES, ParseOutcome, parse_fact, too_large
 from factdesk.corpus.ontology import (
     Ontology,
     RuleEngine,
@@ -45,6 +45,7 @@ from factdesk.corpus.scan import (
     SCAN_CODES,
     FileEntry,
     io_error,
+    is_fact_path,
     is_utf8,
     printable,
     read_fact_file,
@@ -72,8 +73,9 @@ from factdesk.index.rows import (
     row_values,
     text_values,
 )
+from factdesk.index.search import rows_in
 from factdesk.index.textbuild import InlineText, TextBuilder, TextRow, TextSink
-from factdesk.model.enums import FactType
+from factdesk.model.enums import FactType, Severity
 from factdesk.model.fact import Fact, Problem
 from factdesk.model.refs import local_targets
 from factdesk.model.registry import Registry
@@ -767,6 +769,33 @@ class Indexer:
         except (IndexBusy, sqlite3.Error, OSError):
             return False
         return True
+
+    def staged_problems(self, conn: sqlite3.Connection) -> list[Problem]:
+        """The problems of the files staged for commit, as staged (`check --staged`, the
+        pre-commit hook): the index's for a file whose working copy is what is staged; for
+        one changed again after `git add`, its staged blob checked (`check_versions`) with
+        the scan's findings about the file on disk kept."""
+        staged = gitrepo.staged_blobs(self.repo)
+        on_disk = dict(rows_in(conn, "SELECT path, blob FROM facts WHERE path IN ({marks})",
+                               list(staged)))
+        versions: dict[str, bytes] = {}
+        found: list[Problem] = []
+        with gitrepo.BlobReader(self.repo) as reader:
+            for path, blob in staged.items():
+                if not is_fact_path(path, self.root) or on_disk.get(path) == blob:
+                    continue
+                try:
+                    data = reader.read(blob, limit=MAX_BYTES)
+                except gitrepo.BlobTooLarge as exc:
+                    found.extend(too_large(path, exc.size).problems)
+                    continue
+                if data is not None:
+                    versions[path] = data
+        kept = [Problem(r[0], r[1], r[2], Severity(r[3]), r[4]) for r in rows_in(
+            conn, "SELECT path, line, code, severity, message FROM problems WHERE path IN ({marks})",
+            list(staged)) if r[0] not in versions or r[2] in SCAN_CODES]
+        found += self.check_versions(conn, versions)
+        return sorted(kept + found, key=lambda p: (p.path, p.line, p.code))
 
     def check_versions(self, conn: sqlite3.Connection, versions: Mapping[str, bytes]
                        ) -> list[Problem]:
