@@ -42,16 +42,6 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except FactdeskError as exc:
             raise click.ClickException(for_terminal(str(exc))) from None
-        finally:
-            for indexer in _opened:  # (never silently: the user may want to look at it)
-                for kept in indexer.set_aside:
-                    say(f"warning: the index could not be used (damaged, or another version's); "
-                        f"it was kept as {kept} and rebuilt", err=True)
-            _opened.clear()
-
-
-#: the indexes the running command opened (`_open`)
-_opened: list[Indexer] = []
 
 
 @click.group(cls=_Group)
@@ -65,8 +55,16 @@ def _exit(code: int) -> None:
 
 def _open(kb: Path) -> Indexer:
     indexer = open_corpus(kb)
-    _opened.append(indexer)
+    click.get_current_context().call_on_close(lambda: _say_set_aside(indexer))
     return indexer
+
+
+def _say_set_aside(indexer: Indexer) -> None:
+    """When the command ends: an index found unusable is never replaced silently (the user
+    may want to look at what was kept)."""
+    for kept in indexer.set_aside:
+        say(f"warning: the index could not be used (damaged, or another version's); "
+            f"it was kept as {kept} and rebuilt", err=True)
 
 
 def say(text: str, *, err: bool = False, nl: bool = True) -> None:
