@@ -220,7 +220,7 @@ class InspectorPanel(QWidget):
             self.other.clear()
             for tab, name in ((self.refs, "Refs"), (self.problems, "Problems"),
                               (self.other, "Other fields")):  # (no counts of the last fact)
-                self.tabs.setTabText(self.tabs.indexOf(tab), name)
+                self._count_tab(tab, name, None)
             self.history.show_path(None, "")
             return
         self.title.setText(clip(row["title"] or "(untitled)"))
@@ -331,7 +331,7 @@ class InspectorPanel(QWidget):
         self.refs.setColumnWidth(0, min(self.refs.columnWidth(0), max(160, self.refs.width() // 2)))
         # (a long URL took the whole width, and the titles beside it were out of sight)
         total = sum(g.childCount() for g in groups.values())
-        self.tabs.setTabText(1, f"Refs ({total})")
+        self._count_tab(self.refs, "Refs", total)
 
     def _show_problems(self, conn: sqlite3.Connection, path: str) -> None:
         self.problems.clear()
@@ -343,7 +343,7 @@ class InspectorPanel(QWidget):
             self.problems.addTopLevelItem(item)
         for col in range(3):
             self.problems.resizeColumnToContents(col)
-        self.tabs.setTabText(2, f"Problems ({len(rows)})")
+        self._count_tab(self.problems, "Problems", len(rows))
 
     def _show_other(self, row: sqlite3.Row) -> None:
         """The frontmatter keys knomit does not know (`x-agent: …`, nested maps): kept byte
@@ -359,7 +359,11 @@ class InspectorPanel(QWidget):
             self.other.addTopLevelItem(item)
         self.other.expandAll()
         self.other.resizeColumnToContents(0)
-        self.tabs.setTabText(self.tabs.indexOf(self.other), f"Other fields ({len(extra)})")
+        self._count_tab(self.other, "Other fields", len(extra))
+
+    def _count_tab(self, tab: QWidget, name: str, n: int | None) -> None:
+        """A tab's caption with the shown fact's count of its items (None: no fact shown)."""
+        self.tabs.setTabText(self.tabs.indexOf(tab), name if n is None else f"{name} ({n})")
 
     def _tab_changed(self, _index: int) -> None:
         if self.tabs.currentWidget() is self.history and not self._history_loaded:
