@@ -89,7 +89,9 @@ class MainWindow(QMainWindow):
         self.semantic_enabled = semantic if semantic is not None else \
             os.environ.get("FACTDESK_SEMANTIC", "on").lower() not in ("off", "0", "no")
         self.semantic: object | None = None  # a SemanticSession once embeddings are ready
-        self.semantic_notice: str | None = None
+        #: why `similar:` cannot answer (off here, or the model failed), None when it can soon
+        self.semantic_notice: str | None = None if self.semantic_enabled else (
+            "semantic search is off in this window (FACTDESK_SEMANTIC=off): similar: needs it")
         self._embedder: EmbeddingWorker | None = None
         self._embedder_thread: QThread | None = None
         self._semantic_again = False
@@ -568,6 +570,7 @@ class MainWindow(QMainWindow):
             action.setChecked(key == name)
         self.semantic = None
         self.semantic_enabled = True
+        self.semantic_notice = None
         self.statusBar().showMessage(f"Semantic search: switching to the {name} model…", 5000)
         if self._embedder_thread is None:
             self.start_semantic()
@@ -611,9 +614,6 @@ class MainWindow(QMainWindow):
         if target is None:
             return None
         if self.semantic is None:
-            if not self.semantic_enabled and not self.semantic_notice:
-                raise QueryError("semantic search is off in this window (FACTDESK_SEMANTIC=off): "
-                                 "similar: needs it")
             raise QueryError(self.semantic_notice or "semantic search is not ready yet: facts are being "
                              "embedded in the background")
         paths = [h.path for h in self.semantic.similar(target, 200)]  # type: ignore[attr-defined]
