@@ -10,17 +10,13 @@ from pathlib import Path
 
 import yaml
 
+from factdesk.corpus.yamlv3 import SAFE_LOADER
 from factdesk.fsio import read_config
 from factdesk.model.enums import Severity
 from factdesk.model.fact import Problem
 from factdesk.model.registry import SEEDED_TYPES, Agent, Registry
 
 REGISTRY_PATH = ".factdesk/agents.yaml"
-
-try:
-    _Loader: type = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - libyaml missing
-    _Loader = yaml.SafeLoader
 
 
 def load_registry(repo: Path) -> Registry:
@@ -35,7 +31,7 @@ def parse_registry(data: bytes) -> Registry:
     YAML 1.1's rules, so `created: 2024-02-30` or `yes` is just text), then read by shape."""
     problems: list[Problem] = []
     try:
-        node = yaml.compose(data.decode("utf-8"), Loader=_Loader)
+        node = yaml.compose(data.decode("utf-8"), Loader=SAFE_LOADER)
     except UnicodeDecodeError as exc:
         return Registry(problems=(_problem(data[: exc.start].count(b"\n") + 1,
                                            f"is not UTF-8 (byte {exc.start})"),))

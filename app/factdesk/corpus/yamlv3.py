@@ -16,10 +16,10 @@ from typing import NamedTuple
 
 import yaml
 
-try:
-    _Loader: type = yaml.CSafeLoader
+try:  #: libyaml's loader, for every YAML file factdesk composes (the pure one without it)
+    SAFE_LOADER: type = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - libyaml missing
-    _Loader = yaml.SafeLoader
+    SAFE_LOADER = yaml.SafeLoader
 
 _CORE = "tag:yaml.org,2002:"
 _ALLOWED_TAGS = {
@@ -80,7 +80,7 @@ _TAG_OF_KIND = {yaml.ScalarNode: _CORE + "str", yaml.SequenceNode: _CORE + "seq"
 _SPECIAL_PLAIN = {"<<": "tag:yaml.org,2002:merge", "=": "tag:yaml.org,2002:value"}
 
 
-class _Composer(_Loader):  # type: ignore[misc]
+class _Composer(SAFE_LOADER):  # type: ignore[misc]
     """The C loader without PyYAML's implicit-tag resolution: that runs YAML 1.1's regular
     expressions over every plain scalar (`yes` → bool …) to choose a tag we never use, since
     scalars are decoded from their text here. Explicit tags are kept, and checked."""

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import yaml
 
+from factdesk.corpus.yamlv3 import SAFE_LOADER
 from factdesk.errors import FactdeskError
 from factdesk.model.fact import Fact
 from factdesk.model.mislabels import CODES, MislabelContext, Suggestion, suggest_all
@@ -39,11 +40,6 @@ VERSION = 1
 _FIELDS = ("path", "code", "reason", "by", "at", "blob")
 _BLOB_RE = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 _HEADER = "# factdesk: mislabel suggestions a curator reviewed and dismissed\n"
-
-try:
-    _Loader: type = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - libyaml missing
-    _Loader = yaml.SafeLoader
 
 
 class DismissalsError(FactdeskError):
@@ -96,7 +92,7 @@ def parse_dismissals(text: str, *, source: str = DISMISSALS_PATH) -> Dismissals:
     if not text.strip():
         return Dismissals()
     try:
-        root = yaml.compose(text, Loader=_Loader)
+        root = yaml.compose(text, Loader=SAFE_LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 1
