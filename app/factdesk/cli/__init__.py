@@ -9,6 +9,7 @@
     factdesk undo | redo [--list]
     factdesk mislabels | queue | transitions [--since REV] [--stats]
     factdesk embed | similar FACT_OR_TEXT | duplicates
+    factdesk --version | --help
 """
 
 from __future__ import annotations
@@ -17,7 +18,29 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import click
+
 from factdesk.cli.commands import cli
+from factdesk.version import version
+
+#: `factdesk --help` starts by saying what the command does without a sub-command (`\b`
+#: keeps click from re-wrapping the two columns).
+OPEN_HELP = """\b
+factdesk [PATH]  open the desktop app on the knomit corpus at PATH (a git work tree
+                 with kb/); without PATH, on the bundled demo corpus (a copy with its
+                 git history in your workspace)
+"""
+
+
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        click.echo(f"factdesk {version()}")
+        ctx.exit(0)
+
+
+cli.help = f"{(cli.help or '').rstrip()}\n\n{OPEN_HELP}"
+click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+             help="Print factdesk's version and exit.")(cli)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
