@@ -6,7 +6,7 @@
     .venv/bin/python bench/run_bench.py --skip-generate --out bench/out
 
 For each --facts size N (default: 100000 and 10000) a deterministic corpus is generated
-with /work/shared/bench/make_corpus.py (cached under --out, reused when present) and
+with ../shared/bench/make_corpus.py (cached under --out, reused when present) and
 
   * cold `factdesk index --rebuild` (index file deleted first) runs as a subprocess of the
     CLI, timed wall-clock, with peak RSS of the CLI process and of its parse workers;
@@ -47,7 +47,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 VENV_BIN = Path(sys.executable).parent
 FACTDESK = VENV_BIN / "factdesk"
-MAKE_CORPUS = Path("/work/shared/bench/make_corpus.py")
+#: the corpus generator ships in the shared folder beside the repository (../shared)
+MAKE_CORPUS = ROOT.parent / "shared" / "bench" / "make_corpus.py"
 DOC = ROOT / "docs" / "benchmarks.md"
 
 TARGET_COLD_S = 45.0
@@ -248,7 +249,19 @@ def ensure_corpus(out: Path, facts: int, skip_generate: bool) -> tuple[Path, str
     # Leave the corpus exactly as generated (an earlier run may have been interrupted).
     if _git(kb, "rev-parse", "HEAD") != info["head"] or _git(kb, "status", "--porcelain"):
         _git(kb, "reset", "-q", "--hard", info["head"])
-    return kb, info["cmd"]
+    return kb, shlex.join(_relative_to_root(cmd))
+
+
+def _relative_to_root(cmd: list[str]) -> list[str]:
+    """The command as written in docs/benchmarks.md: paths relative to the repository root
+    (`../shared/bench/make_corpus.py`, `bench/out/kb10000`), never this machine's layout."""
+    shown = []
+    for arg in cmd:
+        path = Path(arg)
+        if path.is_absolute() and path.is_relative_to(ROOT.parent):
+            arg = os.path.relpath(path, ROOT)
+        shown.append(arg)
+    return shown
 
 
 def _git(repo: Path, *args: str) -> str:

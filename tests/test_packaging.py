@@ -7,10 +7,13 @@ import re
 import subprocess
 import sys
 from importlib.metadata import version as metadata_version
+from pathlib import Path
 
 import pytest
 
 from factdesk.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_version_prints_the_installed_distribution_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -29,3 +32,17 @@ def test_help_says_what_factdesk_path_does(capsys: pytest.CaptureFixture[str]) -
     assert "factdesk [PATH]  open the desktop app on the knomit corpus at PATH" in out
     assert "without PATH, on the bundled demo corpus" in out
     assert "--version" in out and "check" in out  # the commands are still listed
+
+
+def test_no_tracked_file_names_this_machines_layout() -> None:
+    """The shared folder is ../shared from the repository root: a file that names the folder
+    holding this checkout by its absolute path (bench/run_bench.py's MAKE_CORPUS did) works
+    on one machine only."""
+    if ROOT.parent == Path(ROOT.anchor) or not (ROOT / ".git").exists():
+        pytest.skip("needs a git checkout below a named folder")
+    files = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True,
+                           check=True).stdout.decode().split("\0")
+    needle = (str(ROOT.parent) + "/").encode()
+    offenders = [name for name in files if name and (ROOT / name).is_file()
+                 and needle in (ROOT / name).read_bytes()]
+    assert offenders == [], f"these name {needle.decode()}… (use ../shared): {offenders}"
