@@ -4,8 +4,8 @@
     .venv/bin/python bench/mislabel_quality.py --big           # also time the queue at 100k facts
 
 Ground truth: make_corpus.py's manifest (`planted`, `decoys`) for generated corpora, and
-resources/demo/history.yaml's planted cases for the demo corpus. A finding is a true
-positive when the manifest plants that path for the heuristic's kind; findings on the
+the demo corpus's planted cases (app/factdesk/demo_data/resources/demo/history.yaml). A
+finding is a true positive when the manifest plants that path for the heuristic's kind; findings on the
 generator's malformed files are listed apart (correct, but outside the ground truth).
 """
 
@@ -147,7 +147,8 @@ def main() -> None:
         demo = build_demo_corpus(Path(tmp) / "demo")
         _, suggestions = index_suggestions(demo)
         rows = score_demo(suggestions, demo_planted())
-        sections.append("### Demo corpus (`kb/`, 62 facts; planted cases from resources/demo/README.md)\n\n"
+        sections.append("### Demo corpus (`app/factdesk/demo_data/kb/`, 62 facts; planted cases "
+                        "from its resources/demo/README.md)\n\n"
                         + table(rows, decoys=False))
 
         if BUNDLE.exists():

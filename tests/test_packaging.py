@@ -3,6 +3,7 @@ place, the demo corpus as package data, the resource accessor."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -11,7 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from factdesk import resources
 from factdesk.cli import main
+from factdesk.demo import HISTORY_FILE, build_demo_corpus, resource_root
+from factdesk.resources import resource_path
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -46,3 +50,43 @@ def test_no_tracked_file_names_this_machines_layout() -> None:
     offenders = [name for name in files if name and (ROOT / name).is_file()
                  and needle in (ROOT / name).read_bytes()]
     assert offenders == [], f"these name {needle.decode()}… (use ../shared): {offenders}"
+
+
+def test_the_demo_corpus_is_package_data_and_the_only_copy() -> None:
+    root = resource_root()
+    assert root == resource_path("demo_data") == ROOT / "app" / "factdesk" / "demo_data"
+    assert (root / HISTORY_FILE).is_file() and len(list((root / "kb").rglob("*.md"))) >= 60
+    assert not (ROOT / "kb").exists() and not (ROOT / "resources").exists()  # one source of truth
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert '"demo_data/**/*"' in pyproject  # what puts it into the wheel and the sdist
+
+
+@pytest.mark.parametrize("name", ["", "/etc/passwd", "../pyproject.toml", "demo_data/../../x",
+                                  "demo_data/./kb", "demo_data\\kb", "C:/x", "./demo_data"])
+def test_resource_names_never_leave_the_package(name: str) -> None:
+    with pytest.raises(ValueError, match="not a resource name"):
+        resource_path(name)
+
+
+def test_a_missing_resource_is_named(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="no-such-thing"):
+        resource_path("no-such-thing")
+
+
+def test_resources_come_from_the_bundle_when_frozen(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """PyInstaller sets sys.frozen and sys._MEIPASS; the packaged data lies under
+    _MEIPASS/factdesk (the real bundle is started by tests/test_bundle.py)."""
+    (tmp_path / "factdesk" / "demo_data" / "kb").mkdir(parents=True)
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    monkeypatch.setattr(sys, "_MEIPASS", str(tmp_path), raising=False)
+    assert resources.resource_path("demo_data/kb") == tmp_path / "factdesk" / "demo_data" / "kb"
+
+
+def test_the_demo_builds_from_the_package_data(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    repo = build_demo_corpus(tmp_path / "demo")
+    assert (repo / ".knomit" / "ontology.yaml").is_file()
+    main(["check", "--kb", str(repo), "--format", "json"])  # 1: the demo plants rule breaks
+    facts = len(list((resource_root() / "kb").rglob("*.md")))
+    assert json.loads(capsys.readouterr().out)["facts"] == facts  # main's tree is exactly kb/

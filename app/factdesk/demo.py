@@ -1,6 +1,7 @@
 """Build the bundled ledger-demo corpus: a knomit git repository replayed from a plan.
 
-The demo facts live in the source tree under ``kb/``; ``resources/demo/history.yaml`` says in
+The demo facts ship as package data under ``factdesk/demo_data/kb/`` (the "source tree" below);
+``resources/demo/history.yaml`` there says in
 which commits, by which agent and with which knomit operation they arrived, and which commits
 sit on the unmerged agent branch. :func:`build_demo_corpus` replays that plan with plain
 ``git`` subprocess calls (argv lists, repository configuration and the user's git
@@ -19,6 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import yaml
+
+from factdesk.resources import resource_path
 
 HISTORY_FILE = "resources/demo/history.yaml"
 DEMO_DIR_NAME = "ledger-demo"
@@ -56,12 +59,13 @@ class _Commit:
 
 
 def resource_root() -> pathlib.Path:
-    """Return the source tree that holds ``kb/`` and ``resources/demo/``."""
-    root = pathlib.Path(__file__).resolve().parents[2]
+    """Return the source tree that holds ``kb/`` and ``resources/demo/`` (package data, so a
+    wheel or a bundle has it too)."""
+    root = resource_path("demo_data")
     if not (root / "kb").is_dir() or not (root / HISTORY_FILE).is_file():
         raise FileNotFoundError(
             f"demo corpus sources not found under {root} (expected kb/ and {HISTORY_FILE}); "
-            "factdesk.demo needs the source checkout"
+            "the factdesk installation is incomplete"
         )
     return root
 
