@@ -4,7 +4,9 @@ place, the demo corpus as package data, the resource accessor."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 from importlib.metadata import version as metadata_version
@@ -90,3 +92,42 @@ def test_the_demo_builds_from_the_package_data(tmp_path: Path,
     main(["check", "--kb", str(repo), "--format", "json"])  # 1: the demo plants rule breaks
     facts = len(list((resource_root() / "kb").rglob("*.md")))
     assert json.loads(capsys.readouterr().out)["facts"] == facts  # main's tree is exactly kb/
+
+
+@pytest.mark.slow
+def test_the_wheel_installs_into_a_fresh_venv_and_runs(tmp_path: Path) -> None:
+    """python -m build, then pip install the wheel (dependencies from the registry) into a new
+    venv and run it from outside the checkout: --version, and check on the demo corpus it
+    builds from its own package data."""
+    # from a clean copy of the checkout's files: setuptools also reads a stale
+    # app/factdesk.egg-info/SOURCES.txt, which would hide a package-data mistake
+    src = tmp_path / "src"
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others",
+                             "--exclude-standard"], capture_output=True, check=True).stdout
+    for name in filter(None, listed.decode().split("\0")):
+        if (ROOT / name).is_file():
+            (src / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, src / name)
+    subprocess.run([sys.executable, "-m", "build", "--outdir", str(tmp_path / "dist"), str(src)],
+                   check=True, capture_output=True, timeout=600)
+    wheel, = (tmp_path / "dist").glob("factdesk-*.whl")
+    sdist, = (tmp_path / "dist").glob("factdesk-*.tar.gz")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    # without PYTHONPATH: pip would take this checkout's factdesk for an installed one
+    clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"),
+                    "install", "-q", str(wheel)], check=True, capture_output=True, timeout=900,
+                   env=clean)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "QT_QPA_PLATFORM": "offscreen"}
+    run = lambda *argv: subprocess.run([str(venv / "bin" / argv[0]), *argv[1:]],  # noqa: E731
+                                       capture_output=True, text=True, cwd=tmp_path, env=env,
+                                       timeout=300)
+    assert run("factdesk", "--version").stdout == f"factdesk {metadata_version('factdesk')}\n"
+    demo = run("python", "-m", "factdesk.demo", str(tmp_path / "demo"))
+    assert demo.returncode == 0, demo.stderr
+    check = run("factdesk", "check", "--kb", str(tmp_path / "demo"), "--format", "json")
+    assert json.loads(check.stdout)["facts"] == len(list((resource_root() / "kb").rglob("*.md")))
+    found = run("python", "-c", "import factdesk.demo as d; print(d.resource_root())").stdout
+    assert found.startswith(str(venv))  # the installed package data, not this checkout
+    assert sdist.stat().st_size > 100_000  # the source release carries the demo corpus too
