@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: run test test-fast lint bench screenshots clean-venv demo
+.PHONY: run test test-fast lint bench screenshots clean-venv demo dist package icons
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,7 +26,7 @@ test-fast: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m "not slow and not gui" $(PYTEST_ARGS)
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check app tests bench scripts
+	$(VENV)/bin/ruff check app tests bench scripts packaging
 	$(VENV)/bin/mypy
 
 bench: $(STAMP)
@@ -39,6 +39,26 @@ bench: $(STAMP)
 
 screenshots: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) scripts/screenshots.py
+
+# The wheel and the sdist in dist/ (docs/packaging.md).
+dist: $(STAMP)
+	$(PY) -m build --outdir dist .
+	rm -rf app/factdesk.egg-info  # setuptools' leftover would shadow the installed metadata
+
+# The one-folder bundle dist/factdesk/ (PyInstaller, packaging/factdesk.spec), then its smoke
+# test: it opens the demo corpus offscreen and measures the first paint (dist/factdesk-smoke.json).
+package: $(VENV)/.package-installed
+	rm -rf dist/factdesk
+	$(VENV)/bin/pyinstaller --noconfirm --distpath dist --workpath build/pyinstaller packaging/factdesk.spec
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -s -m slow tests/test_bundle.py -p no:cacheprovider
+
+$(VENV)/.package-installed: $(STAMP)
+	$(PY) -m pip install -q -e '.[semantic,dev,package]'
+	touch $@
+
+# Re-render packaging/icons/*.png and factdesk.ico from packaging/icons/factdesk.svg.
+icons: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(PY) packaging/make_icons.py
 
 clean-venv:
 	rm -rf $(VENV)
