@@ -104,3 +104,30 @@ def test_a_large_rebuild_uses_worker_processes_in_the_bundle(tmp_path: Path) -> 
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.startswith("rebuild: 5000 facts"), proc.stdout
+
+
+def test_the_bundles_pre_commit_hook_runs_the_bundle(tmp_path: Path) -> None:
+    """check --install-hook from the bundle writes a hook that calls the bundle's own command
+    (it wrote `<exe> -m factdesk.cli`, which a frozen executable does not understand: every
+    commit was refused with "No such option: -m")."""
+    from factdesk.demo import build_demo_corpus
+
+    repo = build_demo_corpus(tmp_path / "demo")
+    env = bundle_env(tmp_path)
+    installed = subprocess.run([str(EXE), "check", "--install-hook", "--kb", str(repo)], env=env,
+                               capture_output=True, text=True, timeout=120)
+    assert installed.returncode == 0, installed.stderr
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    fact = repo / "kb" / "principles" / "x" / "d4d4d4d4.md"
+    fact.parent.mkdir(parents=True)
+    fact.write_text("---\ntype: principle\n---\n# Rule\n", encoding="utf-8")
+    subprocess.run([*git, "add", "-A"], check=True, env=env)
+    refused = subprocess.run([*git, "commit", "-qm", "bad"], env=env, capture_output=True,
+                             text=True, timeout=120)
+    assert refused.returncode != 0 and "[ontology-rule]" in refused.stdout + refused.stderr, refused
+    fact.unlink()  # what is staged now passes the check
+    (repo / "README.md").write_text("the demo corpus\n", encoding="utf-8")
+    subprocess.run([*git, "add", "-A"], check=True, env=env)
+    ok = subprocess.run([*git, "commit", "-qm", "good"], env=env, capture_output=True, text=True,
+                        timeout=120)
+    assert ok.returncode == 0, ok.stdout + ok.stderr

@@ -255,8 +255,10 @@ def _install_hook(repo: Path) -> str:
     hook = hooks / "pre-commit"
     if hook.exists() and HOOK_MARK not in hook.read_text("utf-8", "replace"):
         raise click.ClickException(f"{hook} exists and is not factdesk's; not overwritten")
+    # a frozen bundle's executable is the `factdesk` command itself (it has no `-m`)
+    command = "" if getattr(sys, "frozen", False) else " -m factdesk.cli"
     script = (f"#!/bin/sh\n{HOOK_MARK}\n"
-              f'exec "{sys.executable}" -m factdesk.cli check --staged '
+              f'exec "{sys.executable}"{command} check --staged '
               '--kb "$(git rev-parse --show-toplevel)"\n')
     hook.write_text(script, "utf-8")
     hook.chmod(hook.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
