@@ -128,6 +128,12 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs(tmp_path: Path) -> None:
     assert demo.returncode == 0, demo.stderr
     check = run("factdesk", "check", "--kb", str(tmp_path / "demo"), "--format", "json")
     assert json.loads(check.stdout)["facts"] == len(list((resource_root() / "kb").rglob("*.md")))
+    # and the window: `factdesk` alone opens the demo (a fresh profile) and paints its rows
+    window = subprocess.run([str(venv / "bin" / "factdesk")], capture_output=True, text=True,
+                            env={**env, "FACTDESK_SMOKE": "1",
+                                 "FACTDESK_DATA_DIR": str(tmp_path / "data")}, timeout=300)
+    assert window.returncode == 0, window.stderr[-3000:]
+    assert "factdesk-smoke first-paint" in window.stdout and " rows=" in window.stdout
     found = run("python", "-c", "import factdesk.demo as d; print(d.resource_root())").stdout
     assert found.startswith(str(venv))  # the installed package data, not this checkout
     assert sdist.stat().st_size > 100_000  # the source release carries the demo corpus too

@@ -36,6 +36,7 @@ def run(path: Path | None) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("factdesk")
     app.setOrganizationName("factdesk")
+    QApplication.setDesktopFileName("org.factdesk.factdesk")  # Wayland app id = packaging/ .desktop
     from factdesk.gui.main_window import MainWindow
 
     try:
