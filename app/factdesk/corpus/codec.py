@@ -20,6 +20,7 @@ from factdesk.model.enums import (
     is_legal_origin_for_type,
 )
 from factdesk.model.fact import ENVELOPE_KEYS, KNOMIT_KEYS, Envelope, Fact, Problem
+from factdesk.model.motifs import MAX_MOTIFS, drop_invalid_motifs
 
 BOM = b"\xef\xbb\xbf"
 MAX_BYTES = 2 * 1024 * 1024
@@ -136,6 +137,12 @@ def parse_fact(path: str, data: bytes, *, without: tuple[str, ...] = ()) -> Pars
                                 "the title line is not written '# Title'; knomit reads it (it "
                                 "strips every leading '#'), and its writer would rewrite the "
                                 "line as '# Title'"))
+    if "motifs" in entries and len(yamlv3.as_string_list(entries["motifs"].value, "motifs")
+                                   ) != len(fact.motifs):
+        problems.append(Problem(path, fact.line_of("motifs"), "motif", Severity.WARNING,
+                                "motifs: entries dropped, as knomit drops them on read (at most "
+                                f"{MAX_MOTIFS}, each a 2-4 word lowercase kebab-case phrase, no "
+                                "duplicates)"))
     if "confidence" in entries and fact.confidence != fact.confidence:  # NaN
         problems.append(Problem(path, fact.line_of("confidence"), "confidence_nan",
                                 Severity.WARNING, "confidence is .nan: knomit reads it (NaN "
@@ -246,6 +253,7 @@ def _build(path: str, entries: dict[str, yamlv3.Entry], region: str, title_line:
         domain=strings("domain"),
         entities=strings("entities"),
         refs=strings("refs"),
+        motifs=drop_invalid_motifs(strings("motifs")),
         confidence=confidence,
         sources=sources,
         evidence_weight=weight,

@@ -25,6 +25,7 @@ FIELDS: dict[str, str] = {
     "subject": "subject kind (self, user, other_agent, codebase, world, meta) or ref",
     "domain": "a domain tag",
     "entity": "an entity (case-insensitive)",
+    "motif": "a motif (knomit's kebab-case mechanism phrases, e.g. motif:retry-storm-amplification)",
     "path": "path prefix (kb/gotchas/…)",
     "topic": "top-level ontology topic",
     "confidence": "confidence comparison, e.g. confidence:<0.5",
@@ -42,7 +43,8 @@ SINGLE_VALUED = frozenset({"type", "kind", "origin", "claim", "status", "topic",
 #: use: typed as field names, they matched nothing (they were read as plain text)
 ALIASES: dict[str, str] = {"claim_type": "claim", "claimant_type": "claimant",
                            "claimant_agent_id": "claimant", "subject_kind": "subject",
-                           "subject_ref": "subject", "entities": "entity"}
+                           "subject_ref": "subject", "entities": "entity",
+                           "motifs": "motif"}
 _TOKEN = re.compile(r'\s*(-?)(?:(\w+):("(?:[^"]|"")*"?|\S*)|("(?:[^"]|"")*"?)|(\S+))')
 _CMP = re.compile(r"^(<=|>=|<|>|=)?\s*(-?\d+(?:\.\d+)?|-?\.\d+)$")
 #: field -> (column, whether a narrow (column, status) index of schema.BULK_INDEXES answers
@@ -225,6 +227,9 @@ def _filter(q: CompiledQuery, name: str, value: str, neg: bool, *,
         clause = ("EXISTS (SELECT 1 FROM json_each(f.entities) e "
                   "WHERE e.value = ? COLLATE NOCASE)")
         params = [value]
+    elif name == "motif":  # (index.rows keeps them in `extra`)
+        clause = "EXISTS (SELECT 1 FROM json_each(f.extra, '$.motifs') m WHERE m.value = ?)"
+        params = [value.lower()]
     elif name in ("confidence", "weight"):
         m = _CMP.match(value)
         if not m:
