@@ -1,10 +1,14 @@
-"""The search language: field filters plus free text (DESIGN.md §5).
+"""The search language: field filters plus free text, with `OR` and parentheses
+(DESIGN.md §5; the grammar is written down in docs/query.md).
 
     type:hypothesis origin:distilled confidence:<0.5 "retry limit" -kind:pragmatic
+    (retry OR backoff) -type:policy        type:hypothesis OR problem:H1
 
 Filters become parameterised SQL over `facts f`; free text becomes an FTS5 expression in
 which every user token is a quoted string (a trailing `*` makes a prefix query), so FTS5
-syntax typed by a user is never interpreted (RELIABILITY F10).
+syntax typed by a user is never interpreted (RELIABILITY F10): the only operators are the
+ones this module writes (`OR`, `AND`, `NOT` and parentheses, from the user's `OR`, `-` and
+parentheses).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
+from typing import Any
 
 from factdesk.errors import QueryError
 
@@ -45,7 +50,11 @@ ALIASES: dict[str, str] = {"claim_type": "claim", "claimant_type": "claimant",
                            "claimant_agent_id": "claimant", "subject_kind": "subject",
                            "subject_ref": "subject", "entities": "entity",
                            "motifs": "motif"}
-_TOKEN = re.compile(r'\s*(-?)(?:(\w+):("(?:[^"]|"")*"?|\S*)|("(?:[^"]|"")*"?)|(\S+))')
+#: one token: (negation, field name, value, phrase, word, parenthesis)
+_TOKEN = re.compile(
+    r'\s*(-?)(?:(\w+):("(?:[^"]|"")*"?|[^\s()]*)|("(?:[^"]|"")*"?)|([^\s()]+)|([()]))')
+#: how deep parentheses may nest
+MAX_DEPTH = 20
 _CMP = re.compile(r"^(<=|>=|<|>|=)?\s*(-?\d+(?:\.\d+)?|-?\.\d+)$")
 #: field -> (column, whether a narrow (column, status) index of schema.BULK_INDEXES answers
 #: the filter alone); `topic` and `op` have no index
@@ -127,7 +136,8 @@ def field_of(name: str) -> str | None:
 
 
 def _matches(text: str) -> Iterator[re.Match[str]]:
-    """The query's tokens, in order (groups: negation, field name, value, phrase, word)."""
+    """The query's tokens, in order (groups: negation, field name, value, phrase, word,
+    parenthesis)."""
     pos = 0
     while pos < len(text):
         m = _TOKEN.match(text, pos)
@@ -137,6 +147,143 @@ def _matches(text: str) -> Iterator[re.Match[str]]:
         yield m
 
 
+# -- the syntax tree: leaves, and groups made by OR and parentheses ------------------------
+
+
+@dataclass(frozen=True)
+class _Field:
+    name: str
+    value: str
+    neg: bool
+
+
+@dataclass(frozen=True)
+class _Text:
+    expr: str  # one FTS5 string (maybe a prefix): `"retry limit"`, `"back"*`
+    tokens: tuple[str, ...]
+    neg: bool
+
+
+@dataclass(frozen=True)
+class _Group:
+    op: str  # "and" | "or"
+    items: tuple[_Node, ...]
+    neg: bool = False
+
+
+_Node = _Field | _Text | _Group
+_OR, _AND, _OPEN, _CLOSE = "OR", "AND", "(", ")"
+
+
+def _tokens(text: str) -> list[object]:
+    """Leaves (`_Field`, `_Text`; None for text with no word in it) and the operator
+    strings `OR`, `AND`, `(` (or `-(`) and `)`."""
+    out: list[object] = []
+    for m in _matches(text):
+        neg, name, value, phrase, word, paren = m.groups()
+        if paren is not None:
+            out.append(neg + paren if paren == _OPEN else paren)
+            continue
+        if word in (_OR, _AND) and not neg:
+            out.append(word)
+            continue
+        key = field_of(name) if name is not None else None
+        if key is not None:
+            out.append(_Field(key, _unquote(value or ""), bool(neg)))
+            continue
+        if name is not None:  # `foo:bar` with an unknown field name is plain text
+            word = f"{name}:{value}"
+        raw = _unquote(phrase) if phrase is not None else word
+        prefix = phrase is None and raw.endswith("*") and len(raw.rstrip("*")) >= 2
+        term = raw.rstrip("*") if prefix else raw
+        words = tuple(re.findall(r"\w+", term))
+        out.append(_Text(fts_string(" ".join(words)) + ("*" if prefix else ""), words, bool(neg))
+                   if words else None)
+    return out
+
+
+class _Parser:
+    """query := or ; or := and ("OR" and)* ; and := (["AND"] unary)* ;
+    unary := ["-"] "(" or ")" | leaf (docs/query.md)."""
+
+    def __init__(self, tokens: list[object]) -> None:
+        self.tokens = tokens
+        self.at = 0
+
+    def peek(self) -> object:
+        return self.tokens[self.at] if self.at < len(self.tokens) else _CLOSE + "end"
+
+    def parse(self) -> _Node:
+        node = self.or_(0)
+        if self.at < len(self.tokens):  # (only a `)` stops `or_` early)
+            raise QueryError("a ')' closes no '('")
+        return node
+
+    def or_(self, depth: int) -> _Node:
+        branches = [self.and_(depth)]
+        while self.peek() == _OR:
+            self.at += 1
+            branches.append(self.and_(depth))
+        if len(branches) == 1:
+            return branches[0]
+        if any(isinstance(b, _Group) and b.op == "and" and not b.items for b in branches):
+            raise QueryError("OR needs words or filters on both sides (to search for the word, "
+                             'quote it: "OR")')
+        return _Group("or", tuple(branches))
+
+    def and_(self, depth: int) -> _Node:
+        items: list[_Node] = []
+        while True:
+            token = self.peek()
+            if token == _OR or (isinstance(token, str) and token.startswith(_CLOSE)):
+                break
+            self.at += 1
+            if token == _AND or token is None:  # (AND is the default; text with no word)
+                continue
+            if token in (_OPEN, "-" + _OPEN):
+                if depth >= MAX_DEPTH:
+                    raise QueryError(f"parentheses nest deeper than {MAX_DEPTH}")
+                inner = self.or_(depth + 1)
+                if self.peek() != _CLOSE:
+                    raise QueryError("a '(' is not closed by a ')'")
+                self.at += 1
+                if isinstance(inner, _Group) and not inner.items:
+                    continue  # `()`: nothing
+                if token == "-" + _OPEN:
+                    inner = _Group(inner.op, inner.items, True) if isinstance(inner, _Group) \
+                        else _Group("and", (inner,), True)
+                items.append(inner)
+                continue
+            assert isinstance(token, (_Field, _Text))
+            items.append(token)
+        return items[0] if len(items) == 1 else _Group("and", tuple(items))
+
+
+def _pure_text(node: _Node) -> bool:
+    """Text leaves only, none negated (one FTS5 expression says it)."""
+    if isinstance(node, _Text):
+        return not node.neg
+    if isinstance(node, _Group):
+        return not node.neg and bool(node.items) and all(_pure_text(i) for i in node.items)
+    return False
+
+
+def _fts_of(node: _Node) -> str:
+    if isinstance(node, _Text):
+        return node.expr
+    assert isinstance(node, _Group)
+    parts = [_fts_of(i) if isinstance(i, _Text) else f"({_fts_of(i)})" for i in node.items]
+    return f" {node.op.upper()} ".join(parts)
+
+
+def _terms_of(node: _Node) -> list[str]:
+    if isinstance(node, _Text):
+        return [] if node.neg else list(node.tokens)
+    if isinstance(node, _Group):
+        return [] if node.neg else [t for i in node.items for t in _terms_of(i)]
+    return []
+
+
 def compile_query(text: str, *, since_last_visit: int | None = None,
                   commit_time: dict[str, int] | None = None) -> CompiledQuery:
     """Compile `text`; raises QueryError naming the offending token."""
@@ -144,37 +291,75 @@ def compile_query(text: str, *, since_last_visit: int | None = None,
         raise QueryError(f"the query is {len(text):,} characters long; at most "
                          f"{MAX_QUERY_CHARS:,} are searched")
     q = CompiledQuery()
+    ctx: dict[str, Any] = {"since_last_visit": since_last_visit,
+                           "commit_time": commit_time or {}}
+    tree = _Parser(_tokens(text.strip())).parse()
+    items = tree.items if isinstance(tree, _Group) and tree.op == "and" and not tree.neg \
+        else (tree,)
     fts_parts: list[str] = []
     excluded: list[str] = []
-    for m in _matches(text.strip()):
-        neg, name, value, phrase, word = m.groups()
-        key = field_of(name) if name is not None else None
-        if key is not None:
-            _filter(q, key, _unquote(value or ""), bool(neg),
-                    since_last_visit=since_last_visit, commit_time=commit_time or {})
-            continue
-        if name is not None:  # `foo:bar` with an unknown field name is plain text
-            word = f"{name}:{value}"
-        raw = _unquote(phrase) if phrase is not None else word
-        if not raw:
-            continue
-        prefix = phrase is None and raw.endswith("*") and len(raw.rstrip("*")) >= 2
-        term = raw.rstrip("*") if prefix else raw
-        tokens = re.findall(r"\w+", term)
-        if not tokens:
-            continue
-        expr = fts_string(" ".join(tokens)) + ("*" if prefix else "")
-        if neg:
-            excluded.append(expr)
-        else:
-            q.terms.extend(tokens)
-            fts_parts.append(expr)
+    for item in _flatten(items):
+        if isinstance(item, _Field):
+            q.filters.append(_clause(q, item.name, item.value, item.neg, **ctx))
+        elif (isinstance(item, _Text) and not item.neg) or _pure_text(item):
+            fts_parts.append(item.expr if isinstance(item, _Text) else f"({_fts_of(item)})")
+            q.terms.extend(_terms_of(item))
+        elif isinstance(item, _Text) or (isinstance(item, _Group) and item.neg
+                                         and _pure_text(_Group(item.op, item.items))):
+            excluded.append(item.expr if isinstance(item, _Text)
+                            else f"({_fts_of(_Group(item.op, item.items))})")
+        else:  # a group mixing filters and text, or negating inside: one SQL filter
+            q.terms.extend(_terms_of(item))
+            sql, params = _group_sql(q, item, _asks_retracted(item), ctx)
+            q.filters.append(Filter(sql, tuple(params)))
     if fts_parts:  # FTS5 has no leading NOT: the excluded words follow the wanted ones
         q.fts = " ".join(fts_parts) + "".join(f" NOT {e}" for e in excluded)
     elif excluded:  # only excluded words: every fact but their matches
         q.filters.append(Filter("NOT (f.id IN (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?))",
                                 (" OR ".join(excluded),)))
     return q
+
+
+def _flatten(items: tuple[_Node, ...]) -> list[_Node]:
+    """Top-level items, a parenthesised AND (`(a b) c`) opened up."""
+    out: list[_Node] = []
+    for item in items:
+        if isinstance(item, _Group) and item.op == "and" and not item.neg:
+            out.extend(_flatten(item.items))
+        else:
+            out.append(item)
+    return out
+
+
+_MATCH_SQL = "f.id IN (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?)"
+
+
+def _asks_retracted(node: _Node) -> bool:
+    if isinstance(node, _Field):
+        return node.name == "status" and node.value == "retracted" and not node.neg
+    if isinstance(node, _Group):
+        return any(_asks_retracted(i) for i in node.items)
+    return False
+
+
+def _group_sql(q: CompiledQuery, node: _Node, guard: bool, ctx: dict[str, Any]
+               ) -> tuple[str, list[object]]:
+    """SQL over `facts f` for a group. `guard`: a `status:retracted` inside lets retracted
+    facts in; every other leaf still keeps them out."""
+    if isinstance(node, _Group):
+        parts = [_group_sql(q, i, guard, ctx) for i in node.items]
+        sql = "(" + f" {node.op.upper()} ".join(p for p, _ in parts) + ")"
+        params = [v for _, ps in parts for v in ps]
+        return (f"NOT {sql}" if node.neg else sql), params
+    if isinstance(node, _Text):
+        sql, params = _MATCH_SQL, [node.expr]
+        sql = f"NOT ({sql})" if node.neg else sql
+    else:
+        f = _clause(q, node.name, node.value, node.neg, **ctx)
+        sql, params = f.sql, list(f.params)
+        if _asks_retracted(node):
+            return sql, params
+    return (f"({sql} AND f.status != 'retracted')" if guard else sql), params
 
 
 #: the closed vocabularies a field filter is checked against for `vocabulary_hints`
@@ -202,8 +387,9 @@ def vocabulary_hints(text: str) -> list[str]:
     return hints
 
 
-def _filter(q: CompiledQuery, name: str, value: str, neg: bool, *,
-            since_last_visit: int | None, commit_time: dict[str, int]) -> None:
+def _clause(q: CompiledQuery, name: str, value: str, neg: bool, *,
+            since_last_visit: int | None, commit_time: dict[str, int]) -> Filter:
+    """One field filter (`status:retracted` also lets retracted facts into `q`)."""
     if not value:
         raise QueryError(f"{name}: needs a value (e.g. {name}:{_example(name)})")
     clause: str
@@ -264,8 +450,7 @@ def _filter(q: CompiledQuery, name: str, value: str, neg: bool, *,
     else:  # since
         stamp = _since(value, since_last_visit, commit_time)
         clause, params = "f.updated_at >= ?", [stamp]
-    q.filters.append(Filter(f"NOT ({clause})" if neg else clause, tuple(params),
-                            indexed and not neg))
+    return Filter(f"NOT ({clause})" if neg else clause, tuple(params), indexed and not neg)
 
 
 def _since(value: str, last_visit: int | None, commit_time: dict[str, int]) -> int:
