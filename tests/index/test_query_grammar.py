@@ -91,3 +91,34 @@ def test_any_text_compiles_or_is_a_clear_error(conn: sqlite3.Connection, text: s
         assert str(exc)
         return
     search(conn, q, limit=5)  # (an sqlite3.Error here fails the test)
+
+
+def test_since_a_commit_is_strictly_after_it_and_takes_any_revision(tmp_path: Path) -> None:
+    """Issue 14 bug 6: `since:<commit>` included that commit's own changes, and a branch
+    name was refused."""
+    root = tmp_path / "kb"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    c = Corpus(root)
+    c.fact("kb/a/x1x1x1x1.md", title="First fact")
+    c.fact("kb/a/y2y2y2y2.md", title="Second fact")
+    c.commit("learn: two")
+    c.fact("kb/a/x1x1x1x1.md", title="First fact, edited")
+    middle = c.commit("update: first")
+    git(root, "branch", "reviewed")
+    git(root, "tag", "v1")
+    c.fact("kb/a/y2y2y2y2.md", title="Second fact, edited")
+    c.commit("update: second")
+    ix = Indexer(root)
+    ix.update()
+    conn = ix.connect(readonly=True)
+    try:
+        for rev in (middle, middle[:7], "reviewed", "v1", "main~1", "HEAD^"):
+            assert _titles(conn, f"since:{rev}") == {"Second fact, edited"}, rev
+        assert _titles(conn, "since:main") == set()  # (nothing after the tip)
+        with pytest.raises(QueryError, match="not a date .*, a commit or branch git knows"):
+            search(conn, "since:no-such-branch")
+        with pytest.raises(QueryError):
+            search(conn, "since:--output=/tmp/x")  # (never an option to git)
+    finally:
+        conn.close()

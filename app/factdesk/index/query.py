@@ -14,9 +14,11 @@ parentheses).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+import sqlite3
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
+from pathlib import Path
 from typing import Any
 
 from factdesk.errors import QueryError
@@ -285,14 +287,16 @@ def _terms_of(node: _Node) -> list[str]:
 
 
 def compile_query(text: str, *, since_last_visit: int | None = None,
-                  commit_time: dict[str, int] | None = None) -> CompiledQuery:
-    """Compile `text`; raises QueryError naming the offending token."""
+                  commit_time: dict[str, int] | None = None,
+                  resolve_rev: Callable[[str], str | None] | None = None) -> CompiledQuery:
+    """Compile `text`; raises QueryError naming the offending token. `commit_time`: the
+    index's commits (sha → time); `resolve_rev`: a revision's full sha, for `since:`."""
     if len(text) > MAX_QUERY_CHARS:  # FTS5's time grows with the square of a query's terms
         raise QueryError(f"the query is {len(text):,} characters long; at most "
                          f"{MAX_QUERY_CHARS:,} are searched")
     q = CompiledQuery()
     ctx: dict[str, Any] = {"since_last_visit": since_last_visit,
-                           "commit_time": commit_time or {}}
+                           "commit_time": commit_time or {}, "resolve_rev": resolve_rev}
     tree = _Parser(_tokens(text.strip())).parse()
     items = tree.items if isinstance(tree, _Group) and tree.op == "and" and not tree.neg \
         else (tree,)
@@ -388,7 +392,8 @@ def vocabulary_hints(text: str) -> list[str]:
 
 
 def _clause(q: CompiledQuery, name: str, value: str, neg: bool, *,
-            since_last_visit: int | None, commit_time: dict[str, int]) -> Filter:
+            since_last_visit: int | None, commit_time: dict[str, int],
+            resolve_rev: Callable[[str], str | None] | None = None) -> Filter:
     """One field filter (`status:retracted` also lets retracted facts into `q`)."""
     if not value:
         raise QueryError(f"{name}: needs a value (e.g. {name}:{_example(name)})")
@@ -448,24 +453,58 @@ def _clause(q: CompiledQuery, name: str, value: str, neg: bool, *,
         clause = "f.path IN (SELECT p.path FROM problems p WHERE p.code = ?)"
         params = [value]
     else:  # since
-        stamp = _since(value, since_last_visit, commit_time)
-        clause, params = "f.updated_at >= ?", [stamp]
+        clause, params = _since(value, since_last_visit, commit_time, resolve_rev)
     return Filter(f"NOT ({clause})" if neg else clause, tuple(params), indexed and not neg)
 
 
-def _since(value: str, last_visit: int | None, commit_time: dict[str, int]) -> int:
+#: facts whose last change is a commit after the one given (in the index's commit order):
+#: strictly after it, so that commit's own changes are out
+_AFTER_COMMIT = ("f.updated_sha IN (SELECT c.sha FROM commits c WHERE c.seq > "
+                 "(SELECT c0.seq FROM commits c0 WHERE c0.sha = ?))")
+
+
+def _since(value: str, last_visit: int | None, commit_time: dict[str, int],
+           resolve_rev: Callable[[str], str | None] | None) -> tuple[str, list[object]]:
+    """`since:` a date (that day's start, UTC), last-visit, or a commit: a sha or a prefix of
+    one the index knows, else any revision git resolves (a branch, a tag, `HEAD~3`) through
+    `resolve_rev` (`gitrepo.resolve_commit`)."""
     if value == "last-visit":
-        return last_visit or 0
+        return "f.updated_at >= ?", [last_visit or 0]
     try:
         day = date.fromisoformat(value)
-        return int(datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp())
+        return "f.updated_at >= ?", [int(datetime(day.year, day.month, day.day,
+                                                  tzinfo=UTC).timestamp())]
     except ValueError:
         pass
-    for sha, when in commit_time.items():
-        if len(value) >= 4 and sha.startswith(value.lower()):
-            return when
-    raise QueryError(f"since: {value!r} is not a date (YYYY-MM-DD), a known commit, "
-                     "or last-visit")
+    if len(value) >= 4 and re.fullmatch(r"[0-9a-fA-F]+", value):
+        found = [sha for sha in commit_time if sha.startswith(value.lower())]
+        if len(found) == 1:
+            return _AFTER_COMMIT, [found[0]]
+        if len(found) > 1:
+            raise QueryError(f"since: {value!r} is the start of {len(found)} commits: give "
+                             "more of the sha")
+    sha = resolve_rev(value) if resolve_rev is not None else None
+    if sha is not None and sha in commit_time:
+        return _AFTER_COMMIT, [sha]
+    if sha is not None:
+        raise QueryError(f"since: {value!r} is a commit the index has not read (update the "
+                         "index, or name a commit on the corpus's branch)")
+    raise QueryError(f"since: {value!r} is not a date (YYYY-MM-DD), a commit or branch git "
+                     "knows, or last-visit")
+
+
+def revision_resolver(conn: sqlite3.Connection) -> Callable[[str], str | None]:
+    """`since:`'s resolver for the repository whose index `conn` reads (the index lives in
+    the git directory, where git finds the repository): `gitrepo.resolve_commit` there."""
+    from factdesk.corpus.gitrepo import resolve_commit
+
+    def resolve(rev: str) -> str | None:
+        row = next((r for r in conn.execute("PRAGMA database_list") if r[1] == "main"), None)
+        if row is None or not row[2]:
+            return None
+        return resolve_commit(Path(row[2]).parent, rev)
+
+    return resolve
 
 
 def _like_prefix(value: str) -> str:

@@ -16,7 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from factdesk.index.indexer import Indexer
-from factdesk.index.query import CompiledQuery, compile_query, parse_similar
+from factdesk.index.query import (
+    CompiledQuery,
+    compile_query,
+    parse_similar,
+    revision_resolver,
+)
 from factdesk.index.search import get_fact_row, search
 from factdesk.semantic.backends import Embedder, ModelUnavailable, fact_text, load_backend
 from factdesk.semantic.store import EmbeddingStore, EmbedProgress, EmbedStats
@@ -145,7 +150,8 @@ def hybrid_search(conn: sqlite3.Connection, query_text: str, k: int = 20, *,
     fts = search(conn, query_text, limit=depth)
     commit_time = ({r[0]: r[1] for r in conn.execute("SELECT sha, time FROM commits")}
                    if "since:" in query_text else None)
-    compiled = compile_query(query_text, commit_time=commit_time)
+    compiled = compile_query(query_text, commit_time=commit_time,
+                             resolve_rev=revision_resolver(conn))
     words = " ".join(compiled.terms).strip()
     fused: dict[str, list[float | int | None]] = {}
     for rank, hit in enumerate(fts, 1):
