@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -116,7 +117,7 @@ def test_since_a_commit_is_strictly_after_it_and_takes_any_revision(tmp_path: Pa
         for rev in (middle, middle[:7], "reviewed", "v1", "main~1", "HEAD^"):
             assert _titles(conn, f"since:{rev}") == {"Second fact, edited"}, rev
         assert _titles(conn, "since:main") == set()  # (nothing after the tip)
-        with pytest.raises(QueryError, match="not a date .*, a commit or branch git knows"):
+        with pytest.raises(QueryError, match=r"not a date .*, a commit or branch git knows"):
             search(conn, "since:no-such-branch")
         with pytest.raises(QueryError):
             search(conn, "since:--output=/tmp/x")  # (never an option to git)
