@@ -13,9 +13,10 @@ parentheses).
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -115,6 +116,13 @@ def fts_string(term: str) -> str:
 
 
 SIMILAR_PREFIX = "similar:"
+
+
+def paths_query(paths: Sequence[str]) -> CompiledQuery:
+    """The facts at `paths` as a query (a `similar:` answer, which the semantic layer finds):
+    for facet counts and every other read that takes a `CompiledQuery`."""
+    return CompiledQuery([Filter("f.path IN (SELECT value FROM json_each(?))",
+                                 (json.dumps(list(paths)),))])
 
 
 def parse_similar(raw: str) -> str | None:
