@@ -135,3 +135,19 @@ def test_search_with_a_fifo_ontology_finishes_and_says_why(corpus: Corpus) -> No
                           capture_output=True, timeout=60,
                           env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert b"not a regular file (a FIFO)" in proc.stdout + proc.stderr
+
+
+def test_a_fifo_as_a_move_destination_is_refused_in_words(corpus: Corpus) -> None:
+    dest = corpus.root / "kb/decisions/db/a1a1a1a1.md"
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(dest)
+    before = (corpus.root / "kb/gotchas/db/a1a1a1a1.md").read_bytes()
+    proc = subprocess.run([sys.executable, "-m", "factdesk", "move", "kb/gotchas/db/a1a1a1a1.md",
+                           "--to", "kb/decisions/db/a1a1a1a1.md", "--reason", "x", "--kb",
+                           str(corpus.root)], capture_output=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path),
+                               "GIT_AUTHOR_NAME": "c", "GIT_AUTHOR_EMAIL": "c@x.invalid",
+                               "GIT_COMMITTER_NAME": "c", "GIT_COMMITTER_EMAIL": "c@x.invalid"})
+    assert proc.returncode != 0
+    assert b"not a regular file (a FIFO)" in proc.stderr and b"Traceback" not in proc.stderr
+    assert (corpus.root / "kb/gotchas/db/a1a1a1a1.md").read_bytes() == before
