@@ -159,7 +159,9 @@ def compose_mapping(text: str) -> dict[str, Entry]:
     if not isinstance(node, yaml.MappingNode):
         raise YamlError("frontmatter_not_mapping", "frontmatter must be a mapping",
                         node.start_mark.line + 1)
-    walk = _Walk()
+    # (only an alias (`*a`) shares a node, and only `<<` merges: a frontmatter with neither,
+    # nearly every one, is decoded without keeping count)
+    walk = _Walk() if "*" in text or "<<" in text else None
     out: dict[str, Entry] = {}
     values: dict[str, yaml.Node] = {}
     merged: list[tuple[yaml.Node, yaml.Node]] = []
@@ -168,6 +170,7 @@ def compose_mapping(text: str) -> dict[str, Entry]:
             raise YamlError("yaml_syntax", "mapping keys must be scalars",
                             key_node.start_mark.line + 1)
         if key_node.tag == _MERGE:
+            assert walk is not None
             merged = _merge_pairs(value_node, walk)
             continue
         key = key_node.value
@@ -184,13 +187,15 @@ def compose_mapping(text: str) -> dict[str, Entry]:
         if key not in out:
             out[key] = _entry(key, key_node, value_node, walk)._replace(shared=True)
             values[key] = value_node
-    for key, value_node in values.items():
-        if not out[key].shared and walk.shared(value_node):
-            out[key] = out[key]._replace(shared=True)
+    if walk is not None:
+        for key, value_node in values.items():
+            if not out[key].shared and walk.shared(value_node):
+                out[key] = out[key]._replace(shared=True)
     return out
 
 
-def _entry(key: str, key_node: yaml.Node, value_node: yaml.Node, walk: _Walk) -> Entry:
+def _entry(key: str, key_node: yaml.Node, value_node: yaml.Node, walk: _Walk | None
+           ) -> Entry:
     return Entry(
         key=key,
         value=_decode(value_node, walk, 1),
@@ -241,31 +246,37 @@ def _short_tag(tag: str) -> str:
     return "!!" + tag[len(_CORE):] if tag.startswith(_CORE) else tag
 
 
-def _decode(node: yaml.Node, walk: _Walk, depth: int) -> object:
-    _count(node, walk)
-    if id(node) in walk.stack:
-        raise YamlError("yaml_alias", "an alias refers to the node that holds it",
-                        node.start_mark.line + 1)
+def _decode(node: yaml.Node, walk: _Walk | None, depth: int) -> object:
+    """A node as Scalars, lists and dicts. `walk`: counting visits (a frontmatter with
+    aliases or merge keys), else None."""
+    if walk is not None:
+        _count(node, walk)
+        if id(node) in walk.stack:
+            raise YamlError("yaml_alias", "an alias refers to the node that holds it",
+                            node.start_mark.line + 1)
     if depth > MAX_DEPTH:
         raise YamlError("yaml_depth", f"frontmatter nested deeper than {MAX_DEPTH}",
                         node.start_mark.line + 1)
     tag = node.tag
-    if tag.startswith(_CORE + "python/") or tag.startswith("!!python/"):
-        # (yaml.v3 would read it as text; refused, as PyYAML would build an object from it)
-        raise YamlError("yaml_tag", f"tag {tag} is not allowed (it names Python code)",
-                        node.start_mark.line + 1)
+    explicit = None
+    if tag[0] != _IMPLICIT:
+        if tag.startswith((_CORE + "python/", "!!python/")):
+            # (yaml.v3 would read it as text; refused: PyYAML would build an object from it)
+            raise YamlError("yaml_tag", f"tag {tag} is not allowed (it names Python code)",
+                            node.start_mark.line + 1)
+        explicit = _short_tag(tag)
     if isinstance(node, yaml.ScalarNode):
-        explicit = None if tag[0] == _IMPLICIT else _short_tag(tag)
         return Scalar(node.value, node.style or None, node.start_mark.line + 1,
                       node.start_mark.index, node.end_mark.index, explicit)
-    walk.stack.add(id(node))
+    if walk is not None:
+        walk.stack.add(id(node))
     try:
         if isinstance(node, yaml.SequenceNode):
             return [_decode(n, walk, depth + 1) for n in node.value]
         pairs: dict[str, object] = {}
         merged: list[tuple[yaml.Node, yaml.Node]] = []
         for k, v in node.value:
-            if isinstance(k, yaml.ScalarNode) and k.tag == _MERGE:
+            if walk is not None and isinstance(k, yaml.ScalarNode) and k.tag == _MERGE:
                 merged = _merge_pairs(v, walk)
                 continue
             kd = _decode(k, walk, depth + 1)
@@ -276,7 +287,8 @@ def _decode(node: yaml.Node, walk: _Walk, depth: int) -> object:
                 pairs[name] = _decode(v, walk, depth + 1)
         return pairs
     finally:
-        walk.stack.discard(id(node))
+        if walk is not None:
+            walk.stack.discard(id(node))
 
 
 # --- yaml.v3's resolution of a scalar's text (resolve.go) ----------------------------------
