@@ -368,3 +368,11 @@ def test_an_exponent_is_a_number_as_yaml_v3_reads_it() -> None:
     reads it as 0.1 (FORMAT.md §2.5), and factdesk follows knomit."""
     out = parse_fact("kb/t/x/f.md", b"---\nconfidence: 1e-1\n---\n# T\n")
     assert out.fact is not None and out.fact.confidence == 0.1 and out.problems == ()
+
+
+def test_expires_is_kept_and_shown_not_swallowed() -> None:
+    """The neighbour of issue 15's `motifs` defect: knomit's newer `expires` was a known key
+    that no field took, so it was shown nowhere; it stays with the other fields."""
+    out = parse_fact("kb/t/x/f.md", b"---\ntype: observation\nexpires: 2027-01-01T00:00:00Z\n"
+                                    b"---\n# T\n")
+    assert out.fact is not None and out.fact.extra == {"expires": "2027-01-01T00:00:00Z"}

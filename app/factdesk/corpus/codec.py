@@ -240,7 +240,9 @@ def _build(path: str, entries: dict[str, yamlv3.Entry], region: str, title_line:
         raise yamlv3.FieldError("missing_h1", "empty title heading")
     body = lines[1].strip() if len(lines) > 1 else ""
     envelope = Envelope(**{key: string(key) for key in ENVELOPE_KEYS})
-    known = set(KNOMIT_KEYS) | set(ENVELOPE_KEYS)
+    # (knomit's `expires` has no field here yet: kept with the unknown keys, so that it is
+    # shown and searchable as written rather than read and then shown nowhere)
+    known = (set(KNOMIT_KEYS) | set(ENVELOPE_KEYS)) - {"expires"}
     extra = {k: yamlv3.plain_value(e.value) for k, e in entries.items() if k not in known}
     return Fact(
         path=path,
