@@ -190,3 +190,22 @@ def test_a_crlf_diff_reaches_the_terminal_as_lines(corpus: Corpus,
                  "--kb", str(corpus.root)]) == 0
     out = capsys.readouterr().out
     assert "+type: pattern" in out and "⟨U+000D⟩" not in out  # (every line ended in one)
+
+
+def test_motifs_are_shown_and_searchable(corpus: Corpus, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 15: knomit's `motifs` were parsed, then shown nowhere."""
+    corpus.write("kb/gotchas/db/m1m1m1m1.md",
+                 "---\ntype: observation\nmotifs: [retry-storm-amplification, Bad_Motif, "
+                 "pool-exhaustion]\n---\n# Retries pile up\n\nBody.\n")
+    corpus.commit("learn: motifs")
+    kb = str(corpus.root)
+    assert main(["show", "m1m1m1m1", "--kb", kb, "--format", "json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["motifs"] == ["retry-storm-amplification", "pool-exhaustion"]
+    assert "motifs" not in shown["extra"]
+    assert "motif" in [p["code"] for p in shown["problems"]]  # (the bad one dropped)
+    assert main(["show", "m1m1m1m1", "--kb", kb]) == 0
+    assert "motifs retry-storm-amplification, pool-exhaustion" in capsys.readouterr().out
+    assert main(["search", "motif:pool-exhaustion", "--kb", kb, "--format", "json"]) == 0
+    paths = [r["path"] for r in json.loads(capsys.readouterr().out)["results"]]
+    assert paths == ["kb/gotchas/db/m1m1m1m1.md"]

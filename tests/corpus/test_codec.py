@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
-import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from factdesk.corpus.codec import parse_fact
 
+
+#: the "lol" alias bomb, `levels` deep (9 ** levels leaves)
+def lol(levels: int) -> bytes:
+    lines = ["l0: &l0 [x, x, x, x, x, x, x, x, x]"]
+    lines += [f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 9) + "]" for i in range(1, levels)]
+    return ("---\n" + "\n".join(lines) + "\n---\n# T\n").encode()
+
+
+LOL_4, LOL_5 = lol(4), lol(5)
 GOOD = b"---\ntype: observation\ndomain: [a]\nconfidence: 0.8\nsources: 1\n---\n# Title\n\nBody\n"
 
 
@@ -41,15 +51,13 @@ def test_sources_at_the_int64_limit_is_read_exactly() -> None:
     (b"---\n---\n# T\n", "unterminated_frontmatter"),
     (b"---\ntitle: [unclosed\n---\n# T\n", "yaml_syntax"),
     (b"---\nx: !!python/object/apply:os.system [\"touch /tmp/pwned\"]\n---\n# T\n", "yaml_tag"),
-    (b"---\nx: !!binary aGVsbG8=\n---\n# T\n", "yaml_tag"),
-    (b"---\nx: !include foo\n---\n# T\n", "yaml_tag"),
-    (b"---\na: &a [1]\nb: *a\n---\n# T\n", "yaml_alias"),
-    (b"---\nx: !!set {a: null}\n---\n# T\n", "yaml_tag"),  # A03
-    (b"---\nx: !!omap [{a: 1}]\n---\n# T\n", "yaml_tag"),
-    # A04: a "billion laughs" is refused at its first alias, not expanded
-    (b"---\na: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
-     b"c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
-     b"---\n# T\n", "yaml_alias"),
+    # A04: a "billion laughs" is refused once its expansion passes MAX_EXPANSION nodes
+    (LOL_5, "yaml_alias"),
+    (b"---\na: &a [*a]\n---\n# T\n", "yaml_alias"),  # an alias inside its own anchor
+    (b"---\nconfidence: !!str 0.5\n---\n# T\n", "confidence_type"),  # as knomit
+    (b"---\nsources: !!int abc\n---\n# T\n", "yaml_value"),
+    (b"---\n<<: [a, b]\n---\n# T\n", "yaml_syntax"),  # a merge needs maps
+    (b"---\nx: !!python/object/new:os.system [ls]\n---\n# T\n", "yaml_tag"),
     (b"---\nx: " + b"[" * 10000 + b"\n---\n# T\n", "yaml_depth"),
     (b"---\ntype: observation\ntype: hypothesis\n---\n# T\n", "yaml_duplicate_key"),
     (b"---\n- a\n- b\n---\n# T\n", "frontmatter_not_mapping"),
@@ -64,7 +72,6 @@ def test_sources_at_the_int64_limit_is_read_exactly() -> None:
     (b"---\nconfidence: yes\n---\n# T\n", "confidence_type"),
     (b"---\nconfidence: 1.7\n---\n# T\n", "confidence_range"),
     (b"---\nconfidence: 80\n---\n# T\n", "confidence_range"),
-    (b"---\nconfidence: .nan\n---\n# T\n", "confidence_nonfinite"),
     (b"---\nsources: -1\n---\n# T\n", "sources_range"),
     # past Go's int64 (knomit cannot decode it, and it crashed the index: SQLite's INTEGER)
     (b"---\nsources: 9223372036854775808\n---\n# T\n", "sources_range"),
@@ -76,7 +83,6 @@ def test_sources_at_the_int64_limit_is_read_exactly() -> None:
     (b"---\nrefs: [{a: 1}]\n---\n# T\n", "refs_shape"),
     (b"---\ntype: observation\n---\nno heading\n", "missing_h1"),
     (b"---\ntype: observation\n---\n#   \n", "missing_h1"),
-    (b"---\ntype: observation\n---\n## Second level\n", "missing_h1"),
     (b"---\ntype: observation\n---\n# T\n<<<<<<< HEAD\na\n=======\nb\n>>>>>>> x\n",
      "conflict_markers"),
     (b"---\ntitle: \"a\x00b\"\n---\n# T\n", "yaml_syntax"),  # A20 (A19 is below)
@@ -84,7 +90,6 @@ def test_sources_at_the_int64_limit_is_read_exactly() -> None:
     (b"---\nx: !!python/name:os.system\n---\n# T\n", "yaml_tag"),  # A02
     (b"---\nconfidence: .inf\n---\n# T\n", "confidence_nonfinite"),  # B05
     (b"---\nconfidence: -.inf\n---\n# T\n", "confidence_nonfinite"),
-    (b"---\nconfidence: .NaN\n---\n# T\n", "confidence_nonfinite"),
     (b"---\nconfidence: -0.2\n---\n# T\n", "confidence_range"),  # B04
     (b"---\nconfidence: true\n---\n# T\n", "confidence_type"),  # B06: never a bool as 1.0
     (b"---\nconfidence: \xe2\x80\x8b\n---\n# T\n", "confidence_type"),
@@ -167,34 +172,87 @@ def test_parser_is_total_on_frontmatter_text(text: str) -> None:
     assert (out.fact is not None) or out.problems
 
 
-def _tags(node: yaml.Node) -> list[str]:
-    if isinstance(node, yaml.ScalarNode):
-        return [node.tag]
-    children = [n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) \
-        else list(node.value)
-    return [node.tag] + [t for child in children for t in _tags(child)]
-
-
-@pytest.mark.parametrize("value", [
-    "=", "<<", "yes", "No", "~", "null", "", "1.5", "0123", "0x1F", ".inf", "-.NaN",
-    "2026-07-28", "2026-07-28T10:00:00Z", "foo", "'<<'", '"="', "!!str x", "! x",
-    "[=, a]", "[yes, <<]", "{<<: {b: 1}}", "{b: =}", "|\n  block"])
-def test_the_composer_refuses_exactly_what_pyyaml_tags_outside_the_core_schema(
-        value: str) -> None:
-    """Our composer skips PyYAML's implicit-tag resolution (scalars are decoded from their
-    text); the tags it would have given outside the core schema (`<<` merge, `=` value)
-    must still be refused, and nothing else."""
+@pytest.mark.parametrize(("value", "refused"), [
+    ("=", False), ("<<", False), ("yes", False), ("!!binary aGVsbG8=", False),
+    ("!!set {a: null}", False), ("!!omap [{a: 1}]", False), ("!include foo", False),
+    ("!!python/name:os.system", True), ("!!python/object/apply:os.system [ls]", True),
+    ("[!!python/name:os.system ]", True), ("{a: !!python/object:x.Y {}}", True)])
+def test_only_the_python_tags_are_refused(value: str, refused: bool) -> None:
+    """yaml.v3 reads any tag as text or as the type it names; the `!!python/*` family, which
+    PyYAML's unsafe loaders would run, is refused (RELIABILITY A02) and nothing else (A03,
+    deliberately as knomit: docs/format.md)."""
     from factdesk.corpus import yamlv3
 
-    text = f"a: {value}\n"
-    node = yaml.compose(text, Loader=yaml.CSafeLoader)  # PyYAML's own tags, to compare
-    expected = any(tag not in yamlv3._ALLOWED_TAGS for tag in _tags(node))
     try:
-        yamlv3.compose_mapping(text)
-        refused = False
+        yamlv3.compose_mapping(f"a: {value}\n")
+        got = False
     except yamlv3.YamlError as exc:
-        refused = exc.code == "yaml_tag"
-    assert refused == expected
+        got = exc.code == "yaml_tag"
+    assert got == refused
+
+
+@pytest.mark.parametrize(("data", "want"), [
+    # issue 15: files knomit reads that factdesk refused
+    (b"---\nbase: &b [x, y]\ndomain: *b\n---\n# T\n", {"domain": ("x", "y")}),
+    (b"---\n_defaults: &d {type: hypothesis, confidence: 0.5}\n<<: *d\nconfidence: 0.25\n"
+     b"---\n# T\n", {"type": "hypothesis", "confidence": 0.25}),  # written keys win
+    (b"---\n<<: [{sources: 2}, {sources: 3, type: reference}]\n---\n# T\n",
+     {"sources": 2, "type": "reference"}),  # the first map wins
+    (b"---\ndomain: [!!binary aGVsbG8=, !custom b]\nx: !!set {a: null}\n---\n# T\n",
+     {"domain": ("hello", "b")}),
+    (b"---\nsources: 01\n---\n# T\n", {"sources": 1}),  # Go's ParseInt: octal
+    (b"---\nsources: 0_1\n---\n# T\n", {"sources": 1}),
+    (b"---\nsources: 010\n---\n# T\n", {"sources": 8}),
+    (b"---\nsources: 09\n---\n# T\n", {"sources": 9}),  # no octal: a float, truncated
+    (b"---\nsources: 0x10\n---\n# T\n", {"sources": 16}),
+    (b'---\nconfidence: !!float "0.5"\nsources: !!int "3"\n---\n# T\n',
+     {"confidence": 0.5, "sources": 3}),
+    (b"---\nconfidence: !!float 1\n---\n# T\n", {"confidence": 1.0}),
+    (b"---\ntype: !!str hypothesis\n---\n# T\n", {"type": "hypothesis"}),
+    (LOL_4, {"type": "observation"}),  # ~7,400 nodes: yaml.v3 reads it, so does factdesk
+])
+def test_what_knomit_reads_is_read(data: bytes, want: dict[str, object]) -> None:
+    out = parse_fact("kb/t/x/f.md", data)
+    assert out.fact is not None, out.problems
+    assert {k: getattr(out.fact, k) for k in want} == want
+    assert [p for p in out.problems if p.severity.value == "error"] == []
+
+
+@pytest.mark.parametrize(("data", "title", "code"), [
+    (b"---\ntype: observation\n---\n## Second level\n", "Second level", "title_heading"),
+    (b"---\ntype: observation\n---\n#Title\n\nBody\n", "Title", "title_heading"),
+    (b"---\ntype: observation\n---\n### A #3 title ##\n", "A #3 title ##", "title_heading"),
+    (b"---\nconfidence: .nan\nsources: 2\n---\n# T\n", "T", "confidence_nan"),
+    (b"---\nconfidence: .NaN\n---\n# T\n", "T", "confidence_nan"),
+    (b"---\ntype: observation\n---\n# T\n\nbody caf\xe9\n", "T", "encoding"),
+])
+def test_read_as_knomit_reads_with_a_warning(data: bytes, title: str, code: str) -> None:
+    """knomit strips every leading `#` of the title line, lets NaN pass its range check,
+    and keeps any bytes in the body: read, each with a warning of its own."""
+    out = parse_fact("kb/t/x/f.md", data)
+    assert out.fact is not None and out.fact.title == title
+    assert [(p.code, p.severity.value) for p in out.problems] == [(code, "warning")]
+    assert out.fact.confidence == 0.0 or code != "confidence_nan"  # (no confidence: not NaN)
+
+
+def test_nothing_python_runs_and_an_alias_bomb_stays_bounded(tmp_path: Path) -> None:
+    """A02, A04: a deeper "lol" (9 ** 9 leaves) is refused in bounded time and memory."""
+    import subprocess
+    import sys
+
+    marker = tmp_path / "pwned"
+    script = (
+        "import resource, sys\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (512 << 20, 512 << 20))\n"
+        "from factdesk.corpus.codec import parse_fact\n"
+        "from tests.corpus.test_codec import lol\n"
+        "print([p.code for p in parse_fact('kb/x.md', lol(9)).problems])\n"
+        f"print([p.code for p in parse_fact('kb/x.md', b'---\\nx: !!python/object/apply:os.system"
+        f" [\"touch {marker}\"]\\n---\\n# T\\n').problems])\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=20,
+                          text=True, cwd=Path(__file__).resolve().parents[2])
+    assert proc.stdout.split("\n")[:2] == ["['yaml_alias']", "['yaml_tag']"], proc.stderr
+    assert not marker.exists()
 
 
 @pytest.mark.parametrize(("data", "code", "line"), [
@@ -310,3 +368,11 @@ def test_an_exponent_is_a_number_as_yaml_v3_reads_it() -> None:
     reads it as 0.1 (FORMAT.md §2.5), and factdesk follows knomit."""
     out = parse_fact("kb/t/x/f.md", b"---\nconfidence: 1e-1\n---\n# T\n")
     assert out.fact is not None and out.fact.confidence == 0.1 and out.problems == ()
+
+
+def test_expires_is_kept_and_shown_not_swallowed() -> None:
+    """The neighbour of issue 15's `motifs` defect: knomit's newer `expires` was a known key
+    that no field took, so it was shown nowhere; it stays with the other fields."""
+    out = parse_fact("kb/t/x/f.md", b"---\ntype: observation\nexpires: 2027-01-01T00:00:00Z\n"
+                                    b"---\n# T\n")
+    assert out.fact is not None and out.fact.extra == {"expires": "2027-01-01T00:00:00Z"}

@@ -11,7 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from factdesk.corpus.codec import parse_fact
-from factdesk.corpus.writer import edit_frontmatter, go_g, render_item, serialize_fact
+from factdesk.corpus.writer import (
+    WriteRefused,
+    edit_frontmatter,
+    edit_text,
+    go_g,
+    render_item,
+    serialize_fact,
+)
 
 
 def changed_lines(a: bytes, b: bytes) -> list[str]:
@@ -88,7 +95,13 @@ def test_edit_keeps_bom_crlf_comments_and_unknown_keys() -> None:
 def test_quoting_matches_yaml_v3() -> None:
     assert render_item("https://x.y/z") == "'https://x.y/z'"
     assert render_item("2026-07-28") == '"2026-07-28"'
-    assert render_item("yes") == '"yes"'
+    # yaml.v3 v3.0.1's node encoder (knomit's SerializeFact) quotes only what its own
+    # resolver would read as another type: YAML 1.1's booleans and `<<` stay plain
+    assert [render_item(w) for w in ("yes", "on", "no", "y", "off", "<<", "=")] == [
+        "yes", "on", "no", "y", "off", "<<", "="]
+    assert [render_item(w) for w in ("true", "01", "0_1", "09", "0x1F", ".nan", "~", "")] == [
+        '"true"', '"01"', '"0_1"', '"09"', '"0x1F"', '".nan"', '"~"', '""']
+    assert render_item("2026-13-45") == "2026-13-45"  # (not a date yaml.v3 can parse)
     assert render_item("AWS Builders' Library") == "AWS Builders' Library"
     assert render_item("#tag") == "'#tag'"
     assert [go_g(v) for v in (1.0, 0.85, 0.0, 1e-05)] == ["1", "0.85", "0", "1e-05"]
@@ -117,3 +130,40 @@ def test_edit_locality_property(bom: bool, eol: str, conf: float, comment: bool,
                             out.removeprefix(b"\xef\xbb\xbf").decode().replace("\r", "").encode())
     assert len(changed) <= 4
     assert all(line[2:].startswith(("confidence: ", "domain: ")) for line in changed)
+
+
+def test_serialize_fact_writes_a_mapping_as_a_mapping() -> None:
+    """Issue 15: an unknown key's map was written as the list of its keys."""
+    data = serialize_fact({"type": "observation", "x-agent": {"run": "7", "tags": ["a", "on"]}},
+                          "T", "")
+    assert b"x-agent: {run: \"7\", tags: [a, on]}\n" in data
+    fact = parse_fact("kb/t/x/f.md", data).fact
+    assert fact is not None and fact.extra == {"x-agent": {"run": "7", "tags": ["a", "on"]}}
+
+
+def test_an_edit_of_a_value_shared_through_yaml_anchors_is_refused() -> None:
+    data = (b"---\n_d: &d {type: hypothesis}\n<<: *d\nlist: &l [a]\ndomain: *l\n"
+            b"confidence: 0.5\n---\n# T\n")
+    for key in ("type", "domain", "list"):
+        with pytest.raises(WriteRefused, match="anchor, alias or merge key"):
+            edit_frontmatter(data, {key: "x" if key == "type" else ["x"]})
+    out = edit_frontmatter(data, {"confidence": 0.75})  # a key of its own: edited as ever
+    assert out == data.replace(b"0.5", b"0.75")
+
+
+def test_edit_text_finds_the_title_knomit_reads() -> None:
+    """The title is the first line of the body region when it starts with `#` (`## T`,
+    `#T`), never an `# H1` further down the body."""
+    data = b"---\ntype: observation\n---\n## Old\n\n# Section\n\ntext\n"
+    assert edit_text(data, title="New") == b"---\ntype: observation\n---\n# New\n\n# Section\n\ntext\n"
+    with pytest.raises(WriteRefused):
+        edit_text(b"---\ntype: observation\n---\nno title\n\n# Section\n", title="New")
+
+
+def test_a_file_that_is_not_utf8_is_refused_in_words() -> None:
+    data = b"---\ntype: observation\n---\n# T\n\nbody caf\xe9\n"
+    assert parse_fact("kb/t/x/f.md", data).fact is not None  # (read, as knomit reads it)
+    with pytest.raises(WriteRefused, match="not UTF-8"):
+        edit_frontmatter(data, {"type": "insight"})
+    with pytest.raises(WriteRefused, match="not UTF-8"):
+        edit_text(data, title="New")

@@ -41,6 +41,8 @@ def test_check_matches_the_manifest(generated_corpus: GeneratedCorpus,
     found = {(e["path"], e["code"]) for e in out["errors"]}
     found |= {(w["path"], "H1") for w in out["warnings"] if w["code"] == "H1"
               and "no settlement criterion" in w["message"]}
+    # a `## Title` is read as knomit reads it, with a warning (issue 15): still found
+    found |= {(w["path"], "missing_h1") for w in out["warnings"] if w["code"] == "title_heading"}
     want = expected_findings(manifest)
     assert want - found == set(), "missed planted defects"
     clean_errors = {(p, c) for p, c in found if c in set(EXPECTED_CODE.values()) | {"R1"}

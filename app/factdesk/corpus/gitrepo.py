@@ -303,6 +303,16 @@ def staged_blobs(repo: Path) -> dict[str, str]:
     return {c.path: c.new_blob for c in raw_changes(out) if c.new_blob}
 
 
+def resolve_commit(repo: Path, rev: str) -> str | None:
+    """The full sha of the commit any revision git resolves names (a branch, a tag, `HEAD~2`,
+    a short sha), or None. `repo` may be the work tree or the git directory."""
+    if not rev or "\n" in rev or "\x00" in rev:
+        return None
+    out = run_git(repo, "rev-parse", "--verify", "-q", "--end-of-options", f"{rev}^{{commit}}",
+                  check=False).decode("utf-8", "replace").strip()
+    return out if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", out) else None
+
+
 def is_ancestor(repo: Path, old: str, new: str) -> bool:
     proc = subprocess.run(git_argv(repo, "merge-base", "--is-ancestor", "--end-of-options",
                                    old, new), capture_output=True, env=git_env(), check=False)

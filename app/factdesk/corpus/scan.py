@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import errno
 import os
 import re
 import stat
@@ -10,6 +9,7 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
+from factdesk.fsio import read_path
 from factdesk.model.enums import Severity
 from factdesk.model.fact import Problem
 
@@ -17,6 +17,10 @@ from factdesk.model.fact import Problem
 #: replaces those of the paths it looks at again
 SCAN_CODES = ("symlink", "symlink_outside", "nested_repo", "unicode_name", "io_error", "hardlink",
               "unportable_name", "case_collision", "unicode_collision", "undecodable_name")
+
+#: the most of one fact file read from disk: a larger one is an `io_error` (one up to this
+#: size is read, and the parse says `too_large` past codec.MAX_BYTES)
+FACT_READ_LIMIT = 64 << 20
 
 #: names Windows reserves in any folder, with any extension (RELIABILITY C13)
 _RESERVED = frozenset({"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)),
@@ -358,22 +362,9 @@ def io_error(rel: str, exc: OSError) -> Problem:
 
 
 def read_fact_file(repo: str, rel: str) -> tuple[bytes, os.stat_result]:
-    """Read one fact file without following a symlink swapped in meanwhile (C08); with the
-    stat of the file read (its size and mtime stamp the index row). Plain strings, not
-    `Path`: a rebuild calls this 100,000 times."""
-    # O_NONBLOCK: a FIFO swapped in is not waited on (it changes nothing for a file)
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    fd = os.open(os.path.join(repo, rel), flags)
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file")
-        chunks = []
-        while True:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-        return b"".join(chunks), st
-    finally:
-        os.close(fd)
+    """Read one fact file without following a symlink swapped in meanwhile (C08) nor
+    waiting on a FIFO or reading a device (`fsio.NotRegular`, an `OSError`), and never more
+    than `FACT_READ_LIMIT` bytes (`fsio.TooLarge`); with the stat of the file read (its
+    size and mtime stamp the index row). Plain strings, not `Path`: a rebuild calls this
+    100,000 times."""
+    return read_path(os.path.join(repo, rel), FACT_READ_LIMIT)

@@ -17,14 +17,8 @@ from factdesk.model.fact import ENVELOPE_KEYS, KNOMIT_KEYS
 
 #: Canonical key order: knomit's nine (and its newer keys), then factdesk's envelope.
 KEY_ORDER: tuple[str, ...] = KNOMIT_KEYS + ENVELOPE_KEYS
-FieldValue = str | int | float | Sequence[str] | None
+FieldValue = str | int | float | Sequence[str] | Mapping[str, object] | None
 
-_TIMESTAMP = re.compile(r"^\d{4}-\d{1,2}-\d{1,2}([Tt ].*)?$")
-_NUMBER = re.compile(r"^[-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9_]*)?)([eE][-+]?[0-9]+)?$")
-_SPECIAL = {"", "~", "null", "Null", "NULL", "true", "True", "TRUE", "false", "False",
-            "FALSE", ".inf", ".Inf", ".INF", "-.inf", "+.inf", ".nan", ".NaN", ".NAN", "<<",
-            "y", "Y", "n", "N", "yes", "Yes", "YES", "no", "No", "NO", "on", "On", "ON",
-            "off", "Off", "OFF"}
 _INDICATORS = tuple("#&*!|>'\"%@`")
 
 
@@ -55,14 +49,15 @@ def go_g(value: float) -> str:
 
 
 def render_item(item: str) -> str:
-    """One string in a flow sequence, quoted exactly as yaml.v3 would (FORMAT.md §2.6)."""
+    """One string in a flow sequence, quoted exactly as yaml.v3 would (FORMAT.md §2.6): double
+    quotes when the plain text would resolve to another type (yaml.v3's `resolve`: null,
+    booleans, numbers, timestamps; YAML 1.1's `yes`/`on`/`y` and `<<` stay plain), single
+    quotes when the emitter cannot write it plain."""
     if any(ch in item for ch in "\n\t\r") or not item.isprintable():
         escaped = item.replace("\\", "\\\\").replace('"', '\\"')
         escaped = escaped.replace("\n", "\\n").replace("\t", "\\t").replace("\r", "\\r")
         return f'"{escaped}"'
-    if item in _SPECIAL or _NUMBER.match(item) or _TIMESTAMP.match(item) or re.match(
-        r"^[-+]?0(x[0-9a-fA-F]+|o[0-7]+|b[01]+)$", item
-    ):
+    if yamlv3.resolve(item)[0] != "!!str":
         return f'"{item}"'
     needs_single = (
         any(ch in item for ch in ",[]{}?:")
@@ -74,6 +69,27 @@ def render_item(item: str) -> str:
     if needs_single:
         return "'" + item.replace("'", "''") + "'"
     return item
+
+
+def _render_flow(value: object) -> str:
+    """Any value of an unknown key (text, lists, maps: `codec`'s `plain_value`) in flow
+    style, as yaml.v3 writes it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return go_g(value)
+    if isinstance(value, str):
+        return render_item(value)
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{render_item(str(k))}: {_render_flow(v)}"
+                               for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_render_flow(v) for v in value) + "]"
+    raise TypeError(f"cannot write a {type(value).__name__} as a frontmatter value")
 
 
 def render_value(key: str, value: FieldValue) -> str:
@@ -90,13 +106,15 @@ def render_value(key: str, value: FieldValue) -> str:
         return render_item(value)
     if value is None:
         raise TypeError("None means delete the key")
-    return "[" + ", ".join(render_item(v) for v in value) + "]"
+    if isinstance(value, Mapping):  # (an unknown key's map: was written as its keys' list)
+        return _render_flow(value)
+    return "[" + ", ".join(_render_flow(v) for v in value) + "]"
 
 
 def edit_frontmatter(data: bytes, changes: Mapping[str, FieldValue]) -> bytes:
     """Apply `{key: new value or None to delete}` to a fact file's bytes, surgically."""
     bom = data.startswith(BOM)
-    text = data[len(BOM):].decode("utf-8") if bom else data.decode("utf-8")
+    text = _decode(data[len(BOM):] if bom else data)
     crlf = "\r\n" in text
     if crlf:
         if "\r" in text.replace("\r\n", "") or "\n" in text.replace("\r\n", ""):
@@ -116,6 +134,9 @@ def edit_frontmatter(data: bytes, changes: Mapping[str, FieldValue]) -> bytes:
     edits: list[tuple[int, int, str]] = []
     for key, value in changes.items():
         entry = entries.get(key)
+        if entry is not None and entry.shared:
+            raise WriteRefused(f"{key} is shared through a YAML anchor, alias or merge key: "
+                               "an edit would change more than this key (edit it by hand)")
         if entry is not None:
             line_start = front.rfind("\n", 0, entry.key_start) + 1
             value_end = _trim_end(front, entry.value_end)
@@ -138,6 +159,13 @@ def edit_frontmatter(data: bytes, changes: Mapping[str, FieldValue]) -> bytes:
         out = out.replace("\n", "\r\n")
     encoded = out.encode("utf-8")
     return BOM + encoded if bom else encoded
+
+
+def _decode(data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise WriteRefused(f"the file is not UTF-8 (byte {exc.start}): fix it first") from None
 
 
 def _trim_end(front: str, index: int) -> int:
@@ -192,7 +220,7 @@ def edit_text(data: bytes, *, title: str | None = None, body: str | None = None)
     if title is not None and ("\n" in title or "\r" in title or not title.strip()):
         raise WriteRefused("a title must be one non-empty line")
     bom = data.startswith(BOM)
-    text = data[len(BOM):].decode("utf-8") if bom else data.decode("utf-8")
+    text = _decode(data[len(BOM):] if bom else data)
     crlf = "\r\n" in text
     if crlf:
         text = text.replace("\r\n", "\n")
@@ -202,7 +230,9 @@ def edit_text(data: bytes, *, title: str | None = None, body: str | None = None)
     if end < 0:
         raise WriteRefused("unterminated frontmatter")
     head, rest = text[: end + 5], text[end + 5 :]
-    m = re.search(r"(?m)^# .*$", rest)
+    # knomit's title: the first line of the trimmed body region, if it starts with `#`
+    # (`## Title` and `#Title` too; an `# H1` further down the body is not the title)
+    m = re.compile(r"#[^\n]*").match(rest, len(rest) - len(rest.lstrip()))
     if m is None:
         raise WriteRefused("the fact has no H1 title line")
     before, old_title, after = rest[: m.start()], m.group(0), rest[m.end():]

@@ -4,11 +4,17 @@ We never construct Python objects with PyYAML's YAML 1.1 rules (`yes` → True,
 `2026-07-28` → date, `0123` → 83). Instead libyaml composes a node tree (fast, safe: no
 object is ever built from a tag) and this module decodes the nodes into knomit's fixed
 struct: list items keep their literal scalar text, quoted numbers are errors, duplicate
-keys are errors, anchors/aliases and non-core tags are refused, depth is bounded.
+keys are errors, depth is bounded. Anchors, aliases and merge keys (`<<`) are read as
+yaml.v3 reads them, with the expansion bounded (`MAX_EXPANSION`: an alias bomb is refused,
+RELIABILITY A04); explicit tags are read as yaml.v3 resolves them (`!!float "0.5"` is a
+number, `!!str 0.5` text, `!!binary` base64, a custom tag plain text), except the
+`!!python/*` family, which is refused (A02). No tag ever constructs an object.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 import re
 from datetime import date
@@ -22,9 +28,10 @@ except AttributeError:  # pragma: no cover - libyaml missing
     SAFE_LOADER = yaml.SafeLoader
 
 _CORE = "tag:yaml.org,2002:"
-_ALLOWED_TAGS = {
-    _CORE + t for t in ("str", "int", "float", "bool", "null", "timestamp", "seq", "map")
-}
+#: the tags `_Composer` gives nodes written without one (never a real tag)
+_IMPLICIT = "?"
+#: the explicit tags yaml.v3 resolves a scalar's text against (`resolvableTag`)
+_RESOLVABLE = {"!!str", "!!bool", "!!int", "!!float", "!!null", "!!timestamp"}
 _NULLS = {"", "~", "null", "Null", "NULL"}
 _INT_RE = re.compile(r"^[-+]?(0|[1-9][0-9_]*|0[0-7_]+|0o[0-7_]+|0x[0-9a-fA-F_]+|0b[01_]+)$")
 _FLOAT_RE = re.compile(r"^[-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9_]*)?)([eE][-+]?[0-9]+)?$")
@@ -32,6 +39,9 @@ _INF_NAN = {".inf": math.inf, ".Inf": math.inf, ".INF": math.inf, "-.inf": -math
             "-.Inf": -math.inf, "-.INF": -math.inf, "+.inf": math.inf,
             ".nan": math.nan, ".NaN": math.nan, ".NAN": math.nan}
 MAX_DEPTH = 32
+#: the most nodes aliases may add to a frontmatter beyond those written (A04: the 4-level
+#: "lol" document, about 7,400 nodes, is read, as yaml.v3 reads it; one level more is not)
+MAX_EXPANSION = 10_000
 
 
 class YamlError(Exception):
@@ -53,9 +63,13 @@ class Scalar(NamedTuple):
     line: int
     start: int
     end: int
+    #: the explicit tag, short form (`!!float`, `!!binary`, `!custom`), or None
+    tag: str | None = None
 
     @property
     def is_null(self) -> bool:
+        if self.tag is not None:
+            return self.tag == "!!null"
         return self.style is None and self.text in _NULLS
 
 
@@ -69,25 +83,25 @@ class Entry(NamedTuple):
     value_start: int
     value_end: int
     flow: bool  # value is a scalar or a flow collection (single span)
+    #: the value is shared with another place (an anchor, an alias, a merge key's map): an
+    #: edit of its span would change more than this key, so the writer refuses it
+    shared: bool = False
 
 
-_TAG_OF_KIND = {yaml.ScalarNode: _CORE + "str", yaml.SequenceNode: _CORE + "seq",
-                yaml.MappingNode: _CORE + "map"}
-
-
-#: the two plain scalars YAML 1.1 gives a tag outside the core schema: `<<` (merge keys,
-#: which yaml.v3 would expand) and `=` (the "value" key); facts with them are refused
-_SPECIAL_PLAIN = {"<<": "tag:yaml.org,2002:merge", "=": "tag:yaml.org,2002:value"}
+_TAG_OF_KIND = {yaml.ScalarNode: _IMPLICIT + "str", yaml.SequenceNode: _IMPLICIT + "seq",
+                yaml.MappingNode: _IMPLICIT + "map"}
+_MERGE = _IMPLICIT + "merge"
 
 
 class _Composer(SAFE_LOADER):  # type: ignore[misc]
     """The C loader without PyYAML's implicit-tag resolution: that runs YAML 1.1's regular
     expressions over every plain scalar (`yes` → bool …) to choose a tag we never use, since
-    scalars are decoded from their text here. Explicit tags are kept, and checked."""
+    scalars are decoded from their text here. A node written without a tag gets a `?` tag
+    (so an explicit `!!str` stays told apart); explicit tags are kept, and checked."""
 
     def resolve(self, kind: type, value: object, implicit: tuple[bool, bool]) -> str:
-        if kind is yaml.ScalarNode and implicit[0] and value in _SPECIAL_PLAIN:
-            return _SPECIAL_PLAIN[value]  # still refused, as PyYAML's resolver made them
+        if kind is yaml.ScalarNode and implicit[0] and value == "<<":
+            return _MERGE  # (a merge key where it is a key)
         return _TAG_OF_KIND[kind]
 
     # (the path-based resolvers these keep track of are never registered)
@@ -96,6 +110,33 @@ class _Composer(SAFE_LOADER):  # type: ignore[misc]
 
     def ascend_resolver(self) -> None:
         pass
+
+
+class _Walk:
+    """One frontmatter's decoding: node visits (an alias visits its node again) and the
+    count of nodes decoded, which `MAX_EXPANSION` bounds."""
+
+    def __init__(self) -> None:
+        self.visits: dict[int, int] = {}
+        self.decoded = 0
+        self.stack: set[int] = set()
+
+    def shared(self, node: yaml.Node) -> bool:
+        """Whether `node` or a node inside it is reached more than once."""
+        todo, seen = [node], set()
+        while todo:
+            n = todo.pop()
+            if id(n) in seen:
+                continue
+            seen.add(id(n))
+            if self.visits.get(id(n), 0) > 1:
+                return True
+            if isinstance(n, yaml.SequenceNode):
+                todo.extend(n.value)
+            elif isinstance(n, yaml.MappingNode):
+                for k, v in n.value:
+                    todo.extend((k, v))
+        return False
 
 
 def compose_mapping(text: str) -> dict[str, Entry]:
@@ -118,12 +159,20 @@ def compose_mapping(text: str) -> dict[str, Entry]:
     if not isinstance(node, yaml.MappingNode):
         raise YamlError("frontmatter_not_mapping", "frontmatter must be a mapping",
                         node.start_mark.line + 1)
-    seen_nodes: set[int] = set()
+    # (only an alias (`*a`) shares a node, and only `<<` merges: a frontmatter with neither,
+    # nearly every one, is decoded without keeping count)
+    walk = _Walk() if "*" in text or "<<" in text else None
     out: dict[str, Entry] = {}
+    values: dict[str, yaml.Node] = {}
+    merged: list[tuple[yaml.Node, yaml.Node]] = []
     for key_node, value_node in node.value:
         if not isinstance(key_node, yaml.ScalarNode):
             raise YamlError("yaml_syntax", "mapping keys must be scalars",
                             key_node.start_mark.line + 1)
+        if key_node.tag == _MERGE:
+            assert walk is not None
+            merged = _merge_pairs(value_node, walk)
+            continue
         key = key_node.value
         if key in out:
             raise YamlError(
@@ -131,40 +180,223 @@ def compose_mapping(text: str) -> dict[str, Entry]:
                 f'mapping key "{key}" already defined at line {out[key].line + 1}',
                 key_node.start_mark.line + 1,
             )
-        value = _decode(value_node, seen_nodes, 1)
-        out[key] = Entry(
-            key=key,
-            value=value,
-            line=key_node.start_mark.line + 1,
-            key_start=key_node.start_mark.index,
-            value_start=value_node.start_mark.index,
-            value_end=value_node.end_mark.index,
-            flow=isinstance(value_node, yaml.ScalarNode) or bool(value_node.flow_style),
-        )
+        out[key] = _entry(key, key_node, value_node, walk)
+        values[key] = value_node
+    for key_node, value_node in merged:  # (yaml.v3: written keys win, then the first map)
+        key = key_node.value if isinstance(key_node, yaml.ScalarNode) else repr(key_node)
+        if key not in out:
+            out[key] = _entry(key, key_node, value_node, walk)._replace(shared=True)
+            values[key] = value_node
+    if walk is not None:
+        for key, value_node in values.items():
+            if not out[key].shared and walk.shared(value_node):
+                out[key] = out[key]._replace(shared=True)
     return out
 
 
-def _decode(node: yaml.Node, seen: set[int], depth: int) -> object:
-    if id(node) in seen:
-        raise YamlError("yaml_alias", "anchors and aliases are not allowed in facts",
-                        node.start_mark.line + 1)
-    seen.add(id(node))
+def _entry(key: str, key_node: yaml.Node, value_node: yaml.Node, walk: _Walk | None
+           ) -> Entry:
+    return Entry(
+        key=key,
+        value=_decode(value_node, walk, 1),
+        line=key_node.start_mark.line + 1,
+        key_start=key_node.start_mark.index,
+        value_start=value_node.start_mark.index,
+        value_end=value_node.end_mark.index,
+        flow=isinstance(value_node, yaml.ScalarNode) or bool(
+            getattr(value_node, "flow_style", False)),
+    )
+
+
+def _merge_pairs(value: yaml.Node, walk: _Walk) -> list[tuple[yaml.Node, yaml.Node]]:
+    """The key/value pairs a merge key's value brings (a map, or a list of maps: the
+    earlier map wins a key both have), as yaml.v3's `merge` takes them."""
+    maps = value.value if isinstance(value, yaml.SequenceNode) else [value]
+    pairs: list[tuple[yaml.Node, yaml.Node]] = []
+    for item in maps:
+        if not isinstance(item, yaml.MappingNode):
+            raise YamlError("yaml_syntax", "YAML: map merge requires map or sequence of maps "
+                            "as the value", item.start_mark.line + 1)
+        _count(item, walk)
+        for k, v in item.value:
+            if isinstance(k, yaml.ScalarNode) and k.tag == _MERGE:
+                pairs.extend(_merge_pairs(v, walk))
+            else:
+                pairs.append((k, v))
+    seen: set[str] = set()
+    out = []
+    for k, v in pairs:
+        name = k.value if isinstance(k, yaml.ScalarNode) else repr(k)
+        if name not in seen:
+            seen.add(name)
+            out.append((k, v))
+    return out
+
+
+def _count(node: yaml.Node, walk: _Walk) -> None:
+    """Count a visit of `node`, refusing an alias that expands too far (A04)."""
+    walk.visits[id(node)] = walk.visits.get(id(node), 0) + 1
+    walk.decoded += 1
+    if walk.decoded - len(walk.visits) > MAX_EXPANSION:
+        raise YamlError("yaml_alias", f"aliases expand the frontmatter past {MAX_EXPANSION} "
+                        "more nodes than it writes (an alias bomb?)", node.start_mark.line + 1)
+
+
+def _short_tag(tag: str) -> str:
+    return "!!" + tag[len(_CORE):] if tag.startswith(_CORE) else tag
+
+
+def _decode(node: yaml.Node, walk: _Walk | None, depth: int) -> object:
+    """A node as Scalars, lists and dicts. `walk`: counting visits (a frontmatter with
+    aliases or merge keys), else None."""
+    if walk is not None:
+        _count(node, walk)
+        if id(node) in walk.stack:
+            raise YamlError("yaml_alias", "an alias refers to the node that holds it",
+                            node.start_mark.line + 1)
     if depth > MAX_DEPTH:
         raise YamlError("yaml_depth", f"frontmatter nested deeper than {MAX_DEPTH}",
                         node.start_mark.line + 1)
-    if node.tag not in _ALLOWED_TAGS:
-        raise YamlError("yaml_tag", f"tag {node.tag} is not allowed (core types only)",
-                        node.start_mark.line + 1)
+    tag = node.tag
+    explicit = None
+    if tag[0] != _IMPLICIT:
+        if tag.startswith((_CORE + "python/", "!!python/")):
+            # (yaml.v3 would read it as text; refused: PyYAML would build an object from it)
+            raise YamlError("yaml_tag", f"tag {tag} is not allowed (it names Python code)",
+                            node.start_mark.line + 1)
+        explicit = _short_tag(tag)
     if isinstance(node, yaml.ScalarNode):
         return Scalar(node.value, node.style or None, node.start_mark.line + 1,
-                      node.start_mark.index, node.end_mark.index)
-    if isinstance(node, yaml.SequenceNode):
-        return [_decode(n, seen, depth + 1) for n in node.value]
-    pairs: dict[str, object] = {}
-    for k, v in node.value:
-        kd = _decode(k, seen, depth + 1)
-        pairs[kd.text if isinstance(kd, Scalar) else repr(kd)] = _decode(v, seen, depth + 1)
-    return pairs
+                      node.start_mark.index, node.end_mark.index, explicit)
+    if walk is not None:
+        walk.stack.add(id(node))
+    try:
+        if isinstance(node, yaml.SequenceNode):
+            return [_decode(n, walk, depth + 1) for n in node.value]
+        pairs: dict[str, object] = {}
+        merged: list[tuple[yaml.Node, yaml.Node]] = []
+        for k, v in node.value:
+            if walk is not None and isinstance(k, yaml.ScalarNode) and k.tag == _MERGE:
+                merged = _merge_pairs(v, walk)
+                continue
+            kd = _decode(k, walk, depth + 1)
+            pairs[kd.text if isinstance(kd, Scalar) else repr(kd)] = _decode(v, walk, depth + 1)
+        for k, v in merged:
+            name = k.value if isinstance(k, yaml.ScalarNode) else repr(k)
+            if name not in pairs:
+                pairs[name] = _decode(v, walk, depth + 1)
+        return pairs
+    finally:
+        if walk is not None:
+            walk.stack.discard(id(node))
+
+
+# --- yaml.v3's resolution of a scalar's text (resolve.go) ----------------------------------
+
+_RESOLVE_MAP: dict[str, tuple[str, object]] = {
+    **{w: ("!!bool", True) for w in ("true", "True", "TRUE")},
+    **{w: ("!!bool", False) for w in ("false", "False", "FALSE")},
+    **{w: ("!!null", None) for w in ("", "~", "null", "Null", "NULL")},
+    **{w: ("!!float", math.nan) for w in (".nan", ".NaN", ".NAN")},
+    **{w: ("!!float", math.inf) for w in (".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF")},
+    **{w: ("!!float", -math.inf) for w in ("-.inf", "-.Inf", "-.INF")},
+}
+_MAP_HINTS = frozenset("yYnNtTfFoO~.+-0123456789")
+_NUMBER_HINTS = frozenset("+-0123456789")
+_YAML_STYLE_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
+_DOT_FLOAT = re.compile(r"^\.[0-9]+([eE][-+]?[0-9]+)?$")
+_GO_TIMESTAMP = re.compile(
+    r"(\d{4})-(\d{1,2})-(\d{1,2})(?:(?:[Tt](\d{1,2}):(\d{1,2}):(\d{1,2})(?:\.\d{1,9})?"
+    r"(?:Z|[-+]\d\d:\d\d))|(?: (\d{1,2}):(\d{1,2}):(\d{1,2})(?:\.\d{1,9})?))?")
+_DIGITS = {16: frozenset("0123456789abcdefABCDEF"), 10: frozenset("0123456789"),
+           8: frozenset("01234567"), 2: frozenset("01")}
+
+
+def go_int(text: str) -> int | None:
+    """Go's `strconv.ParseInt(text, 0, 64)`, else `ParseUint` (a `0` prefix is octal:
+    `01` is 1, `09` no integer), on text with its underscores removed; None if neither."""
+    body, negative = text, False
+    if body[:1] in ("+", "-"):
+        negative, body = body[0] == "-", body[1:]
+    if len(body) > 1 and body[0] == "0":
+        prefix = body[1].lower()
+        base, digits = {"x": (16, body[2:]), "o": (8, body[2:]), "b": (2, body[2:])}.get(
+            prefix, (8, body[1:]))
+    else:
+        base, digits = 10, body
+    if not digits or not set(digits) <= _DIGITS[base]:
+        return None
+    value = -int(digits, base) if negative else int(digits, base)
+    if INT64[0] <= value <= INT64[1]:
+        return value
+    if not text.startswith(("+", "-")) and value < 2**64:  # ParseUint
+        return value
+    return None
+
+
+def _go_timestamp(text: str) -> bool:
+    match = _GO_TIMESTAMP.fullmatch(text)
+    if match is None:
+        return False
+    year, month, day = (int(g) for g in match.groups()[:3])
+    clock = [int(g) for g in match.groups()[3:] if g is not None]
+    try:
+        date(year, month, day)
+    except ValueError:
+        return False
+    return not clock or (clock[0] < 24 and clock[1] < 60 and clock[2] < 60)
+
+
+def resolve(text: str, *, timestamps: bool = True) -> tuple[str, object]:
+    """(tag, value) yaml.v3 gives an untagged plain scalar (`resolve("", text)`): `!!null`,
+    `!!bool`, `!!int`, `!!float`, `!!timestamp` (the value is then the text) or `!!str`."""
+    hint = text[:1]
+    if text == "" or hint in _MAP_HINTS:
+        if (found := _RESOLVE_MAP.get(text)) is not None:
+            return found
+        if hint == ".":
+            if _DOT_FLOAT.match(text):
+                return "!!float", float(text)
+        elif hint in _NUMBER_HINTS:
+            if timestamps and _go_timestamp(text):
+                return "!!timestamp", text
+            plain = text.replace("_", "")
+            if (number := go_int(plain)) is not None:
+                return "!!int", number
+            if _YAML_STYLE_FLOAT.match(plain) and math.isfinite(real := float(plain)):
+                return "!!float", real  # (Go's ParseFloat fails past a float's range)
+    return "!!str", text
+
+
+def resolved(value: Scalar, key: str) -> tuple[str, object]:
+    """(tag, value) of a scalar as yaml.v3's decoder sees it: quoted without a tag → text;
+    plain → `resolve`; an explicit tag → resolved against it (`!!float "0.5"` → 0.5, an int
+    under `!!float` becomes a float, `!!binary` → its base64 decoded, a custom tag → text),
+    or a `FieldError` when the text is not of that tag (yaml.v3's "cannot decode")."""
+    tag = value.tag
+    if tag is None:
+        if value.style is not None:
+            return "!!str", value.text
+        return resolve(value.text)
+    if tag == "!!binary":
+        try:
+            data = base64.b64decode(value.text.replace("\n", "").replace(" ", ""), validate=True)
+            return "!!str", data.decode("utf-8")
+        except (binascii.Error, ValueError):
+            raise FieldError("yaml_value", f"{key}: !!binary value contains invalid base64 "
+                             "data (or is not UTF-8 text)", key) from None
+    if tag not in _RESOLVABLE:
+        return tag, value.text  # (a custom tag: yaml.v3 keeps the text)
+    if tag == "!!str":
+        return "!!str", value.text
+    rtag, out = resolve(value.text, timestamps=tag == "!!timestamp")
+    if rtag == tag:
+        return rtag, out
+    if tag == "!!float" and rtag == "!!int":
+        assert isinstance(out, int)
+        return "!!float", float(out)
+    raise FieldError("yaml_value", f"{key}: cannot decode {rtag} `{value.text[:40]}` as a {tag}",
+                     key)
 
 
 #: a YAML timestamp (YAML 1.1 and the 1.2 core schema's readers resolve plain scalars like
@@ -213,10 +445,21 @@ class FieldError(Exception):
 
 
 def as_string(value: object, key: str) -> str | None:
-    """A string field (`kind`, `type`, …): any scalar's text; null → None."""
+    """A string field (`kind`, `type`, …): any scalar's text (`!!binary` decoded); null →
+    None."""
     if isinstance(value, Scalar):
-        return None if value.is_null else value.text
+        if value.is_null:
+            return None
+        return value.text if value.tag is None else _text(value, key)
     raise FieldError("field_shape", f"{key} must be a string, got a {_shape(value)}", key)
+
+
+def _text(value: Scalar, key: str) -> str | None:
+    """A tagged scalar's text as a string field takes it (checked against its tag)."""
+    tag, out = resolved(value, key)
+    if tag == "!!null":
+        return None
+    return out if value.tag == "!!binary" and isinstance(out, str) else value.text
 
 
 def as_string_list(value: object, key: str) -> tuple[str, ...]:
@@ -235,34 +478,38 @@ def as_string_list(value: object, key: str) -> tuple[str, ...]:
             if not isinstance(item, Scalar):
                 raise FieldError(f"{key}_shape" if key == "refs" else "field_shape",
                                  f"{key} items must be strings, got a {_shape(item)}", key)
-            if not item.is_null:
-                out.append(item.text)
+            if item.is_null:
+                continue
+            text = item.text if item.tag is None else _text(item, key)
+            if text is not None:
+                out.append(text)
         return tuple(out)
     raise FieldError(f"{key}_shape" if key == "refs" else "field_shape",
                      f"{key} must be a list, got a {_shape(value)}", key)
 
 
 def as_float(value: object, key: str) -> float:
-    """A float64 field: plain numbers only; quoted text, booleans and words are errors."""
+    """A float64 field: numbers as yaml.v3 resolves them (`01` is octal 1, `0_1` too,
+    `!!float "0.5"` is 0.5, `.nan` is NaN); text, booleans and timestamps are errors."""
     if not isinstance(value, Scalar):
         raise FieldError(f"{key}_type", f"{key} must be a number, got a {_shape(value)}", key)
-    if value.is_null:
+    tag, out = resolved(value, key)
+    if tag == "!!null":
         return 0.0
-    text = value.text
-    if value.style is None:
-        if text in _INF_NAN:
-            return _INF_NAN[text]
-        if _FLOAT_RE.match(text) or _INT_RE.match(text):
-            try:
-                return float(int(text.replace("_", ""), 0)) if _INT_RE.match(text) else float(
-                    text.replace("_", ""))
-            except ValueError:
-                pass
-            except OverflowError:  # an integer past a float's range (over 308 digits)
-                raise FieldError(f"{key}_range", f"{key} {text[:40]}… is too large a number",
-                                 key) from None
-    raise FieldError(f"{key}_type", f"cannot unmarshal !!str `{text[:40]}` into float64 ({key})",
-                     key)
+    if tag in ("!!int", "!!float"):
+        assert isinstance(out, (int, float))
+        try:
+            return float(out)
+        except OverflowError:  # an integer past a float's range
+            raise FieldError(f"{key}_range", f"{key} {value.text[:40]}… is too large a number",
+                             key) from None
+    if tag == "!!str" and value.tag is None and value.style is None and (
+            _FLOAT_RE.match(value.text) or _INT_RE.match(value.text)):
+        # digits yaml.v3 reads as neither (past a float's range: `1` and 400 zeros)
+        raise FieldError(f"{key}_range", f"{key} {value.text[:40]}… is too large a number",
+                         key)
+    raise FieldError(f"{key}_type",
+                     f"cannot unmarshal {tag} `{value.text[:40]}` into float64 ({key})", key)
 
 
 INT64 = (-(2**63), 2**63 - 1)
@@ -278,8 +525,8 @@ def as_int(value: object, key: str) -> int:
     exact = int(number)
     if abs(number) >= 2**53:  # past a float's exact integers: read the text exactly
         text = value.text if isinstance(value, Scalar) else ""
-        if _INT_RE.match(text):
-            exact = int(text.replace("_", ""), 0)
+        if (whole := go_int(text.replace("_", ""))) is not None:
+            exact = whole
         if not INT64[0] <= exact <= INT64[1]:
             raise FieldError(f"{key}_range", f"{key} {text[:40]} does not fit a 64-bit integer",
                              key)

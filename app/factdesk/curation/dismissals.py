@@ -32,6 +32,7 @@ import yaml
 
 from factdesk.corpus.yamlv3 import SAFE_LOADER
 from factdesk.errors import FactdeskError
+from factdesk.fsio import read_or_none
 from factdesk.model.fact import Fact
 from factdesk.model.mislabels import CODES, MislabelContext, Suggestion, suggest_all
 
@@ -182,11 +183,11 @@ def load_dismissals(repo: Path) -> Dismissals:
     """Read `<repo>/.factdesk/dismissals.yaml` from the work tree (absent: no dismissals)."""
     path = repo / DISMISSALS_PATH
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return Dismissals()
+        data = read_or_none(path)  # (never a FIFO or a device: issue 15 #6)
     except OSError as exc:
         raise DismissalsError(f"{DISMISSALS_PATH}: cannot read: {exc.strerror}") from exc
+    if data is None:
+        return Dismissals()
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -983,7 +983,10 @@ def load_attestations(repo: Path) -> dict[str, list[dict[str, str]]]:
     """`.factdesk/attestations.yaml` by fact path (unreadable or absent: none)."""
     import yaml
 
-    data = read_or_none(repo / ATTESTATIONS)
+    try:
+        data = read_or_none(repo / ATTESTATIONS)
+    except OSError:  # (a FIFO, a device: fsio.NotRegular)
+        return {}
     if data is None:
         return {}
     try:

@@ -105,6 +105,7 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._connect()
         self.table.id_source = self._similar_ids
+        self.sidebar.paths_of = self._similar_paths  # (facet counts of a similar: answer)
         self.sidebar.open_reader = lambda: self.session.indexer.connect(readonly=True)
         self._light_refresh = False
         self._heap_frozen = False
@@ -609,14 +610,19 @@ class MainWindow(QMainWindow):
 
         return similar
 
-    def _similar_ids(self, text: str) -> list[int] | None:
+    def _similar_paths(self, text: str) -> list[str] | None:
         target = parse_similar(text)
         if target is None:
             return None
         if self.semantic is None:
             raise QueryError(self.semantic_notice or "semantic search is not ready yet: facts are being "
                              "embedded in the background")
-        paths = [h.path for h in self.semantic.similar(target, 200)]  # type: ignore[attr-defined]
+        return [h.path for h in self.semantic.similar(target, 200)]  # type: ignore[attr-defined]
+
+    def _similar_ids(self, text: str) -> list[int] | None:
+        paths = self._similar_paths(text)
+        if paths is None:
+            return None
         conn = self.session.conn
         if conn is None or not paths:
             return []

@@ -27,9 +27,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from factdesk.errors import QueryError
+from factdesk.errors import FactdeskError, QueryError
 from factdesk.gui import theme
 from factdesk.gui.workers import BackgroundRead
+from factdesk.index.query import CompiledQuery, paths_query
 from factdesk.index.search import facet_counts, folder_counts, max_fact_id
 
 TERM_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -45,12 +46,20 @@ FACETS: dict[str, tuple[str, str]] = {
 ASYNC_FACTS = 20_000
 
 
-def count_all(conn: sqlite3.Connection, query: str) -> list[tuple[str, list[tuple[str | None, int]]]]:
-    """Every facet column's value counts among the facts `query` selects."""
+def count_all(conn: sqlite3.Connection, query: str,
+              paths_of: Callable[[str], list[str] | None] | None = None
+              ) -> list[tuple[str, list[tuple[str | None, int]]]]:
+    """Every facet column's value counts among the facts `query` selects; `paths_of` answers
+    the queries SQL does not (`similar:`: the semantic layer's paths, issue 14 bug 6)."""
+    try:
+        paths = paths_of(query) if paths_of is not None else None
+    except FactdeskError:  # (semantic search off or not ready: no counts)
+        paths = []
+    target: str | CompiledQuery = paths_query(paths) if paths is not None else query
     out = []
     for column in FACETS:
         try:
-            out.append((column, facet_counts(conn, column, query)))
+            out.append((column, facet_counts(conn, column, target)))
         except QueryError:
             out.append((column, []))
     return out
@@ -71,10 +80,13 @@ class FacetSidebar(QWidget):
         self._connection = connection
         #: opens a private read connection for the worker thread (None: always count inline)
         self.open_reader: Callable[[], sqlite3.Connection] | None = None
+        #: the paths of a query SQL does not answer (`similar:`), else None (`count_all`)
+        self.paths_of: Callable[[str], list[str] | None] | None = None
         self.async_threshold = ASYNC_FACTS
         # counts read on a worker thread (a large corpus); the newest request wins
         self._facet_read = BackgroundRead(
-            self._open_reader, count_all, done=self._facets_read,
+            self._open_reader, lambda conn, query: count_all(conn, query, self.paths_of),
+            done=self._facets_read,
             failed=lambda _message, query: self._facets_read([], query),  # (no counts)
             parent=self)
         self._folder_read = BackgroundRead(
@@ -220,7 +232,7 @@ class FacetSidebar(QWidget):
         if self.open_reader is not None and self._large(conn):
             self._facet_read.start(query)
             return
-        self._fill(query, count_all(conn, query))
+        self._fill(query, count_all(conn, query, self.paths_of))
 
     def _large(self, conn: sqlite3.Connection) -> bool:
         return max_fact_id(conn) > self.async_threshold

@@ -1,18 +1,26 @@
-"""The search language: field filters plus free text (DESIGN.md §5).
+"""The search language: field filters plus free text, with `OR` and parentheses
+(DESIGN.md §5; the grammar is written down in docs/query.md).
 
     type:hypothesis origin:distilled confidence:<0.5 "retry limit" -kind:pragmatic
+    (retry OR backoff) -type:policy        type:hypothesis OR problem:H1
 
 Filters become parameterised SQL over `facts f`; free text becomes an FTS5 expression in
 which every user token is a quoted string (a trailing `*` makes a prefix query), so FTS5
-syntax typed by a user is never interpreted (RELIABILITY F10).
+syntax typed by a user is never interpreted (RELIABILITY F10): the only operators are the
+ones this module writes (`OR`, `AND`, `NOT` and parentheses, from the user's `OR`, `-` and
+parentheses).
 """
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterator
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
 
 from factdesk.errors import QueryError
 
@@ -25,6 +33,7 @@ FIELDS: dict[str, str] = {
     "subject": "subject kind (self, user, other_agent, codebase, world, meta) or ref",
     "domain": "a domain tag",
     "entity": "an entity (case-insensitive)",
+    "motif": "a motif (knomit's kebab-case mechanism phrases, e.g. motif:retry-storm-amplification)",
     "path": "path prefix (kb/gotchas/…)",
     "topic": "top-level ontology topic",
     "confidence": "confidence comparison, e.g. confidence:<0.5",
@@ -42,8 +51,13 @@ SINGLE_VALUED = frozenset({"type", "kind", "origin", "claim", "status", "topic",
 #: use: typed as field names, they matched nothing (they were read as plain text)
 ALIASES: dict[str, str] = {"claim_type": "claim", "claimant_type": "claimant",
                            "claimant_agent_id": "claimant", "subject_kind": "subject",
-                           "subject_ref": "subject", "entities": "entity"}
-_TOKEN = re.compile(r'\s*(-?)(?:(\w+):("(?:[^"]|"")*"?|\S*)|("(?:[^"]|"")*"?)|(\S+))')
+                           "subject_ref": "subject", "entities": "entity",
+                           "motifs": "motif"}
+#: one token: (negation, field name, value, phrase, word, parenthesis)
+_TOKEN = re.compile(
+    r'\s*(-?)(?:(\w+):("(?:[^"]|"")*"?|[^\s()]*)|("(?:[^"]|"")*"?)|([^\s()]+)|([()]))')
+#: how deep parentheses may nest
+MAX_DEPTH = 20
 _CMP = re.compile(r"^(<=|>=|<|>|=)?\s*(-?\d+(?:\.\d+)?|-?\.\d+)$")
 #: field -> (column, whether a narrow (column, status) index of schema.BULK_INDEXES answers
 #: the filter alone); `topic` and `op` have no index
@@ -104,6 +118,13 @@ def fts_string(term: str) -> str:
 SIMILAR_PREFIX = "similar:"
 
 
+def paths_query(paths: Sequence[str]) -> CompiledQuery:
+    """The facts at `paths` as a query (a `similar:` answer, which the semantic layer finds):
+    for facet counts and every other read that takes a `CompiledQuery`."""
+    return CompiledQuery([Filter("f.path IN (SELECT value FROM json_each(?))",
+                                 (json.dumps(list(paths)),))])
+
+
 def parse_similar(raw: str) -> str | None:
     """The target of a `similar:<fact or text>` query (answered by the semantic layer, not
     by SQL), or None if it is not one."""
@@ -125,7 +146,8 @@ def field_of(name: str) -> str | None:
 
 
 def _matches(text: str) -> Iterator[re.Match[str]]:
-    """The query's tokens, in order (groups: negation, field name, value, phrase, word)."""
+    """The query's tokens, in order (groups: negation, field name, value, phrase, word,
+    parenthesis)."""
     pos = 0
     while pos < len(text):
         m = _TOKEN.match(text, pos)
@@ -135,44 +157,221 @@ def _matches(text: str) -> Iterator[re.Match[str]]:
         yield m
 
 
-def compile_query(text: str, *, since_last_visit: int | None = None,
-                  commit_time: dict[str, int] | None = None) -> CompiledQuery:
-    """Compile `text`; raises QueryError naming the offending token."""
-    if len(text) > MAX_QUERY_CHARS:  # FTS5's time grows with the square of a query's terms
-        raise QueryError(f"the query is {len(text):,} characters long; at most "
-                         f"{MAX_QUERY_CHARS:,} are searched")
-    q = CompiledQuery()
-    fts_parts: list[str] = []
-    excluded: list[str] = []
-    for m in _matches(text.strip()):
-        neg, name, value, phrase, word = m.groups()
+# -- the syntax tree: leaves, and groups made by OR and parentheses ------------------------
+
+
+@dataclass(frozen=True)
+class _Field:
+    name: str
+    value: str
+    neg: bool
+
+
+@dataclass(frozen=True)
+class _Text:
+    expr: str  # one FTS5 string (maybe a prefix): `"retry limit"`, `"back"*`
+    tokens: tuple[str, ...]
+    neg: bool
+
+
+@dataclass(frozen=True)
+class _Group:
+    op: str  # "and" | "or"
+    items: tuple[_Node, ...]
+    neg: bool = False
+
+
+_Node = _Field | _Text | _Group
+_OR, _AND, _OPEN, _CLOSE = "OR", "AND", "(", ")"
+
+
+def _tokens(text: str) -> list[object]:
+    """Leaves (`_Field`, `_Text`; None for text with no word in it) and the operator
+    strings `OR`, `AND`, `(` (or `-(`) and `)`."""
+    out: list[object] = []
+    for m in _matches(text):
+        neg, name, value, phrase, word, paren = m.groups()
+        if paren is not None:
+            out.append(neg + paren if paren == _OPEN else paren)
+            continue
+        if word in (_OR, _AND) and not neg:
+            out.append(word)
+            continue
         key = field_of(name) if name is not None else None
         if key is not None:
-            _filter(q, key, _unquote(value or ""), bool(neg),
-                    since_last_visit=since_last_visit, commit_time=commit_time or {})
+            out.append(_Field(key, _unquote(value or ""), bool(neg)))
             continue
         if name is not None:  # `foo:bar` with an unknown field name is plain text
             word = f"{name}:{value}"
         raw = _unquote(phrase) if phrase is not None else word
-        if not raw:
-            continue
         prefix = phrase is None and raw.endswith("*") and len(raw.rstrip("*")) >= 2
         term = raw.rstrip("*") if prefix else raw
-        tokens = re.findall(r"\w+", term)
-        if not tokens:
-            continue
-        expr = fts_string(" ".join(tokens)) + ("*" if prefix else "")
-        if neg:
-            excluded.append(expr)
-        else:
-            q.terms.extend(tokens)
-            fts_parts.append(expr)
+        words = tuple(re.findall(r"\w+", term))
+        out.append(_Text(fts_string(" ".join(words)) + ("*" if prefix else ""), words, bool(neg))
+                   if words else None)
+    return out
+
+
+class _Parser:
+    """query := or ; or := and ("OR" and)* ; and := (["AND"] unary)* ;
+    unary := ["-"] "(" or ")" | leaf (docs/query.md)."""
+
+    def __init__(self, tokens: list[object]) -> None:
+        self.tokens = tokens
+        self.at = 0
+
+    def peek(self) -> object:
+        return self.tokens[self.at] if self.at < len(self.tokens) else _CLOSE + "end"
+
+    def parse(self) -> _Node:
+        node = self.or_(0)
+        if self.at < len(self.tokens):  # (only a `)` stops `or_` early)
+            raise QueryError("a ')' closes no '('")
+        return node
+
+    def or_(self, depth: int) -> _Node:
+        branches = [self.and_(depth)]
+        while self.peek() == _OR:
+            self.at += 1
+            branches.append(self.and_(depth))
+        if len(branches) == 1:
+            return branches[0]
+        if any(isinstance(b, _Group) and b.op == "and" and not b.items for b in branches):
+            raise QueryError("OR needs words or filters on both sides (to search for the word, "
+                             'quote it: "OR")')
+        return _Group("or", tuple(branches))
+
+    def and_(self, depth: int) -> _Node:
+        items: list[_Node] = []
+        while True:
+            token = self.peek()
+            if token == _OR or (isinstance(token, str) and token.startswith(_CLOSE)):
+                break
+            self.at += 1
+            if token == _AND or token is None:  # (AND is the default; text with no word)
+                continue
+            if token in (_OPEN, "-" + _OPEN):
+                if depth >= MAX_DEPTH:
+                    raise QueryError(f"parentheses nest deeper than {MAX_DEPTH}")
+                inner = self.or_(depth + 1)
+                if self.peek() != _CLOSE:
+                    raise QueryError("a '(' is not closed by a ')'")
+                self.at += 1
+                if isinstance(inner, _Group) and not inner.items:
+                    continue  # `()`: nothing
+                if token == "-" + _OPEN:
+                    inner = _Group(inner.op, inner.items, True) if isinstance(inner, _Group) \
+                        else _Group("and", (inner,), True)
+                items.append(inner)
+                continue
+            assert isinstance(token, (_Field, _Text))
+            items.append(token)
+        return items[0] if len(items) == 1 else _Group("and", tuple(items))
+
+
+def _pure_text(node: _Node) -> bool:
+    """Text leaves only, none negated (one FTS5 expression says it)."""
+    if isinstance(node, _Text):
+        return not node.neg
+    if isinstance(node, _Group):
+        return not node.neg and bool(node.items) and all(_pure_text(i) for i in node.items)
+    return False
+
+
+def _fts_of(node: _Node) -> str:
+    if isinstance(node, _Text):
+        return node.expr
+    assert isinstance(node, _Group)
+    parts = [_fts_of(i) if isinstance(i, _Text) else f"({_fts_of(i)})" for i in node.items]
+    return f" {node.op.upper()} ".join(parts)
+
+
+def _terms_of(node: _Node) -> list[str]:
+    if isinstance(node, _Text):
+        return [] if node.neg else list(node.tokens)
+    if isinstance(node, _Group):
+        return [] if node.neg else [t for i in node.items for t in _terms_of(i)]
+    return []
+
+
+def compile_query(text: str, *, since_last_visit: int | None = None,
+                  commit_time: dict[str, int] | None = None,
+                  resolve_rev: Callable[[str], str | None] | None = None) -> CompiledQuery:
+    """Compile `text`; raises QueryError naming the offending token. `commit_time`: the
+    index's commits (sha → time); `resolve_rev`: a revision's full sha, for `since:`."""
+    if len(text) > MAX_QUERY_CHARS:  # FTS5's time grows with the square of a query's terms
+        raise QueryError(f"the query is {len(text):,} characters long; at most "
+                         f"{MAX_QUERY_CHARS:,} are searched")
+    q = CompiledQuery()
+    ctx: dict[str, Any] = {"since_last_visit": since_last_visit,
+                           "commit_time": commit_time or {}, "resolve_rev": resolve_rev}
+    tree = _Parser(_tokens(text.strip())).parse()
+    items = tree.items if isinstance(tree, _Group) and tree.op == "and" and not tree.neg \
+        else (tree,)
+    fts_parts: list[str] = []
+    excluded: list[str] = []
+    for item in _flatten(items):
+        if isinstance(item, _Field):
+            q.filters.append(_clause(q, item.name, item.value, item.neg, **ctx))
+        elif (isinstance(item, _Text) and not item.neg) or _pure_text(item):
+            fts_parts.append(item.expr if isinstance(item, _Text) else f"({_fts_of(item)})")
+            q.terms.extend(_terms_of(item))
+        elif isinstance(item, _Text) or (isinstance(item, _Group) and item.neg
+                                         and _pure_text(_Group(item.op, item.items))):
+            excluded.append(item.expr if isinstance(item, _Text)
+                            else f"({_fts_of(_Group(item.op, item.items))})")
+        else:  # a group mixing filters and text, or negating inside: one SQL filter
+            q.terms.extend(_terms_of(item))
+            sql, params = _group_sql(q, item, _asks_retracted(item), ctx)
+            q.filters.append(Filter(sql, tuple(params)))
     if fts_parts:  # FTS5 has no leading NOT: the excluded words follow the wanted ones
         q.fts = " ".join(fts_parts) + "".join(f" NOT {e}" for e in excluded)
     elif excluded:  # only excluded words: every fact but their matches
         q.filters.append(Filter("NOT (f.id IN (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?))",
                                 (" OR ".join(excluded),)))
     return q
+
+
+def _flatten(items: tuple[_Node, ...]) -> list[_Node]:
+    """Top-level items, a parenthesised AND (`(a b) c`) opened up."""
+    out: list[_Node] = []
+    for item in items:
+        if isinstance(item, _Group) and item.op == "and" and not item.neg:
+            out.extend(_flatten(item.items))
+        else:
+            out.append(item)
+    return out
+
+
+_MATCH_SQL = "f.id IN (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?)"
+
+
+def _asks_retracted(node: _Node) -> bool:
+    if isinstance(node, _Field):
+        return node.name == "status" and node.value == "retracted" and not node.neg
+    if isinstance(node, _Group):
+        return any(_asks_retracted(i) for i in node.items)
+    return False
+
+
+def _group_sql(q: CompiledQuery, node: _Node, guard: bool, ctx: dict[str, Any]
+               ) -> tuple[str, list[object]]:
+    """SQL over `facts f` for a group. `guard`: a `status:retracted` inside lets retracted
+    facts in; every other leaf still keeps them out."""
+    if isinstance(node, _Group):
+        parts = [_group_sql(q, i, guard, ctx) for i in node.items]
+        sql = "(" + f" {node.op.upper()} ".join(p for p, _ in parts) + ")"
+        params = [v for _, ps in parts for v in ps]
+        return (f"NOT {sql}" if node.neg else sql), params
+    if isinstance(node, _Text):
+        sql, params = _MATCH_SQL, [node.expr]
+        sql = f"NOT ({sql})" if node.neg else sql
+    else:
+        f = _clause(q, node.name, node.value, node.neg, **ctx)
+        sql, params = f.sql, list(f.params)
+        if _asks_retracted(node):
+            return sql, params
+    return (f"({sql} AND f.status != 'retracted')" if guard else sql), params
 
 
 #: the closed vocabularies a field filter is checked against for `vocabulary_hints`
@@ -200,8 +399,10 @@ def vocabulary_hints(text: str) -> list[str]:
     return hints
 
 
-def _filter(q: CompiledQuery, name: str, value: str, neg: bool, *,
-            since_last_visit: int | None, commit_time: dict[str, int]) -> None:
+def _clause(q: CompiledQuery, name: str, value: str, neg: bool, *,
+            since_last_visit: int | None, commit_time: dict[str, int],
+            resolve_rev: Callable[[str], str | None] | None = None) -> Filter:
+    """One field filter (`status:retracted` also lets retracted facts into `q`)."""
     if not value:
         raise QueryError(f"{name}: needs a value (e.g. {name}:{_example(name)})")
     clause: str
@@ -225,6 +426,9 @@ def _filter(q: CompiledQuery, name: str, value: str, neg: bool, *,
         clause = ("EXISTS (SELECT 1 FROM json_each(f.entities) e "
                   "WHERE e.value = ? COLLATE NOCASE)")
         params = [value]
+    elif name == "motif":  # (index.rows keeps them in `extra`)
+        clause = "EXISTS (SELECT 1 FROM json_each(f.extra, '$.motifs') m WHERE m.value = ?)"
+        params = [value.lower()]
     elif name in ("confidence", "weight"):
         m = _CMP.match(value)
         if not m:
@@ -257,25 +461,58 @@ def _filter(q: CompiledQuery, name: str, value: str, neg: bool, *,
         clause = "f.path IN (SELECT p.path FROM problems p WHERE p.code = ?)"
         params = [value]
     else:  # since
-        stamp = _since(value, since_last_visit, commit_time)
-        clause, params = "f.updated_at >= ?", [stamp]
-    q.filters.append(Filter(f"NOT ({clause})" if neg else clause, tuple(params),
-                            indexed and not neg))
+        clause, params = _since(value, since_last_visit, commit_time, resolve_rev)
+    return Filter(f"NOT ({clause})" if neg else clause, tuple(params), indexed and not neg)
 
 
-def _since(value: str, last_visit: int | None, commit_time: dict[str, int]) -> int:
+#: facts whose last change is a commit after the one given (in the index's commit order):
+#: strictly after it, so that commit's own changes are out
+_AFTER_COMMIT = ("f.updated_sha IN (SELECT c.sha FROM commits c WHERE c.seq > "
+                 "(SELECT c0.seq FROM commits c0 WHERE c0.sha = ?))")
+
+
+def _since(value: str, last_visit: int | None, commit_time: dict[str, int],
+           resolve_rev: Callable[[str], str | None] | None) -> tuple[str, list[object]]:
+    """`since:` a date (that day's start, UTC), last-visit, or a commit: a sha or a prefix of
+    one the index knows, else any revision git resolves (a branch, a tag, `HEAD~3`) through
+    `resolve_rev` (`gitrepo.resolve_commit`)."""
     if value == "last-visit":
-        return last_visit or 0
+        return "f.updated_at >= ?", [last_visit or 0]
     try:
         day = date.fromisoformat(value)
-        return int(datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp())
+        return "f.updated_at >= ?", [int(datetime(day.year, day.month, day.day,
+                                                  tzinfo=UTC).timestamp())]
     except ValueError:
         pass
-    for sha, when in commit_time.items():
-        if len(value) >= 4 and sha.startswith(value.lower()):
-            return when
-    raise QueryError(f"since: {value!r} is not a date (YYYY-MM-DD), a known commit, "
-                     "or last-visit")
+    if len(value) >= 4 and re.fullmatch(r"[0-9a-fA-F]+", value):
+        found = [sha for sha in commit_time if sha.startswith(value.lower())]
+        if len(found) == 1:
+            return _AFTER_COMMIT, [found[0]]
+        if len(found) > 1:
+            raise QueryError(f"since: {value!r} is the start of {len(found)} commits: give "
+                             "more of the sha")
+    sha = resolve_rev(value) if resolve_rev is not None else None
+    if sha is not None and sha in commit_time:
+        return _AFTER_COMMIT, [sha]
+    if sha is not None:
+        raise QueryError(f"since: {value!r} is a commit the index has not read (update the "
+                         "index, or name a commit on the corpus's branch)")
+    raise QueryError(f"since: {value!r} is not a date (YYYY-MM-DD), a commit or branch git "
+                     "knows, or last-visit")
+
+
+def revision_resolver(conn: sqlite3.Connection) -> Callable[[str], str | None]:
+    """`since:`'s resolver for the repository whose index `conn` reads (the index lives in
+    the git directory, where git finds the repository): `gitrepo.resolve_commit` there."""
+    from factdesk.corpus.gitrepo import resolve_commit
+
+    def resolve(rev: str) -> str | None:
+        row = next((r for r in conn.execute("PRAGMA database_list") if r[1] == "main"), None)
+        if row is None or not row[2]:
+            return None
+        return resolve_commit(Path(row[2]).parent, rev)
+
+    return resolve
 
 
 def _like_prefix(value: str) -> str:

@@ -115,7 +115,7 @@ def fact_row(
         "confidence": fact.confidence, "sources": fact.sources,
         "evidence_weight": fact.evidence_weight,
         "domain": _dump_list(fact.domain), "entities": _dump_list(fact.entities),
-        "refs": _dump_list(fact.refs), "extra": _ENCODE_IN_ORDER(fact.extra) if fact.extra else "{}",
+        "refs": _dump_list(fact.refs), "extra": _extra(fact),
         "key_lines": _dump(dict(fact.key_lines)), "title_line": fact.title_line,
     })
     if outcome.fact is None:  # a broken file's bad (or absent) numbers are missing, not 0
@@ -123,6 +123,16 @@ def fact_row(
             if key not in fact.key_lines:
                 row[key] = None
     return row
+
+
+#: knomit's `motifs` ride in the `extra` column under this key (no column of their own yet),
+#: where `show`, the inspector and the `motif:` filter find them
+MOTIFS = "motifs"
+
+
+def _extra(fact: Fact) -> str:
+    extra = {**fact.extra, MOTIFS: list(fact.motifs)} if fact.motifs else fact.extra
+    return _ENCODE_IN_ORDER(extra) if extra else "{}"
 
 
 def problem_counts(problems: list[Problem]) -> tuple[int, int]:
@@ -139,6 +149,9 @@ def fact_from_row(row: sqlite3.Row) -> Fact | None:
     def raw(col: str, derived: str | None = None) -> str | None:
         return None if derived and row[derived] else row[col]
 
+    extra = json.loads(row["extra"])
+    motifs = extra.pop(MOTIFS, ())
+
     return Fact(
         path=row["path"], title=row["title"], body=row["body"], kind=row["kind"],
         type=row["type"], origin=row["origin"], origin_raw=row["origin_raw"],
@@ -152,6 +165,6 @@ def fact_from_row(row: sqlite3.Row) -> Fact | None:
             subject_kind=row["subject_kind"], subject_ref=row["subject_ref"],
             settle_by=row["settle_by"], settlement=row["settlement"],
         ),
-        extra=json.loads(row["extra"]), key_lines=json.loads(row["key_lines"]),
+        extra=extra, motifs=tuple(motifs), key_lines=json.loads(row["key_lines"]),
         title_line=row["title_line"],
     )

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from factdesk.index.query import CompiledQuery, compile_query
+from factdesk.index.query import CompiledQuery, compile_query, revision_resolver
 
 if TYPE_CHECKING:  # numpy is imported where it is used: not on the window's start-up path
     import numpy as np
@@ -63,7 +63,7 @@ def _compiled(conn: sqlite3.Connection, query: str | CompiledQuery) -> CompiledQ
     if "since:" in query:
         commit_time = {r[0]: r[1] for r in conn.execute("SELECT sha, time FROM commits")}
     return compile_query(query, since_last_visit=int(last_visit[0]) if last_visit else None,
-                         commit_time=commit_time)
+                         commit_time=commit_time, resolve_rev=revision_resolver(conn))
 
 
 def search(conn: sqlite3.Connection, query: str | CompiledQuery, *, limit: int = 20

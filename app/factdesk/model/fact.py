@@ -63,6 +63,8 @@ class Fact:
     domain: tuple[str, ...] = ()
     entities: tuple[str, ...] = ()
     refs: tuple[str, ...] = ()
+    #: knomit's motif branch (FORMAT.md §2.8): the well-formed ones, as knomit keeps them
+    motifs: tuple[str, ...] = ()
     confidence: float = 0.0
     sources: int = 0
     evidence_weight: float | None = None

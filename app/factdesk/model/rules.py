@@ -46,6 +46,27 @@ from factdesk.model.words import an
 
 _DATE_RE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
 _SETTLES_RE = re.compile(r"(?im)^\s*\**settles?\s+by\s+(\d{4}-\d{2}-\d{2})")
+_MONTHS = ("jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+           "sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?")
+#: a date: ISO, a month and a year, a quarter
+_DATE_CRITERION = re.compile(rf"(?i)\b(\d{{4}}-\d{{2}}-\d{{2}}|(?:{_MONTHS})\.?\s+\d{{4}}|"
+                             r"q[1-4]\s+\d{4}|\d{1,2}\s+(?:" + _MONTHS + r")\.?\s+\d{4})\b")
+_NUMBER = r"\d+(?:[.,]\d+)?"
+_UNITS = ("%|percent|x|×|ms|msec|milliseconds?|s|secs?|seconds?|min|mins|minutes?|h|hrs?|hours?|"
+          "days?|weeks?|months?|years?|[kmgt]i?b|bytes?|kb|mb|gb|tb|rps|qps|tps|req(?:uest)?s?|"
+          "tokens?|calls?|clients?|users?|connections?|errors?|failures?|retries|runs?|times|"
+          "facts?|commits?|lines?|files?|points?|pp|sigma|σ")
+#: a threshold: a number after a comparison, or a number with a unit
+_THRESHOLD = re.compile(
+    r"(?i)(?:[<>≤≥]=?|\b(?:more|fewer|less|greater|higher|lower)\s+than|\bat\s+(?:least|most)|"
+    r"\b(?:above|below|under|over|exceeds?|within|drops?\s+(?:to|below)|rises?\s+(?:to|above)|"
+    rf"reach(?:es)?)\b)\s*~?\s*{_NUMBER}|(?<![\w.]){_NUMBER}\s?(?:{_UNITS})(?![\w])")
+#: a named observable: a percentile, an explicit label (`observable:`, `metric:`), or an
+#: observation made the condition (`if … is measured`, `watch for`); a bare "latency" or
+#: "measured" in the prose is none
+_OBSERVABLE = re.compile(
+    r"(?i)\bp(?:50|90|95|99|999)\b|\b(?:observable|metric|signal)\s*:|\bwatch\s+for\b|"
+    r"\b(?:if|unless|when|once)\b[^.?!\n]{0,80}?\b(?:observed|measured|reproduced|seen)\b")
 _CRITERION_WORDS = re.compile(r"(?i)\b(settles? by|falsif\w*|settlement|criterion|refuted if|confirmed if)\b")
 
 
@@ -116,9 +137,12 @@ def has_settlement_criterion(fact: Fact) -> bool:
 
 
 def criterion_in_text(text: str) -> bool:
-    """A criterion written knomit-style in the prose: 'settles by', 'falsified if', … or a
-    number (a date or a threshold)."""
-    return bool(_CRITERION_WORDS.search(text) or re.search(r"\d", text))
+    """A criterion written knomit-style in the prose: 'settles by', 'falsified if', …, a
+    date, a threshold (a number with a comparison or a unit: `< 200 ms`, `at least 3`,
+    `40 %`, `10x`) or a named observable (`p95 latency`, `error rate`, `measured`). A bare
+    digit is none: "PR10", "v2", "3 agents said so"."""
+    return bool(_CRITERION_WORDS.search(text) or _DATE_CRITERION.search(text)
+                or _THRESHOLD.search(text) or _OBSERVABLE.search(text))
 
 
 def check_fact(fact: Fact, ctx: CheckContext) -> list[Problem]:

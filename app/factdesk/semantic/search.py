@@ -16,8 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from factdesk.index.indexer import Indexer
-from factdesk.index.query import CompiledQuery, compile_query, parse_similar
+from factdesk.index.query import (
+    compile_query,
+    parse_similar,
+    revision_resolver,
+)
 from factdesk.index.search import get_fact_row, search
+from factdesk.index.semantic_reads import commit_times, paths_matching, title_and_body
 from factdesk.semantic.backends import Embedder, ModelUnavailable, fact_text, load_backend
 from factdesk.semantic.store import EmbeddingStore, EmbedProgress, EmbedStats
 from factdesk.semantic.thresholds import duplicate_threshold, similar_floor
@@ -87,12 +92,12 @@ class SemanticSession:
             return index.neighbours(path, k)
         conn = self.indexer.connect(readonly=True)
         try:
-            row = conn.execute("SELECT title, body FROM facts WHERE path = ?", (path,)).fetchone()
+            found = title_and_body(conn, path)
         finally:
             conn.close()
-        if row is None:
+        if found is None:
             return []
-        return index.top(index.project(self.backend.encode([fact_text(row[0], row[1])])[0]), k)
+        return index.top(index.project(self.backend.encode([fact_text(*found)])[0]), k)
 
     def similar_to_text(self, text: str, k: int = 10) -> list[Neighbour]:
         index = self.vectors()
@@ -143,16 +148,16 @@ def hybrid_search(conn: sqlite3.Connection, query_text: str, k: int = 20, *,
     """
     depth = max(50, k * 5)
     fts = search(conn, query_text, limit=depth)
-    commit_time = ({r[0]: r[1] for r in conn.execute("SELECT sha, time FROM commits")}
-                   if "since:" in query_text else None)
-    compiled = compile_query(query_text, commit_time=commit_time)
+    commit_time = commit_times(conn) if "since:" in query_text else None
+    compiled = compile_query(query_text, commit_time=commit_time,
+                             resolve_rev=revision_resolver(conn))
     words = " ".join(compiled.terms).strip()
     fused: dict[str, list[float | int | None]] = {}
     for rank, hit in enumerate(fts, 1):
         fused[hit.path] = [1.0 / (RRF_K + rank), rank, None]
     if words:
         vec_hits = session.similar_to_text(words, depth * 4)
-        allowed = _filter(conn, compiled, [h.path for h in vec_hits])
+        allowed = paths_matching(conn, compiled, [h.path for h in vec_hits])
         rank = 0
         for near in vec_hits:
             if near.path not in allowed:
@@ -167,16 +172,6 @@ def hybrid_search(conn: sqlite3.Connection, query_text: str, k: int = 20, *,
                      None if v[2] is None else float(v[2])) for p, v in fused.items()]
     out.sort(key=lambda h: (-h.score, h.path))
     return out[:k]
-
-
-def _filter(conn: sqlite3.Connection, compiled: CompiledQuery, paths: list[str]) -> set[str]:
-    if not paths:
-        return set()
-    where = compiled.where_sql()
-    params = list(compiled.params)
-    marks = ",".join("?" * len(paths))
-    return {r[0] for r in conn.execute(
-        f"SELECT f.path FROM facts f WHERE {where} AND f.path IN ({marks})", [*params, *paths])}
 
 
 _sessions: dict[tuple[Path, str], SemanticSession] = {}
