@@ -75,6 +75,20 @@ def test_undo_restores_exact_bytes_and_redo_reapplies(corpus: Corpus, cur: Curat
     assert git(corpus.root, "status", "--porcelain") == ""
 
 
+def test_a_new_action_clears_the_redo_stack(corpus: Corpus, cur: Curation) -> None:
+    """Issue 14's mutant: an action after an undo ends the redo branch, as in every editor —
+    redo must not bring back a change made before the curator moved on."""
+    cur.relabel([A], {"type": "pattern"}, "a pattern")
+    cur.undo()
+    assert [r.action for r in cur.stacks()[1]] == ["relabel"]
+    cur.edit([B], {"confidence": 0.4}, "less sure")
+    undo, redo = cur.stacks()
+    assert redo == [] and [r.action for r in undo] == ["edit"]
+    with pytest.raises(Refused, match="nothing to redo"):
+        cur.redo()
+    assert b"type: observation" in (corpus.root / A).read_bytes()
+
+
 def test_undo_refused_when_a_later_commit_touched_the_file(corpus: Corpus, cur: Curation) -> None:
     cur.relabel([A], {"type": "pattern"}, "a pattern")
     path = corpus.root / A

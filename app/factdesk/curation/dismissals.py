@@ -199,23 +199,13 @@ def facts_from_index(conn: sqlite3.Connection, paths: Iterable[str] | None = Non
                      ) -> tuple[list[Fact], dict[str, str | None], dict[str, str]]:
     """Live well-formed facts (all, or those at `paths`), their blob ids and creator
     e-mails, read from the index."""
+    from factdesk.index.curation_reads import live_fact_rows
     from factdesk.index.rows import fact_from_row
 
-    conn.row_factory = sqlite3.Row
     facts: list[Fact] = []
     blobs: dict[str, str | None] = {}
     creators: dict[str, str] = {}
-    if paths is None:
-        rows: list[sqlite3.Row] | sqlite3.Cursor = conn.execute(
-            "SELECT * FROM facts WHERE status = 'live' ORDER BY path")
-    else:
-        wanted = sorted(set(paths))
-        rows = []
-        for i in range(0, len(wanted), 500):
-            chunk = wanted[i:i + 500]
-            marks = ",".join("?" * len(chunk))
-            rows += conn.execute(
-                f"SELECT * FROM facts WHERE status = 'live' AND path IN ({marks}) ORDER BY path", chunk)
+    rows = live_fact_rows(conn, paths)
     for row in rows:
         fact = fact_from_row(row)
         if fact is None:
@@ -234,9 +224,10 @@ def queue_from_index(repo: Path, conn: sqlite3.Connection, *, include_no_envelop
     `paths`, e.g. after an operation) that no dismissal in the work tree's
     `.factdesk/dismissals.yaml` covers, most serious first. `conn` is an up-to-date index."""
     from factdesk.corpus.registry_io import load_registry
+    from factdesk.index.curation_reads import meta_values
 
     facts, blobs, creators = facts_from_index(conn, paths)
-    meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    meta = meta_values(conn)
     repo_ids = frozenset(str(meta.get("repo_id") or "").split()) or None
     ctx = MislabelContext(repo_id=repo_ids, registry=load_registry(repo), creators=creators,
                           include_no_envelope=include_no_envelope)

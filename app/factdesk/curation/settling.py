@@ -1,0 +1,120 @@
+"""The settling family (issue 5): confirm, refute, extend or promote a hypothesis (extend
+and promote are relabels under their own action name, hence `LabelOps`)."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping, Sequence
+
+from factdesk.corpus.writer import serialize_fact
+from factdesk.curation.base import apply_edits, check_edit_values
+from factdesk.curation.changes import ChangeSet, FieldChange, Plan, short
+from factdesk.curation.gitwrite import FileChange, Refused
+from factdesk.curation.labels import LabelOps
+from factdesk.fsio import read_or_none
+from factdesk.model.fact import Fact
+from factdesk.model.refs import local_targets
+from factdesk.model.rules import read_settle_answer
+from factdesk.model.words import an
+
+
+class SettleOps(LabelOps):
+    """confirm, refute, extend, promote."""
+
+    def _hypothesis(self, path: str, expected: Mapping[str, str] | None) -> tuple[bytes, Fact]:
+        data, fact = self._read(path, expected)
+        if fact.type != "hypothesis":
+            raise Refused(f"{path} is typed {fact.type}: not a hypothesis", rule="settle")
+        return data, fact
+
+    def confirm(self, hypothesis: str, observation: str | None, reason: str, *,
+                new_title: str | None = None, new_body: str = "", confidence: object = 0.8,
+                expected: Mapping[str, str] | None = None, expected_head: str | None = None,
+                preview: bool = False) -> ChangeSet:
+        """Reality outranks prediction (R4, knomit's collision path §6.6): the observation
+        stays (or is written, from `new_title`/`new_body`), it cites the hypothesis, and the
+        hypothesis is retracted — all in one commit."""
+        h_data, hyp = self._hypothesis(hypothesis, expected)
+        changes = [FileChange(hypothesis, h_data, None)]
+        fields = [FieldChange(hypothesis, "status", "open hypothesis", "confirmed, retracted")]
+        if observation is not None:
+            more, more_fields, title = self._confirm_by(hypothesis, observation, expected)
+        else:
+            observation, more, more_fields, title = self._confirm_new(
+                hypothesis, hyp, new_title, new_body, confidence)
+        subject = f"settle: confirmed {short(hyp.title, 60)} (by {short(title, 40)})"
+        plan = Plan("confirm", subject, (*changes, *more), (*fields, *more_fields),
+                    extra_trailers=(f"Factdesk-Confirmed-By: {observation}",))
+        return self._run(plan, reason, expected_head, preview)
+
+    def _confirm_by(self, hypothesis: str, observation: str, expected: Mapping[str, str] | None
+                    ) -> tuple[list[FileChange], list[FieldChange], str]:
+        """An existing observation confirms: it must be evidence, and it comes to cite the
+        hypothesis (if it does not already)."""
+        o_data, obs = self._read(observation, expected)
+        if obs.type == "hypothesis":
+            raise Refused(f"{observation} is itself a hypothesis: in a settlement the "
+                          "non-hypothesis wins (R4)", rule="R4")
+        if obs.kind == "pragmatic":
+            raise Refused(f"{observation} is {an(obs.type)}: only evidence settles a prediction",
+                          rule="R4")
+        if hypothesis.lower() in set(local_targets(obs.refs, self.repo_ids)):
+            return [], [], obs.title
+        new_refs = [*obs.refs, hypothesis]
+        return ([FileChange(observation, o_data, apply_edits(observation, o_data, {"refs": new_refs}))],
+                [FieldChange(observation, "refs", list(obs.refs), new_refs)], obs.title)
+
+    def _confirm_new(self, hypothesis: str, hyp: Fact, new_title: str | None, new_body: str,
+                     confidence: object) -> tuple[str, list[FileChange], list[FieldChange], str]:
+        """A new observation confirms: written beside the hypothesis, citing it."""
+        if not new_title:
+            raise Refused("confirm needs the confirming observation: an existing fact or a new "
+                          "title and body", rule="settle")
+        folder = hypothesis.rsplit("/", 1)[0]
+        name = secrets.token_hex(4)
+        while read_or_none(self.repo / f"{folder}/{name}.md") is not None:
+            name = secrets.token_hex(4)
+        observation = f"{folder}/{name}.md"
+        checked = float(check_edit_values({"confidence": confidence})["confidence"])  # type: ignore[arg-type]
+        data = serialize_fact({"type": "observation", "domain": list(hyp.domain),
+                               "confidence": checked, "sources": 1,
+                               "entities": list(hyp.entities), "refs": [hypothesis]},
+                              new_title, new_body)
+        return (observation, [FileChange(observation, None, data)],
+                [FieldChange(observation, "status", None, "learned")], new_title)
+
+    def refute(self, hypothesis: str, reason: str, *, evidence: Sequence[str] = (),
+               expected: Mapping[str, str] | None = None, expected_head: str | None = None,
+               preview: bool = False) -> ChangeSet:
+        """The prediction did not hold: retract it with the reason and the evidence."""
+        data, _ = self._hypothesis(hypothesis, expected)
+        plan = Plan("refute", f"retract(refuted): {hypothesis}", (FileChange(hypothesis, data, None),),
+                    (FieldChange(hypothesis, "status", "open hypothesis", "refuted, retracted"),),
+                    extra_trailers=tuple(f"Factdesk-Evidence: {e}" for e in evidence))
+        return self._run(plan, reason, expected_head, preview)
+
+    def extend(self, hypothesis: str, reason: str, *, settle_by: str | None = None,
+               settlement: str | None = None, expected: Mapping[str, str] | None = None,
+               expected_head: str | None = None, preview: bool = False) -> ChangeSet:
+        """A new date or criterion, with the reason. The date may be written short
+        (`2027-3-1` is written `2027-03-01`); one that names no day is refused."""
+        self._hypothesis(hypothesis, expected)
+        if settle_by is not None:
+            try:
+                settle_by, _text = read_settle_answer(settle_by)
+            except ValueError as exc:
+                raise Refused(str(exc), rule="settle") from None
+            if settle_by is None:
+                raise Refused(f"{_text!r} is not a date (YYYY-MM-DD)", rule="settle")
+        changes = {k: v for k, v in (("settle_by", settle_by), ("settlement", settlement)) if v}
+        if not changes:
+            raise Refused("extend needs a new settle-by date or criterion", rule="settle")
+        plan = self.plan_relabel([hypothesis], changes, expected).renamed("extend")
+        return self._run(plan, reason, expected_head, preview)
+
+    def promote(self, hypothesis: str, reason: str, *, expected: Mapping[str, str] | None = None,
+                expected_head: str | None = None, preview: bool = False) -> ChangeSet:
+        """Promote in place (knomit's update path): the hypothesis becomes an observation."""
+        self._hypothesis(hypothesis, expected)
+        plan = self.plan_relabel([hypothesis], {"type": "observation"}, expected).renamed("promote")
+        return self._run(plan, reason, expected_head, preview)
