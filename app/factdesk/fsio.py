@@ -16,6 +16,7 @@ import stat
 from pathlib import Path
 
 from factdesk import faults
+from factdesk.errors import FactdeskError
 
 TEMP_PREFIX = ".factdesk-tmp-"
 
@@ -157,6 +158,44 @@ def read_or_none(path: Path) -> bytes | None:
         chunks = []
         while chunk := os.read(fd, 1 << 20):
             chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+class NotRegular(FactdeskError):
+    """A file factdesk reads is not a regular file (a FIFO, a device, a socket, a folder or
+    a symbolic link); nothing was read from it."""
+
+
+class TooLarge(FactdeskError):
+    """A file factdesk reads is larger than the limit for its kind; it was not read."""
+
+
+def read_regular(path: Path, *, limit: int) -> bytes:
+    """The bytes of the regular file at `path`, at most `limit` of them (issue 15 #6). The
+    open never blocks (O_NONBLOCK: a FIFO with no writer) and follows no symbolic link;
+    anything but a regular file raises `NotRegular`, a longer file `TooLarge`, both naming
+    the path. A missing file raises FileNotFoundError, as `open` does."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise NotRegular(f"{path}: a symbolic link; not read") from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegular(f"{path}: not a regular file (a FIFO, device or folder); not read")
+        if st.st_size > limit:
+            raise TooLarge(f"{path}: {st.st_size} bytes, more than the {limit} read for it")
+        chunks: list[bytes] = []
+        size = 0
+        while chunk := os.read(fd, min(1 << 20, limit + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                raise TooLarge(f"{path}: more than the {limit} bytes read for it")
         return b"".join(chunks)
     finally:
         os.close(fd)

@@ -7,6 +7,9 @@
     factdesk restore PATH...  --reason "…"
     factdesk attest  FACT... [--claim-type …] --reason "…"
     factdesk undo | redo [--list]
+    factdesk identity [--name N --email E]
+
+Every action prints what it committed: `[<short sha>] <subject>`.
 
 FACT is an id, a path or an 8-hex name; `--query Q` selects every fact a search matches
 (a bulk action is one commit). `--preview` prints the diff and commits nothing.
@@ -24,6 +27,12 @@ import click
 
 from factdesk.cli.commands import FORMAT, KB, _exit, _open, cli, say
 from factdesk.curation import ChangeSet, Curation, CurationError, recover
+from factdesk.curation.identity import (
+    MissingIdentity,
+    curator_identity,
+    default_identity_file,
+    save_identity,
+)
 from factdesk.index.indexer import Indexer
 from factdesk.index.search import fact_ids, get_fact_row
 from factdesk.model.words import count
@@ -39,7 +48,7 @@ def _curation(kb: Path) -> Curation:
     for done in recover(indexer.repo):
         say(f"recovered an interrupted action ({done.outcome}): {done.message}", err=True)
     indexer.update()
-    return Curation(indexer)
+    return Curation(indexer, identity_file=default_identity_file())
 
 
 def _paths(indexer: Indexer, facts: Sequence[str], query: str | None, *, live: bool = True) -> list[str]:
@@ -353,4 +362,37 @@ def _stack_command(name: str) -> None:
 
 _stack_command("undo")
 _stack_command("redo")
+
+
+
+@cli.command()
+@click.option("--name", default=None, help="the curator's name")
+@click.option("--email", default=None, help="the curator's e-mail")
+@KB
+def identity(name: str | None, email: str | None, kb: Path) -> None:
+    """Show the curator identity commits are made with, or save one in factdesk's settings
+    (used when git has no user.name/user.email; factdesk never writes git config)."""
+    where = default_identity_file()
+    if (name is None) != (email is None):
+        raise click.UsageError("give both --name and --email")
+    if name is not None and email is not None:
+        try:
+            save_identity(where, name, email)
+        except CurationError as exc:
+            say(f"refused [identity]: {exc}", err=True)
+            _exit(1)
+            return
+        say(f"saved {name} <{email}> in {where}")
+    try:
+        ident = curator_identity(kb, where)
+    except MissingIdentity as exc:
+        say(str(exc), err=True)
+        _exit(1)
+        return
+    except CurationError as exc:
+        say(f"refused [identity]: {exc}", err=True)
+        _exit(1)
+        return
+    say(f"curator: {ident.name} <{ident.email}>")
+    _exit(0)
 

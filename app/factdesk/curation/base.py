@@ -10,6 +10,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from factdesk.corpus import gitrepo
 from factdesk.corpus.codec import ParseOutcome, parse_fact
@@ -40,16 +41,27 @@ class CurationBase:
     """The write operations' shared state over one corpus (an `Indexer` for its index)."""
 
     def __init__(self, indexer: Indexer, curator: Identity | None = None, *,
-                 update_index: bool = True, defer_index_sync: bool = False) -> None:
+                 update_index: bool = True, defer_index_sync: bool = False,
+                 identity_file: Path | None = None) -> None:
         self.indexer = indexer
         self.repo = indexer.repo
-        self.curator = curator or curator_identity(self.repo)
+        self._curator = curator
+        #: factdesk's own identity file, read when git has no user.name/user.email
+        self.identity_file = identity_file
         self.update_index = update_index
         #: the GUI defers syncing git's own index to after its view has updated
         #: (`changes.finish_change`, run on a worker thread)
         self.defer_index_sync = defer_index_sync
         self._registry = load_registry(self.repo)
         self._repo_ids: frozenset[str] | None = None
+
+    @property
+    def curator(self) -> Identity:
+        """Who commits: resolved on first use, so that opening a corpus never needs an
+        identity; `identity.MissingIdentity` (a refusal that says how to set one) if none."""
+        if self._curator is None:
+            self._curator = curator_identity(self.repo, self.identity_file)
+        return self._curator
 
     @property
     def registry(self) -> Registry:
@@ -129,7 +141,7 @@ class CurationBase:
     # -- the shared tail --------------------------------------------------------------------
 
     def _run(self, plan: Plan, reason: str, expected_head: str | None, preview: bool) -> ChangeSet:
-        return run_plan(plan, reason, repo=self.repo, curator=self.curator,
+        return run_plan(plan, reason, repo=self.repo, curator=None if preview else self.curator,
                         indexer=self.indexer if self.update_index else None,
                         expected_head=expected_head, preview=preview,
                         defer_sync=self.defer_index_sync)

@@ -193,10 +193,11 @@ def file_diffs(plan: Plan) -> tuple[FileDiff, ...]:
     return tuple(diffs)
 
 
-def run_plan(plan: Plan, reason: str, *, repo: Path, curator: Identity, indexer: Indexer | None,
+def run_plan(plan: Plan, reason: str, *, repo: Path, curator: Identity | None, indexer: Indexer | None,
              expected_head: str | None, preview: bool, defer_sync: bool) -> ChangeSet:
     """Preview or commit `plan` (one commit, authored `curator+<action>`), then update the
-    index (unless `indexer` is None) and return what changed."""
+    index (unless `indexer` is None) and return what changed. (`curator`: None only for a
+    preview, which needs no identity.)"""
     reason = " ".join(reason.split())
     if not reason:
         raise Refused("a reason is required: say why, for the next reader of the history")
@@ -206,6 +207,7 @@ def run_plan(plan: Plan, reason: str, *, repo: Path, curator: Identity, indexer:
                        paths_touched=tuple(c.path for c in plan.changes))
     if preview:
         return result
+    assert curator is not None
     committed = commit_files(repo, list(plan.changes), message(plan, action_id, reason),
                              author=with_op(curator, plan.action), committer=curator,
                              action_id=action_id, expected_head=expected_head, defer_sync=defer_sync)
