@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import re
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,7 +31,8 @@ class FieldChange:
     new: object
 
     def trailer(self) -> str:
-        return f"{self.path} {self.field}: {show(self.old)} → {show(self.new)}"
+        """The `Factdesk-Change:` value: one inert line (`inert`)."""
+        return inert(f"{self.path} {self.field}: {show(self.old)} → {show(self.new)}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,12 +101,32 @@ class Plan:
     changes: tuple[FileChange, ...]
     fields: tuple[FieldChange, ...]
     moves: Mapping[str, str] = field(default_factory=dict)
-    extra_trailers: tuple[str, ...] = ()
+    #: (token, value) pairs written `Factdesk-<token>: <value>` after the action id; values are made inert
+    extra_trailers: tuple[tuple[str, str], ...] = ()
 
     def renamed(self, action: str) -> Plan:
         """The same plan under another action name (`relabel: …` becomes `<action>: …`)."""
         subject = self.subject.replace(f"{self.action}: ", f"{action}: ", 1)
         return dataclasses.replace(self, action=action, subject=subject)
+
+
+#: what `inert` escapes: every C0/C1 control character and DEL (newlines, ESC …), the
+#: Unicode line and paragraph separators, and the bidirectional overrides and isolates
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+#: a reason line git or factdesk could mistake for a trailer (`Token: value`)
+_TRAILER_LIKE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*:")
+
+
+def inert(text: str) -> str:
+    """`text` as one inert line for a commit subject or trailer value (issue 15 #2): every
+    control character escaped (`\\n`, `\\x1b`, `\\u2028`), so that no value can end a line,
+    start one that reads as a trailer, or drive a terminal. Idempotent."""
+    def escape(m: re.Match[str]) -> str:
+        ch = m.group(0)
+        return _NAMED.get(ch) or (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+
+    return _UNSAFE.sub(escape, text)
 
 
 def show(value: object) -> str:
@@ -163,11 +185,15 @@ def subject_for(action: str, changes: Sequence[FileChange], fields: Sequence[Fie
 
 
 def message(plan: Plan, action_id: str, reason: str) -> str:
-    """The commit message: subject, reason, then the trailer block."""
-    lines = [plan.subject, "", reason, ""]
-    lines.append(f"Factdesk-Action: {plan.action}")
+    """The commit message: subject, reason, then one final trailer block (the only place
+    `trust.decision_in` reads). Every value is one inert line; a reason that reads like a
+    trailer is prefixed in the body paragraph, so that paragraph is never a trailer block."""
+    reason = inert(reason)
+    body = f"Reason — {reason}" if _TRAILER_LIKE.match(reason) else reason
+    lines = [inert(plan.subject), "", body, ""]
+    lines.append(f"Factdesk-Action: {inert(plan.action)}")
     lines.append(f"Factdesk-Action-Id: {action_id}")
-    lines.extend(plan.extra_trailers)
+    lines.extend(f"Factdesk-{inert(token)}: {inert(value)}" for token, value in plan.extra_trailers)
     for f in plan.fields:
         if f.field in ("content",):
             continue
@@ -198,11 +224,11 @@ def run_plan(plan: Plan, reason: str, *, repo: Path, curator: Identity | None, i
     """Preview or commit `plan` (one commit, authored `curator+<action>`), then update the
     index (unless `indexer` is None) and return what changed. (`curator`: None only for a
     preview, which needs no identity.)"""
-    reason = " ".join(reason.split())
+    reason = inert(" ".join(reason.split()))
     if not reason:
         raise Refused("a reason is required: say why, for the next reader of the history")
     action_id = secrets.token_hex(8)
-    result = ChangeSet(plan.action, action_id, plan.subject, reason, plan.fields, file_diffs(plan),
+    result = ChangeSet(plan.action, action_id, inert(plan.subject), reason, plan.fields, file_diffs(plan),
                        paths_after=tuple(c.path for c in plan.changes if c.new is not None),
                        paths_touched=tuple(c.path for c in plan.changes))
     if preview:

@@ -44,7 +44,7 @@ class SettleOps(LabelOps):
                 hypothesis, hyp, new_title, new_body, confidence)
         subject = f"settle: confirmed {short(hyp.title, 60)} (by {short(title, 40)})"
         plan = Plan("confirm", subject, (*changes, *more), (*fields, *more_fields),
-                    extra_trailers=(f"Factdesk-Confirmed-By: {observation}",))
+                    extra_trailers=(("Confirmed-By", observation),))
         return self._run(plan, reason, expected_head, preview)
 
     def _confirm_by(self, hypothesis: str, observation: str, expected: Mapping[str, str] | None
@@ -90,7 +90,7 @@ class SettleOps(LabelOps):
         data, _ = self._hypothesis(hypothesis, expected)
         plan = Plan("refute", f"retract(refuted): {hypothesis}", (FileChange(hypothesis, data, None),),
                     (FieldChange(hypothesis, "status", "open hypothesis", "refuted, retracted"),),
-                    extra_trailers=tuple(f"Factdesk-Evidence: {e}" for e in evidence))
+                    extra_trailers=tuple(("Evidence", e) for e in evidence))
         return self._run(plan, reason, expected_head, preview)
 
     def extend(self, hypothesis: str, reason: str, *, settle_by: str | None = None,

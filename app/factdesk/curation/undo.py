@@ -6,6 +6,7 @@ the same files."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from factdesk.corpus.gitrepo import ZERO
 from factdesk.curation.base import CurationBase
 from factdesk.curation.changes import ChangeSet, FieldChange, Plan
 from factdesk.curation.gitwrite import FileChange, Refused, current_branch
+from factdesk.curation.trust import Decision, trusted_decisions
 from factdesk.fsio import read_or_none
 
 #: the rule of an undo or redo with nothing to revert (a window says it quietly)
@@ -87,57 +89,44 @@ class UndoOps(CurationBase):
                           f"{', '.join(later)}" + (f"\n{log}" if log else " (uncommitted edits)"),
                           rule=action)
         return Plan(action, f"{action}: {target.subject}", tuple(changes), tuple(fields),
-                    extra_trailers=(f"Factdesk-Reverts: {target.action_id}",))
-
-
-_TRAILER = re.compile(r"^Factdesk-(Action|Action-Id|Reverts): (.+)$", re.M)
+                    extra_trailers=(("Reverts", target.action_id),))
 
 
 def read_stacks(repo: Path, depth: int = 2000) -> tuple[list[ActionRecord], list[ActionRecord]]:
-    """(undo stack, redo stack), top last, from the branch's first-parent history."""
+    """(undo stack, redo stack), top last, from the curators' decisions on the branch
+    (`trust.trusted_decisions`: never an agent's commit, never a trailer outside a
+    message's final block)."""
     try:
         _, tip = current_branch(repo)
     except Refused:
         return [], []
     if tip == ZERO:
         return [], []
-    out = gitrepo.run_git(repo, "log", "--first-parent", f"-n{depth}", "--format=%x01%H%x00%s%x00%B",
-                          "--fixed-strings", "--grep=Factdesk-Action-Id: ", tip, "--", check=False)
-    records = []
-    for chunk in out.split(b"\x01")[1:]:
-        sha, subject, body = chunk.decode("utf-8", "replace").split("\x00", 2)
-        trailers: dict[str, str] = {}
-        for m in _TRAILER.finditer(body):
-            trailers.setdefault(m.group(1), m.group(2).strip())
-        if "Action-Id" in trailers:
-            records.append((sha, subject, trailers))
-    return replay(records)
+    return replay(trusted_decisions(repo, tip, depth=depth))
 
 
-def replay(records: list[tuple[str, str, dict[str, str]]]
-           ) -> tuple[list[ActionRecord], list[ActionRecord]]:
+def replay(decisions: Sequence[Decision]) -> tuple[list[ActionRecord], list[ActionRecord]]:
     """Rebuild both stacks from the decisions, newest first: an action pushes onto undo and
     clears redo; an undo moves its target to redo; a redo moves it back."""
     undo: list[ActionRecord] = []
     redo: list[ActionRecord] = []
     by_id: dict[str, ActionRecord] = {}
-    for sha, subject, t in reversed(records):
-        kind = t.get("Action", "")
-        if kind == "undo":
-            target = by_id.get(t.get("Reverts", ""))
+    for d in reversed(decisions):
+        if d.action == "undo":
+            target = by_id.get(d.reverts or "")
             if target and target in undo:
                 undo.remove(target)
-                target.undone_by = sha
+                target.undone_by = d.commit
                 redo.append(target)
-        elif kind == "redo":
-            target = by_id.get(t.get("Reverts", ""))
+        elif d.action == "redo":
+            target = by_id.get(d.reverts or "")
             if target and target in redo:
                 redo.remove(target)
-                target.commit = sha
+                target.commit = d.commit
                 target.undone_by = None
                 undo.append(target)
         else:
-            rec = ActionRecord(t["Action-Id"], kind, subject, sha)
+            rec = ActionRecord(d.action_id, d.action, d.subject, d.commit)
             by_id[rec.action_id] = rec
             undo.append(rec)
             redo.clear()
