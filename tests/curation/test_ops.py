@@ -489,7 +489,9 @@ def test_confirm_links_and_retracts_in_one_commit(corpus: Corpus) -> None:
     assert (corpus.root / HYP).exists()
     for bad in (1.5, "high", float("nan")):  # the new observation's confidence is checked here
         with pytest.raises(Refused, match="confidence"):
-            cur.confirm(HYP, None, "observed", new_title="T", confidence=bad)
+            cur.confirm(HYP, None, "observed", new_title="T", new_body="B", confidence=bad)
+    with pytest.raises(Refused, match="body"):  # (issue 14 bug 5: a title alone is no fact)
+        cur.confirm(HYP, None, "observed", new_title="T")
     cur.confirm(HYP, None, "observed", new_title="The pool ran dry at 300 clients",
                 new_body="Seen in the 2026-11 load test.")
     added = [line.split("\t")[1] for line in git(corpus.root, "show", "--name-status", "--format=",

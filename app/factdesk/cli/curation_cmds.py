@@ -100,6 +100,29 @@ def _report(fmt: str, action: Callable[[], ChangeSet]) -> None:
     _exit(0)
 
 
+#: the most a body read from a file or stdin may hold
+BODY_LIMIT = 1 << 20
+
+
+def _read_body(stream: Any) -> str:
+    """A body from `--body-file`: UTF-8 text, or a usage error that says why not (a binary
+    file, one too large), never a traceback (issue 15)."""
+    name = getattr(stream, "name", "the body file")
+    try:
+        data = stream.read(BODY_LIMIT + 1)
+    except OSError as exc:
+        raise click.ClickException(f"{name}: cannot be read: {exc.strerror or exc}") from None
+    if len(data) > BODY_LIMIT:
+        raise click.ClickException(f"{name}: more than {BODY_LIMIT} bytes; a body is text")
+    if b"\0" in data:
+        raise click.ClickException(f"{name}: a binary file (it holds NUL bytes); a body is text")
+    try:
+        return str(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise click.ClickException(f"{name}: not UTF-8 text (byte {exc.start}); a body is "
+                                   "text") from None
+
+
 def _envelope_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """The relabel fields as options; each arrives under its frontmatter key."""
     for name, help_ in reversed((
@@ -144,8 +167,8 @@ def relabel(facts: tuple[str, ...], reason: str, query: str | None, preview: boo
 @click.option("--entities", default=None, help="comma-separated")
 @click.option("--refs", default=None, help="comma-separated")
 @click.option("--title", default=None)
-@click.option("--body-file", type=click.File("r", encoding="utf-8"), default=None,
-              help="the new body (- for stdin)")
+@click.option("--body-file", type=click.File("rb"), default=None,
+              help="the new body, from a UTF-8 text file (- for stdin)")
 @REASON
 @QUERY
 @PREVIEW
@@ -160,7 +183,7 @@ def edit(facts: tuple[str, ...], confidence: str | None, sources: str | None, do
         ("confidence", confidence), ("sources", sources), ("domain", domain), ("entities", entities),
         ("refs", refs), ("title", title)) if v is not None}
     if body_file is not None:
-        changes["body"] = body_file.read()
+        changes["body"] = _read_body(body_file)
     paths = _paths(cur.indexer, facts, query)
     _report(fmt, lambda: cur.edit(paths, changes, reason, preview=preview))
 
@@ -249,9 +272,12 @@ def attest(facts: tuple[str, ...], reason: str, query: str | None, preview: bool
 @click.argument("hypothesis")
 @click.option("--confirm", "confirm_by", default=None, metavar="FACT",
               help="confirmed by this observation (it will cite the hypothesis; the hypothesis is retracted)")
-@click.option("--confirm-new", "confirm_title", default=None, metavar="TITLE",
-              help="confirmed by a new observation with this title (body from --body-file)")
-@click.option("--body-file", type=click.File("r", encoding="utf-8"), default=None)
+@click.option("--confirm-new", "--new-title", "confirm_title", default=None, metavar="TITLE",
+              help="confirmed by a new observation with this title (its body: --new-body or "
+                   "--body-file, required)")
+@click.option("--new-body", default=None, metavar="TEXT", help="the new observation's body")
+@click.option("--body-file", type=click.File("rb"), default=None,
+              help="the new observation's body from a UTF-8 file (- for stdin)")
 @click.option("--confidence", type=click.FloatRange(0.0, 1.0), default=0.8, show_default=True,
               help="the new observation's confidence (--confirm-new; it is written with sources: 1)")
 @click.option("--refute", is_flag=True, help="it did not hold: retract it")
@@ -263,8 +289,8 @@ def attest(facts: tuple[str, ...], reason: str, query: str | None, preview: bool
 @PREVIEW
 @KB
 @FORMAT
-def settle(hypothesis: str, confirm_by: str | None, confirm_title: str | None, body_file: Any,
-           confidence: float, refute: bool, evidence: tuple[str, ...], extend_to: str | None,
+def settle(hypothesis: str, confirm_by: str | None, confirm_title: str | None, new_body: str | None,
+           body_file: Any, confidence: float, refute: bool, evidence: tuple[str, ...], extend_to: str | None,
            settlement: str | None, promote: bool, reason: str, preview: bool, kb: Path, fmt: str) -> None:
     """Settle a hypothesis: confirm, refute, extend or promote it (one commit)."""
     chosen = [bool(confirm_by or confirm_title), refute, bool(extend_to or settlement), promote]
@@ -275,7 +301,9 @@ def settle(hypothesis: str, confirm_by: str | None, confirm_title: str | None, b
     hyp = _paths(cur.indexer, [hypothesis], None)[0]
     if confirm_by or confirm_title:
         obs = _paths(cur.indexer, [confirm_by], None)[0] if confirm_by else None
-        body = body_file.read() if body_file is not None else ""
+        if new_body is not None and body_file is not None:
+            raise click.UsageError("give the body once: --new-body or --body-file")
+        body = new_body if new_body is not None else _read_body(body_file) if body_file else ""
         _report(fmt, lambda: cur.confirm(hyp, obs, reason, new_title=confirm_title, new_body=body,
                                          confidence=confidence, preview=preview))
     elif refute:

@@ -6,14 +6,17 @@ from __future__ import annotations
 import secrets
 from collections.abc import Mapping, Sequence
 
-from factdesk.corpus.writer import serialize_fact
+from factdesk.corpus.codec import parse_fact
+from factdesk.corpus.writer import FieldValue, WriteRefused, serialize_fact
 from factdesk.curation.base import apply_edits, check_edit_values
 from factdesk.curation.changes import ChangeSet, FieldChange, Plan, short
 from factdesk.curation.gitwrite import FileChange, Refused
 from factdesk.curation.labels import LabelOps
 from factdesk.fsio import read_or_none
+from factdesk.model import legality
 from factdesk.model.fact import Fact
 from factdesk.model.refs import local_targets
+from factdesk.model.registry import strip_op
 from factdesk.model.rules import read_settle_answer
 from factdesk.model.words import an
 
@@ -66,22 +69,44 @@ class SettleOps(LabelOps):
 
     def _confirm_new(self, hypothesis: str, hyp: Fact, new_title: str | None, new_body: str,
                      confidence: object) -> tuple[str, list[FileChange], list[FieldChange], str]:
-        """A new observation confirms: written beside the hypothesis, citing it."""
-        if not new_title:
-            raise Refused("confirm needs the confirming observation: an existing fact or a new "
-                          "title and body", rule="settle")
+        """A new observation confirms: written beside the hypothesis, citing it, with a full
+        envelope (the curator observed it, about the hypothesis's subject), so that it
+        passes `check` and the mislabel queue as written (issue 14 bug 5)."""
+        if not new_title or not new_title.strip() or not new_body.strip():
+            raise Refused("confirm needs the confirming observation: an existing fact, or a new "
+                          "title and a body saying what was observed", rule="settle")
         folder = hypothesis.rsplit("/", 1)[0]
         name = secrets.token_hex(4)
         while read_or_none(self.repo / f"{folder}/{name}.md") is not None:
             name = secrets.token_hex(4)
         observation = f"{folder}/{name}.md"
         checked = float(check_edit_values({"confidence": confidence})["confidence"])  # type: ignore[arg-type]
-        data = serialize_fact({"type": "observation", "domain": list(hyp.domain),
-                               "confidence": checked, "sources": 1,
-                               "entities": list(hyp.entities), "refs": [hypothesis]},
-                              new_title, new_body)
+        fields: dict[str, FieldValue] = {
+            "type": "observation", "origin": "authored", "domain": list(hyp.domain),
+            "confidence": checked, "sources": 1, "entities": list(hyp.entities),
+            "refs": [hypothesis], **self._observer_envelope(hyp)}
+        try:
+            data = serialize_fact(fields, new_title, new_body)
+        except WriteRefused as exc:
+            raise Refused(f"{observation}: {exc}", rule="settle") from None
+        written = parse_fact(observation, data).fact
+        if written is None:
+            raise Refused(f"{observation}: the new observation would not parse", rule="settle")
+        problems = legality.violations(legality.values_of(written), self.context_for(written))
+        if problems:
+            raise Refused(f"{observation}: {problems[0]}", rule=problems[0].rule)
         return (observation, [FileChange(observation, None, data)],
                 [FieldChange(observation, "status", None, "learned")], new_title)
+
+    def _observer_envelope(self, hyp: Fact) -> dict[str, FieldValue]:
+        """claim_type observation by the curator as `user` (their registered id, else their
+        e-mail's local part), about what the hypothesis was about."""
+        agent = self.registry.agent_for_email(self.curator.email)
+        claimant = agent.id if agent is not None else strip_op(self.curator.email).partition("@")[0]
+        env = hyp.envelope
+        return {"claim_type": "observation", "claimant_agent_id": claimant,
+                "claimant_type": "user", "subject_kind": env.subject_kind or "world",
+                "subject_ref": env.subject_ref}
 
     def refute(self, hypothesis: str, reason: str, *, evidence: Sequence[str] = (),
                expected: Mapping[str, str] | None = None, expected_head: str | None = None,
