@@ -519,3 +519,103 @@ def test_refute_extend_promote(corpus: Corpus) -> None:
     assert msg.startswith(f"retract(refuted): {HYP}") and f"Factdesk-Evidence: {A}" in msg
     with pytest.raises(Refused, match="not a hypothesis"):
         cur.promote(A, "no")
+
+
+# -- issue 15: hostile files in the write path ----------------------------------------------------
+
+
+@pytest.fixture
+def immutable():
+    """`chattr +i` for real (we may be root, whom a read-only mode does not stop); undone
+    at teardown so that pytest can clean up. Skipped where the file system has no flag."""
+    done: list[Path] = []
+
+    def make(path: Path) -> None:
+        proc = subprocess.run(["chattr", "+i", str(path)], capture_output=True)
+        if proc.returncode != 0:
+            pytest.skip(f"chattr +i is not available here: {proc.stderr.decode().strip()}")
+        done.append(path)
+
+    yield make
+    for path in reversed(done):
+        subprocess.run(["chattr", "-i", str(path)], check=False)
+
+
+def _unchanged(corpus: Corpus, head_before: str) -> None:
+    from factdesk.curation.gitwrite import pending_actions
+
+    assert head(corpus) == head_before
+    assert pending_actions(corpus.root) == []
+    assert git(corpus.root, "status", "--porcelain") == ""
+
+
+def test_an_immutable_fact_is_refused_in_words(corpus: Corpus, cur: Curation, immutable) -> None:
+    before = head(corpus)
+    original = (corpus.root / A).read_bytes()
+    immutable(corpus.root / A)
+    with pytest.raises(Refused, match="immutable") as info:
+        cur.relabel([A], {"type": "pattern"}, "a pattern")
+    assert info.value.rule == "write" and "Nothing was committed" in str(info.value)
+    assert (corpus.root / A).read_bytes() == original
+    _unchanged(corpus, before)
+
+
+def test_an_immutable_folder_is_refused_in_words(corpus: Corpus, cur: Curation, immutable) -> None:
+    before = head(corpus)
+    immutable(corpus.root / "kb" / "gotchas" / "db")
+    with pytest.raises(Refused, match="immutable"):
+        cur.retract([A], "gone")  # (a delete in it)
+    with pytest.raises(Refused, match="immutable"):
+        cur.move({C: "kb/gotchas/db/c3c3c3c3.md"}, "filed with its kin")  # (a new file in it)
+    assert (corpus.root / A).exists() and (corpus.root / C).exists()
+    _unchanged(corpus, before)
+
+
+def test_restore_refuses_a_path_that_is_not_a_fact(corpus: Corpus, cur: Curation) -> None:
+    (corpus.root / "README.md").unlink()
+    corpus.commit("docs: drop the readme")
+    for path in ("README.md", ".knomit/ontology.yaml", "kb/../README.md"):
+        with pytest.raises(Refused, match="not a fact path"):
+            cur.restore([path], "bring it back")
+
+
+@pytest.fixture
+def no_hang():
+    """Fail (not hang) when an operation blocks on a FIFO: SIGALRM interrupts the open."""
+    import signal
+
+    def fail(*_: object) -> None:
+        raise TimeoutError("blocked on a FIFO")
+
+    old = signal.signal(signal.SIGALRM, fail)
+    signal.alarm(20)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, old)
+
+
+def test_fifos_where_files_are_read_never_hang(corpus: Corpus, cur: Curation, no_hang) -> None:
+    import os
+
+    from factdesk.curation.dismissals import DismissalsError, load_dismissals
+    from factdesk.curation.ops import load_attestations
+
+    (corpus.root / ".factdesk").mkdir()
+    os.mkfifo(corpus.root / ".factdesk" / "dismissals.yaml")
+    os.mkfifo(corpus.root / ".factdesk" / "attestations.yaml")
+    with pytest.raises(Refused, match="not a regular file"):
+        cur.dismiss(A, "observation-without-refs", "it is the measurement")
+    with pytest.raises(DismissalsError, match="not a regular file"):
+        load_dismissals(corpus.root)
+    with pytest.raises(Refused, match="not a regular file"):
+        cur.move({A: "kb/gotchas/db/a9a9a9a9.md"}, "renamed")  # (the dismissals follow a move)
+    (corpus.root / ".factdesk" / "dismissals.yaml").unlink()
+    with pytest.raises(Refused, match="not a regular file"):
+        cur.attest([A], "I saw it", {"claimant_agent_id": "ana", "claimant_type": "tool",
+                                      "subject_kind": "world"})
+    assert load_attestations(corpus.root) == {}
+    os.mkfifo(corpus.root / "kb" / "gotchas" / "db" / "f1f1f1f1.md")
+    with pytest.raises(Refused, match="already exists"):  # a move destination
+        cur.move({A: "kb/gotchas/db/f1f1f1f1.md"}, "renamed")
+    with pytest.raises(Refused, match="not a regular file"):  # a fact path
+        cur.relabel(["kb/gotchas/db/f1f1f1f1.md"], {"type": "pattern"}, "a pattern")

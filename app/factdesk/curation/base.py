@@ -7,19 +7,20 @@ The families (`labels`, `files`, `settling`, `undo`, `dismiss`) are mixins over
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from factdesk.corpus import gitrepo
-from factdesk.corpus.codec import ParseOutcome, parse_fact
+from factdesk.corpus.codec import MAX_BYTES, ParseOutcome, parse_fact
 from factdesk.corpus.registry_io import load_registry
 from factdesk.corpus.writer import FieldValue, WriteRefused, edit_frontmatter, render_item
 from factdesk.curation.changes import ChangeSet, Plan, run_plan
 from factdesk.curation.gitwrite import Conflict, Identity, Refused, refuse_links
 from factdesk.curation.identity import curator_identity
-from factdesk.fsio import read_or_none
+from factdesk.fsio import NotRegular, TooLarge, read_regular
 from factdesk.index.curation_reads import stored_repo_ids
 from factdesk.index.indexer import Indexer
 from factdesk.model import legality
@@ -90,7 +91,7 @@ class CurationBase:
         if not path.startswith("kb/") or not path.endswith(".md") or not is_contained_repo_path(path):
             raise Refused(f"{path}: not a fact path (kb/…/<name>.md)")
         refuse_links(self.repo, path)
-        data = read_or_none(self.repo / path)
+        data = read_file(self.repo, path)
         if data is None:
             raise Refused(f"{path}: no such fact on disk")
         if expected is not None and path in expected and expected[path] != gitrepo.blob_id(data):
@@ -145,6 +146,37 @@ class CurationBase:
                         indexer=self.indexer if self.update_index else None,
                         expected_head=expected_head, preview=preview,
                         defer_sync=self.defer_index_sync)
+
+
+# -- reading files an action acts on --------------------------------------------------------------
+
+#: the most factdesk reads of a file it acts on (a fact over `codec.MAX_BYTES` is unreadable
+#: anyway; the dismissals and attestations logs grow with use)
+READ_LIMIT = 8 * MAX_BYTES
+
+
+def read_file(repo: Path, rel: str, *, limit: int = READ_LIMIT) -> bytes | None:
+    """The bytes of the regular file `rel` in `repo`, None when it does not exist. A FIFO, a
+    device or a folder there, or a file over `limit`, is refused in words, without blocking
+    (issue 15 #6: `fsio.read_regular`)."""
+    try:
+        return read_regular(repo / rel, limit=limit)
+    except FileNotFoundError:
+        return None
+    except (NotRegular, TooLarge) as exc:
+        raise Refused(f"{rel}: {_after_path(str(exc), repo / rel)}", rule="file") from None
+    except OSError as exc:
+        raise Refused(f"{rel}: cannot be read: {exc.strerror or exc}", rule="file") from None
+
+
+def exists(repo: Path, rel: str) -> bool:
+    """Whether anything (a file, a folder, a FIFO, a link) is at `rel`: never opens it."""
+    return os.path.lexists(repo / rel)
+
+
+def _after_path(message: str, path: Path) -> str:
+    prefix = f"{path}: "
+    return message[len(prefix):] if message.startswith(prefix) else message
 
 
 # -- pure helpers -------------------------------------------------------------------------------

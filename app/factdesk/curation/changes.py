@@ -18,6 +18,7 @@ from pathlib import Path
 
 from factdesk.corpus.codec import parse_fact
 from factdesk.curation.gitwrite import Committed, FileChange, Identity, Refused, commit_files, finish_sync
+from factdesk.fsio import WriteFailed
 from factdesk.index.indexer import Indexer, IndexStats
 
 
@@ -234,9 +235,16 @@ def run_plan(plan: Plan, reason: str, *, repo: Path, curator: Identity | None, i
     if preview:
         return result
     assert curator is not None
-    committed = commit_files(repo, list(plan.changes), message(plan, action_id, reason),
-                             author=with_op(curator, plan.action), committer=curator,
-                             action_id=action_id, expected_head=expected_head, defer_sync=defer_sync)
+    try:
+        committed = commit_files(repo, list(plan.changes), message(plan, action_id, reason),
+                                 author=with_op(curator, plan.action), committer=curator,
+                                 action_id=action_id, expected_head=expected_head,
+                                 defer_sync=defer_sync)
+    except WriteFailed as exc:
+        # (raised while the files are replaced, before the branch moves; gitwrite has put
+        # the old bytes back): a read-only or immutable (`chattr +i`) file or folder
+        raise Refused(f"{exc.strerror or exc} — is the file or its folder read-only or "
+                      "immutable (chattr +i)? Nothing was committed", rule="write") from None
     index = indexer.update(hint=list(result.paths_touched)) if indexer is not None else None
     return dataclasses.replace(result, committed=committed, commit=committed.sha,
                                rebased=committed.rebased, index=index)

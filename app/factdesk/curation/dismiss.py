@@ -6,10 +6,9 @@ import datetime as _dt
 
 from factdesk.corpus import gitrepo
 from factdesk.curation import dismissals as dz
-from factdesk.curation.base import CurationBase
+from factdesk.curation.base import CurationBase, read_file
 from factdesk.curation.changes import ChangeSet, FieldChange, Plan, short
 from factdesk.curation.gitwrite import FileChange, Refused
-from factdesk.fsio import read_or_none
 from factdesk.model.mislabels import CODES
 
 
@@ -24,7 +23,7 @@ class DismissOps(CurationBase):
             raise Refused(f"{code!r} is not a mislabel suggestion code ({', '.join(CODES)})",
                           rule="dismiss")
         data, fact = self._read(path, None)
-        old = read_or_none(self.repo / dz.DISMISSALS_PATH)
+        old = read_file(self.repo, dz.DISMISSALS_PATH)
         try:
             current = dz.parse_dismissals(old.decode("utf-8")) if old is not None else dz.Dismissals(())
         except (dz.DismissalsError, UnicodeDecodeError) as exc:

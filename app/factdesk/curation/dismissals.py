@@ -32,10 +32,13 @@ import yaml
 
 from factdesk.corpus.yamlv3 import SAFE_LOADER
 from factdesk.errors import FactdeskError
+from factdesk.fsio import NotRegular, TooLarge, read_regular
 from factdesk.model.fact import Fact
 from factdesk.model.mislabels import CODES, MislabelContext, Suggestion, suggest_all
 
 DISMISSALS_PATH = ".factdesk/dismissals.yaml"
+#: the most of the file that is read (about 50,000 dismissals)
+DISMISSALS_LIMIT = 16 * 1024 * 1024
 VERSION = 1
 _FIELDS = ("path", "code", "reason", "by", "at", "blob")
 _BLOB_RE = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
@@ -182,9 +185,11 @@ def load_dismissals(repo: Path) -> Dismissals:
     """Read `<repo>/.factdesk/dismissals.yaml` from the work tree (absent: no dismissals)."""
     path = repo / DISMISSALS_PATH
     try:
-        data = path.read_bytes()
+        data = read_regular(path, limit=DISMISSALS_LIMIT)
     except FileNotFoundError:
         return Dismissals()
+    except (NotRegular, TooLarge) as exc:  # (a FIFO there is never waited on: issue 15 #6)
+        raise DismissalsError(str(exc)) from exc
     except OSError as exc:
         raise DismissalsError(f"{DISMISSALS_PATH}: cannot read: {exc.strerror}") from exc
     try:

@@ -12,10 +12,9 @@ from factdesk.corpus.codec import parse_fact
 from factdesk.corpus.ontology import load_ontology
 from factdesk.corpus.scan import unportable
 from factdesk.curation import dismissals as dz
-from factdesk.curation.base import CurationBase, apply_edits, unique
+from factdesk.curation.base import CurationBase, apply_edits, exists, read_file, unique
 from factdesk.curation.changes import ChangeSet, FieldChange, Plan
 from factdesk.curation.gitwrite import FileChange, Refused, refuse_links
-from factdesk.fsio import read_or_none
 from factdesk.index.curation_reads import citing_paths
 from factdesk.model.refs import RefKind, classify_ref, is_contained_repo_path, local_targets
 
@@ -33,7 +32,7 @@ class FileOps(CurationBase):
             self._check_destination(old, new)
             data, _ = self._read(old, expected)
             refuse_links(self.repo, new)  # (before anything is read through it)
-            if read_or_none(self.repo / new) is not None or new in file_changes:
+            if exists(self.repo, new) or new in file_changes:
                 raise Refused(f"{new} already exists")
             topic = new.split("/")[1]
             if topics and topic not in topics:
@@ -95,7 +94,7 @@ class FileOps(CurationBase):
 
     def _follow_dismissals(self, moves: Mapping[str, str]) -> FileChange | None:
         """The dismissals file with the moved paths renamed (None: nothing to change)."""
-        old_dz = read_or_none(self.repo / dz.DISMISSALS_PATH)
+        old_dz = read_file(self.repo, dz.DISMISSALS_PATH)
         if old_dz is None:
             return None
         try:
@@ -164,7 +163,11 @@ class FileOps(CurationBase):
         changes = []
         fields = []
         for path in unique(paths):
-            if read_or_none(self.repo / path) is not None:
+            if not path.startswith("kb/") or not path.endswith(".md") \
+                    or not is_contained_repo_path(path):
+                raise Refused(f"{path}: not a fact path (kb/…/<name>.md); restore brings back "
+                              "retracted facts")
+            if exists(self.repo, path):
                 raise Refused(f"{path} is not retracted: it exists on disk")
             sha = self._deleted_in(path)
             with gitrepo.BlobReader(self.repo) as reader:
@@ -195,7 +198,7 @@ class FileOps(CurationBase):
         out = gitrepo.run_git(self.repo, "diff-tree", "-r", "-M", "-z", "--no-commit-id",
                               f"{sha}^", sha, check=False)
         return next((c.new_path for c in gitrepo.raw_changes(out) if c.path == path and c.new_path
-                     and read_or_none(self.repo / c.new_path) is not None), None)
+                     and exists(self.repo, c.new_path)), None)
 
 
 def _move_subject(moves: Mapping[str, str]) -> str:

@@ -13,16 +13,19 @@ from factdesk.corpus import gitrepo
 from factdesk.corpus.codec import parse_fact
 from factdesk.corpus.writer import FieldValue, WriteRefused, edit_text, render_item
 from factdesk.curation.base import (
+    READ_LIMIT,
     CurationBase,
     apply_edits,
     check_edit_values,
     frontmatter_edits,
+    read_file,
     unique,
     unreadable,
 )
 from factdesk.curation.changes import ChangeSet, FieldChange, Plan, subject_for
 from factdesk.curation.gitwrite import FileChange, Identity, Refused
-from factdesk.fsio import read_or_none
+from factdesk.errors import FactdeskError
+from factdesk.fsio import read_regular
 from factdesk.index.curation_reads import derived_envelope
 from factdesk.index.search import resolve_local_ref
 from factdesk.model import legality
@@ -177,7 +180,7 @@ class LabelOps(CurationBase):
                 entries.append(entry)
         finally:
             conn.close()
-        old_log = read_or_none(self.repo / ATTESTATIONS)
+        old_log = read_file(self.repo, ATTESTATIONS)
         header = b"# Curator attestations (factdesk attest): who confirmed which envelope, when.\n"
         new_log = (old_log if old_log is not None else header) + "".join(entries).encode("utf-8")
         subject = subject_for("attest", file_changes, fields)
@@ -238,9 +241,11 @@ def _attestation_entry(path: str, blob: str, curator: Identity, reason: str,
 
 
 def load_attestations(repo: Path) -> dict[str, list[dict[str, str]]]:
-    """`.factdesk/attestations.yaml` by fact path (unreadable or absent: none)."""
-    data = read_or_none(repo / ATTESTATIONS)
-    if data is None:
+    """`.factdesk/attestations.yaml` by fact path (unreadable or absent — a FIFO or a device
+    there too, never waited on: none)."""
+    try:
+        data = read_regular(repo / ATTESTATIONS, limit=READ_LIMIT)
+    except (OSError, FactdeskError):
         return {}
     try:
         entries = yaml.safe_load(data)

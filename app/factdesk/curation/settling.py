@@ -8,11 +8,10 @@ from collections.abc import Mapping, Sequence
 
 from factdesk.corpus.codec import parse_fact
 from factdesk.corpus.writer import FieldValue, WriteRefused, serialize_fact
-from factdesk.curation.base import apply_edits, check_edit_values
+from factdesk.curation.base import apply_edits, check_edit_values, exists
 from factdesk.curation.changes import ChangeSet, FieldChange, Plan, short
 from factdesk.curation.gitwrite import FileChange, Refused
 from factdesk.curation.labels import LabelOps
-from factdesk.fsio import read_or_none
 from factdesk.model import legality
 from factdesk.model.fact import Fact
 from factdesk.model.refs import local_targets
@@ -77,7 +76,7 @@ class SettleOps(LabelOps):
                           "title and a body saying what was observed", rule="settle")
         folder = hypothesis.rsplit("/", 1)[0]
         name = secrets.token_hex(4)
-        while read_or_none(self.repo / f"{folder}/{name}.md") is not None:
+        while exists(self.repo, f"{folder}/{name}.md"):
             name = secrets.token_hex(4)
         observation = f"{folder}/{name}.md"
         checked = float(check_edit_values({"confidence": confidence})["confidence"])  # type: ignore[arg-type]

@@ -12,11 +12,10 @@ from pathlib import Path
 
 from factdesk.corpus import gitrepo
 from factdesk.corpus.gitrepo import ZERO
-from factdesk.curation.base import CurationBase
+from factdesk.curation.base import CurationBase, read_file
 from factdesk.curation.changes import ChangeSet, FieldChange, Plan
 from factdesk.curation.gitwrite import FileChange, Refused, current_branch
 from factdesk.curation.trust import Decision, trusted_decisions
-from factdesk.fsio import read_or_none
 
 #: the rule of an undo or redo with nothing to revert (a window says it quietly)
 EMPTY_STACK = "empty-stack"
@@ -74,7 +73,7 @@ class UndoOps(CurationBase):
         later = []
         with gitrepo.BlobReader(self.repo) as reader:
             for path, old_blob, new_blob in _commit_changes(self.repo, commit):
-                disk = read_or_none(self.repo / path)
+                disk = read_file(self.repo, path)
                 disk_blob = gitrepo.blob_id(disk) if disk is not None else None
                 if disk_blob != new_blob:
                     later.append(path)
