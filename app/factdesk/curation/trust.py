@@ -108,10 +108,15 @@ def is_agent_identity(email: str, registry: Registry) -> bool:
     return agent is not None and agent.type != ClaimantType.USER
 
 
-def trusted_decisions(repo: Path, tip: str, *, registry: Registry | None = None,
+def trusted_decisions(repo: Path, tip: str | None = None, *, registry: Registry | None = None,
                       depth: int = 2000) -> list[Decision]:
-    """The curators' decisions on the first-parent line from `tip`, newest first (the
-    rules in the module doc). `registry`: the corpus's, read from the work tree if None."""
+    """The curators' decisions on the first-parent line from `tip` (default: HEAD), newest
+    first (the rules in the module doc). `registry`: the corpus's, read from the work tree
+    if None. Empty on an empty branch."""
+    if tip is None:
+        tip = gitrepo.head_sha(repo)
+        if tip is None:
+            return []
     registry = registry if registry is not None else load_registry(repo)
     out = gitrepo.run_git(repo, "log", "--first-parent", "--no-merges", f"-n{depth}",
                           "--format=%x01%H%x00%P%x00%ae%x00%ce%x00%s%x00%B",
