@@ -71,7 +71,8 @@ def test_neither_refuses_and_says_how(corpus: Corpus, no_git_identity: Path) -> 
 
 @pytest.mark.parametrize(("name", "email"), [("Ana\nFactdesk-Action: undo", "a@example.org"),
                                              ("Ana", "a@example.org>"), ("Ana", "not-an-email"),
-                                             ("Ana\x1b[2J", "a@example.org"), ("", "a@example.org")])
+                                             ("Ana\x1b[2J", "a@example.org"), ("", "a@example.org"),
+                                             ("codex", "codex+update@Agents.Knomit.io")])
 def test_unwritable_identities_are_refused(tmp_path: Path, name: str, email: str) -> None:
     with pytest.raises(BadIdentity):
         save_identity(tmp_path / "identity.yaml", name, email)

@@ -23,6 +23,7 @@ import yaml
 from factdesk.corpus import gitrepo
 from factdesk.corpus.yamlv3 import FieldError, YamlError, as_string, compose_mapping
 from factdesk.curation.gitwrite import CurationError, Identity
+from factdesk.curation.trust import AGENT_DOMAIN
 from factdesk.fsio import NotRegular, TooLarge, atomic_write, read_regular
 
 if TYPE_CHECKING:
@@ -74,6 +75,9 @@ def checked(name: str, email: str) -> Identity:
                               "(<, > or a control character)")
     if "@" not in email or " " in email:
         raise BadIdentity(f"{email!r} is not an e-mail address")
+    if email.rpartition("@")[2].lower() == AGENT_DOMAIN:
+        raise BadIdentity(f"{email} is a knomit agent's identity: curation commits are a "
+                          f"curator's own (undo trusts no agent's commit); {HOW_TO_SET}")
     return Identity(name, email)
 
 
