@@ -619,3 +619,25 @@ def test_fifos_where_files_are_read_never_hang(corpus: Corpus, cur: Curation, no
         cur.move({A: "kb/gotchas/db/f1f1f1f1.md"}, "renamed")
     with pytest.raises(Refused, match="not a regular file"):  # a fact path
         cur.relabel(["kb/gotchas/db/f1f1f1f1.md"], {"type": "pattern"}, "a pattern")
+
+
+def test_the_change_set_is_frozen_and_a_deferred_sync_finishes_by_function(corpus: Corpus) -> None:
+    """STYLE.md 4: an operation returns a frozen record; the GUI's deferred index sync is
+    `finish_change(repo, change)`, run on a worker thread, not a mutation of the record."""
+    import dataclasses
+
+    from factdesk.curation import finish_change
+    from factdesk.curation.gitwrite import pending_actions
+
+    ix = open_corpus(corpus.root)
+    ix.update()
+    cur = Curation(ix, defer_index_sync=True)
+    change = cur.relabel([A], {"type": "pattern"}, "a pattern")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        change.commit = None  # type: ignore[misc]
+    assert isinstance(change.fields, tuple) and change.paths_touched == (A,)
+    assert len(pending_actions(corpus.root)) == 1  # the journal waits for the sync
+    assert git(corpus.root, "status", "--porcelain") != ""  # git's index still has the old blob
+    finish_change(corpus.root, change)
+    assert pending_actions(corpus.root) == []
+    assert git(corpus.root, "status", "--porcelain") == ""
