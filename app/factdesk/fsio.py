@@ -88,12 +88,18 @@ def atomic_write(path: Path, data: bytes, *, crash_points: bool = True) -> None:
     crash points fire only in corpus writes."""
     point = faults.point if crash_points else _no_point
     directory = path.parent
-    directory.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = stat.S_IMODE(os.lstat(path).st_mode)
-    except FileNotFoundError:
-        mode = None
-    fd, tmp = _open_temp(directory)
+    try:  # (a read-only or immutable folder: words, not a traceback — issue 15)
+        directory.mkdir(parents=True, exist_ok=True)
+        try:
+            mode: int | None = stat.S_IMODE(os.lstat(path).st_mode)
+        except FileNotFoundError:
+            mode = None
+        fd, tmp = _open_temp(directory)
+    except WriteFailed:
+        raise
+    except OSError as exc:
+        raise WriteFailed(exc.errno or errno.EIO, f"could not write {path}: {exc.strerror or exc}",
+                          str(path)) from exc
     try:
         try:
             _write_all(fd, data)

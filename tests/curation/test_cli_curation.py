@@ -143,3 +143,70 @@ def test_real_corpus_principles_fixed_in_one_bulk_move(real_corpus: Path, tmp_pa
     for path, data in originals.items():
         assert (repo / path).read_bytes() == data
     assert git(repo, "diff", head, "HEAD", "--stat") == ""
+
+
+HYP = "kb/gotchas/db/h1h1h1h1.md"
+
+
+def _hypothesis(corpus: Corpus) -> None:
+    corpus.fact(HYP, title="The pool will run dry at 300 clients", type="hypothesis",
+                body="Settles by 2026-12-31: pool errors at 300 clients.")
+    corpus.commit("learn: a hypothesis")
+
+
+def _findings(capsys: pytest.CaptureFixture[str], kb: str, path: str) -> list[dict[str, object]]:
+    main(["check", "--kb", kb, "--format", "json"])
+    out = json.loads(capsys.readouterr().out)
+    return [p for p in out["errors"] + out["warnings"] + out.get("infos", []) if p["path"] == path]
+
+
+def test_confirm_leaves_no_warning_on_the_confirming_fact(
+        corpus: Corpus, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 14 bug 5: the ref from the observation to the hypothesis it settled is
+    knomit's own settlement link (FORMAT §6.6), kept and not warned about."""
+    _hypothesis(corpus)
+    kb = str(corpus.root)
+    assert _findings(capsys, kb, A) == []
+    assert run(capsys, "settle", HYP, "--confirm", A, "--reason", "the load test saw it",
+               "--kb", kb)[0] == 0
+    fact = parse_fact(A, (corpus.root / A).read_bytes()).fact
+    assert fact is not None and HYP in fact.refs  # the link is kept
+    assert _findings(capsys, kb, A) == []
+
+
+def test_confirm_with_a_new_observation_writes_a_full_fact(
+        corpus: Corpus, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 14 bug 5: a body is required, and the new fact has a full envelope, so that
+    `check` and the mislabel queue find nothing in it."""
+    _hypothesis(corpus)
+    kb = str(corpus.root)
+    code, _, err = run(capsys, "settle", HYP, "--new-title", "The pool ran dry at 300 clients",
+                       "--reason", "observed", "--kb", kb)
+    assert code == 1 and "body" in err
+    code, out, _ = run(capsys, "settle", HYP, "--new-title", "The pool ran dry at 300 clients",
+                       "--new-body", "Seen in the 2026-11 load test: 300 clients, pool errors.",
+                       "--reason", "observed", "--kb", kb, "--format", "json")
+    assert code == 0, out
+    new = json.loads(out)["paths"]
+    new = [p for p in new if p != HYP]
+    assert len(new) == 1
+    fact = parse_fact(new[0], (corpus.root / new[0]).read_bytes()).fact
+    assert fact is not None and fact.type == "observation" and fact.refs == (HYP,)
+    env = fact.envelope
+    assert (env.claim_type, env.claimant_type, env.subject_kind, fact.origin) == \
+        ("observation", "user", "world", "authored")
+    assert env.claimant_agent_id and fact.body.startswith("Seen in the 2026-11 load test")
+    assert _findings(capsys, kb, new[0]) == []
+    assert run(capsys, "mislabels", "--all", "--kb", kb)[1].count(new[0]) == 0
+
+
+def test_a_binary_body_file_is_refused_in_words(corpus: Corpus, capsys: pytest.CaptureFixture[str],
+                                                tmp_path: Path) -> None:
+    kb = str(corpus.root)
+    head = git(corpus.root, "rev-parse", "HEAD")
+    for data in (b"\x89PNG\r\n\x1a\n\x00\x00", b"caf\xe9 latin-1"):
+        (tmp_path / "body.bin").write_bytes(data)
+        code, _, err = run(capsys, "edit", A, "--body-file", str(tmp_path / "body.bin"),
+                           "--reason", "r", "--kb", kb)
+        assert code == 1 and ("binary" in err or "not UTF-8" in err) and "Traceback" not in err
+    assert git(corpus.root, "rev-parse", "HEAD") == head

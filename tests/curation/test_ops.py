@@ -75,6 +75,20 @@ def test_undo_restores_exact_bytes_and_redo_reapplies(corpus: Corpus, cur: Curat
     assert git(corpus.root, "status", "--porcelain") == ""
 
 
+def test_a_new_action_clears_the_redo_stack(corpus: Corpus, cur: Curation) -> None:
+    """Issue 14's mutant: an action after an undo ends the redo branch, as in every editor —
+    redo must not bring back a change made before the curator moved on."""
+    cur.relabel([A], {"type": "pattern"}, "a pattern")
+    cur.undo()
+    assert [r.action for r in cur.stacks()[1]] == ["relabel"]
+    cur.edit([B], {"confidence": 0.4}, "less sure")
+    undo, redo = cur.stacks()
+    assert redo == [] and [r.action for r in undo] == ["edit"]
+    with pytest.raises(Refused, match="nothing to redo"):
+        cur.redo()
+    assert b"type: observation" in (corpus.root / A).read_bytes()
+
+
 def test_undo_refused_when_a_later_commit_touched_the_file(corpus: Corpus, cur: Curation) -> None:
     cur.relabel([A], {"type": "pattern"}, "a pattern")
     path = corpus.root / A
@@ -475,7 +489,9 @@ def test_confirm_links_and_retracts_in_one_commit(corpus: Corpus) -> None:
     assert (corpus.root / HYP).exists()
     for bad in (1.5, "high", float("nan")):  # the new observation's confidence is checked here
         with pytest.raises(Refused, match="confidence"):
-            cur.confirm(HYP, None, "observed", new_title="T", confidence=bad)
+            cur.confirm(HYP, None, "observed", new_title="T", new_body="B", confidence=bad)
+    with pytest.raises(Refused, match="body"):  # (issue 14 bug 5: a title alone is no fact)
+        cur.confirm(HYP, None, "observed", new_title="T")
     cur.confirm(HYP, None, "observed", new_title="The pool ran dry at 300 clients",
                 new_body="Seen in the 2026-11 load test.")
     added = [line.split("\t")[1] for line in git(corpus.root, "show", "--name-status", "--format=",
@@ -503,3 +519,125 @@ def test_refute_extend_promote(corpus: Corpus) -> None:
     assert msg.startswith(f"retract(refuted): {HYP}") and f"Factdesk-Evidence: {A}" in msg
     with pytest.raises(Refused, match="not a hypothesis"):
         cur.promote(A, "no")
+
+
+# -- issue 15: hostile files in the write path ----------------------------------------------------
+
+
+@pytest.fixture
+def immutable():
+    """`chattr +i` for real (we may be root, whom a read-only mode does not stop); undone
+    at teardown so that pytest can clean up. Skipped where the file system has no flag."""
+    done: list[Path] = []
+
+    def make(path: Path) -> None:
+        proc = subprocess.run(["chattr", "+i", str(path)], capture_output=True)
+        if proc.returncode != 0:
+            pytest.skip(f"chattr +i is not available here: {proc.stderr.decode().strip()}")
+        done.append(path)
+
+    yield make
+    for path in reversed(done):
+        subprocess.run(["chattr", "-i", str(path)], check=False)
+
+
+def _unchanged(corpus: Corpus, head_before: str) -> None:
+    from factdesk.curation.gitwrite import pending_actions
+
+    assert head(corpus) == head_before
+    assert pending_actions(corpus.root) == []
+    assert git(corpus.root, "status", "--porcelain") == ""
+
+
+def test_an_immutable_fact_is_refused_in_words(corpus: Corpus, cur: Curation, immutable) -> None:
+    before = head(corpus)
+    original = (corpus.root / A).read_bytes()
+    immutable(corpus.root / A)
+    with pytest.raises(Refused, match="immutable") as info:
+        cur.relabel([A], {"type": "pattern"}, "a pattern")
+    assert info.value.rule == "write" and "Nothing was committed" in str(info.value)
+    assert (corpus.root / A).read_bytes() == original
+    _unchanged(corpus, before)
+
+
+def test_an_immutable_folder_is_refused_in_words(corpus: Corpus, cur: Curation, immutable) -> None:
+    before = head(corpus)
+    immutable(corpus.root / "kb" / "gotchas" / "db")
+    with pytest.raises(Refused, match="immutable"):
+        cur.retract([A], "gone")  # (a delete in it)
+    with pytest.raises(Refused, match="immutable"):
+        cur.move({C: "kb/gotchas/db/c3c3c3c3.md"}, "filed with its kin")  # (a new file in it)
+    assert (corpus.root / A).exists() and (corpus.root / C).exists()
+    _unchanged(corpus, before)
+
+
+def test_restore_refuses_a_path_that_is_not_a_fact(corpus: Corpus, cur: Curation) -> None:
+    (corpus.root / "README.md").unlink()
+    corpus.commit("docs: drop the readme")
+    for path in ("README.md", ".knomit/ontology.yaml", "kb/../README.md"):
+        with pytest.raises(Refused, match="not a fact path"):
+            cur.restore([path], "bring it back")
+
+
+@pytest.fixture
+def no_hang():
+    """Fail (not hang) when an operation blocks on a FIFO: SIGALRM interrupts the open."""
+    import signal
+
+    def fail(*_: object) -> None:
+        raise TimeoutError("blocked on a FIFO")
+
+    old = signal.signal(signal.SIGALRM, fail)
+    signal.alarm(20)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, old)
+
+
+def test_fifos_where_files_are_read_never_hang(corpus: Corpus, cur: Curation, no_hang) -> None:
+    import os
+
+    from factdesk.curation.dismissals import DismissalsError, load_dismissals
+    from factdesk.curation.ops import load_attestations
+
+    (corpus.root / ".factdesk").mkdir()
+    os.mkfifo(corpus.root / ".factdesk" / "dismissals.yaml")
+    os.mkfifo(corpus.root / ".factdesk" / "attestations.yaml")
+    with pytest.raises(Refused, match="not a regular file"):
+        cur.dismiss(A, "observation-without-refs", "it is the measurement")
+    with pytest.raises(DismissalsError, match="not a regular file"):
+        load_dismissals(corpus.root)
+    with pytest.raises(Refused, match="not a regular file"):
+        cur.move({A: "kb/gotchas/db/a9a9a9a9.md"}, "renamed")  # (the dismissals follow a move)
+    (corpus.root / ".factdesk" / "dismissals.yaml").unlink()
+    with pytest.raises(Refused, match="not a regular file"):
+        cur.attest([A], "I saw it", {"claimant_agent_id": "ana", "claimant_type": "tool",
+                                      "subject_kind": "world"})
+    assert load_attestations(corpus.root) == {}
+    os.mkfifo(corpus.root / "kb" / "gotchas" / "db" / "f1f1f1f1.md")
+    with pytest.raises(Refused, match="already exists"):  # a move destination
+        cur.move({A: "kb/gotchas/db/f1f1f1f1.md"}, "renamed")
+    with pytest.raises(Refused, match="not a regular file"):  # a fact path
+        cur.relabel(["kb/gotchas/db/f1f1f1f1.md"], {"type": "pattern"}, "a pattern")
+
+
+def test_the_change_set_is_frozen_and_a_deferred_sync_finishes_by_function(corpus: Corpus) -> None:
+    """STYLE.md 4: an operation returns a frozen record; the GUI's deferred index sync is
+    `finish_change(repo, change)`, run on a worker thread, not a mutation of the record."""
+    import dataclasses
+
+    from factdesk.curation import finish_change
+    from factdesk.curation.gitwrite import pending_actions
+
+    ix = open_corpus(corpus.root)
+    ix.update()
+    cur = Curation(ix, defer_index_sync=True)
+    change = cur.relabel([A], {"type": "pattern"}, "a pattern")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        change.commit = None  # type: ignore[misc]
+    assert isinstance(change.fields, tuple) and change.paths_touched == (A,)
+    assert len(pending_actions(corpus.root)) == 1  # the journal waits for the sync
+    assert git(corpus.root, "status", "--porcelain") != ""  # git's index still has the old blob
+    finish_change(corpus.root, change)
+    assert pending_actions(corpus.root) == []
+    assert git(corpus.root, "status", "--porcelain") == ""

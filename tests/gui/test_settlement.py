@@ -123,7 +123,7 @@ def test_confirming_with_a_new_observation_asks_its_confidence(qtbot, window: Ma
                     timeout=5000)
     assert panel.chosen_candidate() is None  # nothing cites it: C writes a new observation
     asked: list[tuple[str, str]] = []
-    answers = iter(["Reads stayed at 12 ms for a month", "0.95"])
+    answers = iter(["Reads stayed at 12 ms for a month", "0.95", "p99 reads 12 ms, 30 days"])
 
     def answer(_title: str, label: str, default: str) -> str:
         asked.append((label, default))

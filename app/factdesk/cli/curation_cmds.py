@@ -7,6 +7,9 @@
     factdesk restore PATH...  --reason "…"
     factdesk attest  FACT... [--claim-type …] --reason "…"
     factdesk undo | redo [--list]
+    factdesk identity [--name N --email E]
+
+Every action prints what it committed: `[<short sha>] <subject>`.
 
 FACT is an id, a path or an 8-hex name; `--query Q` selects every fact a search matches
 (a bulk action is one commit). `--preview` prints the diff and commits nothing.
@@ -24,6 +27,12 @@ import click
 
 from factdesk.cli.commands import FORMAT, KB, _exit, _open, cli, say
 from factdesk.curation import ChangeSet, Curation, CurationError, recover
+from factdesk.curation.identity import (
+    MissingIdentity,
+    curator_identity,
+    default_identity_file,
+    save_identity,
+)
 from factdesk.index.indexer import Indexer
 from factdesk.index.search import fact_ids, get_fact_row
 from factdesk.model.words import count
@@ -39,7 +48,7 @@ def _curation(kb: Path) -> Curation:
     for done in recover(indexer.repo):
         say(f"recovered an interrupted action ({done.outcome}): {done.message}", err=True)
     indexer.update()
-    return Curation(indexer)
+    return Curation(indexer, identity_file=default_identity_file())
 
 
 def _paths(indexer: Indexer, facts: Sequence[str], query: str | None, *, live: bool = True) -> list[str]:
@@ -91,6 +100,29 @@ def _report(fmt: str, action: Callable[[], ChangeSet]) -> None:
     _exit(0)
 
 
+#: the most a body read from a file or stdin may hold
+BODY_LIMIT = 1 << 20
+
+
+def _read_body(stream: Any) -> str:
+    """A body from `--body-file`: UTF-8 text, or a usage error that says why not (a binary
+    file, one too large), never a traceback (issue 15)."""
+    name = getattr(stream, "name", "the body file")
+    try:
+        data = stream.read(BODY_LIMIT + 1)
+    except OSError as exc:
+        raise click.ClickException(f"{name}: cannot be read: {exc.strerror or exc}") from None
+    if len(data) > BODY_LIMIT:
+        raise click.ClickException(f"{name}: more than {BODY_LIMIT} bytes; a body is text")
+    if b"\0" in data:
+        raise click.ClickException(f"{name}: a binary file (it holds NUL bytes); a body is text")
+    try:
+        return str(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise click.ClickException(f"{name}: not UTF-8 text (byte {exc.start}); a body is "
+                                   "text") from None
+
+
 def _envelope_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """The relabel fields as options; each arrives under its frontmatter key."""
     for name, help_ in reversed((
@@ -135,8 +167,8 @@ def relabel(facts: tuple[str, ...], reason: str, query: str | None, preview: boo
 @click.option("--entities", default=None, help="comma-separated")
 @click.option("--refs", default=None, help="comma-separated")
 @click.option("--title", default=None)
-@click.option("--body-file", type=click.File("r", encoding="utf-8"), default=None,
-              help="the new body (- for stdin)")
+@click.option("--body-file", type=click.File("rb"), default=None,
+              help="the new body, from a UTF-8 text file (- for stdin)")
 @REASON
 @QUERY
 @PREVIEW
@@ -151,7 +183,7 @@ def edit(facts: tuple[str, ...], confidence: str | None, sources: str | None, do
         ("confidence", confidence), ("sources", sources), ("domain", domain), ("entities", entities),
         ("refs", refs), ("title", title)) if v is not None}
     if body_file is not None:
-        changes["body"] = body_file.read()
+        changes["body"] = _read_body(body_file)
     paths = _paths(cur.indexer, facts, query)
     _report(fmt, lambda: cur.edit(paths, changes, reason, preview=preview))
 
@@ -240,9 +272,12 @@ def attest(facts: tuple[str, ...], reason: str, query: str | None, preview: bool
 @click.argument("hypothesis")
 @click.option("--confirm", "confirm_by", default=None, metavar="FACT",
               help="confirmed by this observation (it will cite the hypothesis; the hypothesis is retracted)")
-@click.option("--confirm-new", "confirm_title", default=None, metavar="TITLE",
-              help="confirmed by a new observation with this title (body from --body-file)")
-@click.option("--body-file", type=click.File("r", encoding="utf-8"), default=None)
+@click.option("--confirm-new", "--new-title", "confirm_title", default=None, metavar="TITLE",
+              help="confirmed by a new observation with this title (its body: --new-body or "
+                   "--body-file, required)")
+@click.option("--new-body", default=None, metavar="TEXT", help="the new observation's body")
+@click.option("--body-file", type=click.File("rb"), default=None,
+              help="the new observation's body from a UTF-8 file (- for stdin)")
 @click.option("--confidence", type=click.FloatRange(0.0, 1.0), default=0.8, show_default=True,
               help="the new observation's confidence (--confirm-new; it is written with sources: 1)")
 @click.option("--refute", is_flag=True, help="it did not hold: retract it")
@@ -254,8 +289,8 @@ def attest(facts: tuple[str, ...], reason: str, query: str | None, preview: bool
 @PREVIEW
 @KB
 @FORMAT
-def settle(hypothesis: str, confirm_by: str | None, confirm_title: str | None, body_file: Any,
-           confidence: float, refute: bool, evidence: tuple[str, ...], extend_to: str | None,
+def settle(hypothesis: str, confirm_by: str | None, confirm_title: str | None, new_body: str | None,
+           body_file: Any, confidence: float, refute: bool, evidence: tuple[str, ...], extend_to: str | None,
            settlement: str | None, promote: bool, reason: str, preview: bool, kb: Path, fmt: str) -> None:
     """Settle a hypothesis: confirm, refute, extend or promote it (one commit)."""
     chosen = [bool(confirm_by or confirm_title), refute, bool(extend_to or settlement), promote]
@@ -266,7 +301,9 @@ def settle(hypothesis: str, confirm_by: str | None, confirm_title: str | None, b
     hyp = _paths(cur.indexer, [hypothesis], None)[0]
     if confirm_by or confirm_title:
         obs = _paths(cur.indexer, [confirm_by], None)[0] if confirm_by else None
-        body = body_file.read() if body_file is not None else ""
+        if new_body is not None and body_file is not None:
+            raise click.UsageError("give the body once: --new-body or --body-file")
+        body = new_body if new_body is not None else _read_body(body_file) if body_file else ""
         _report(fmt, lambda: cur.confirm(hyp, obs, reason, new_title=confirm_title, new_body=body,
                                          confidence=confidence, preview=preview))
     elif refute:
@@ -353,4 +390,37 @@ def _stack_command(name: str) -> None:
 
 _stack_command("undo")
 _stack_command("redo")
+
+
+
+@cli.command()
+@click.option("--name", default=None, help="the curator's name")
+@click.option("--email", default=None, help="the curator's e-mail")
+@KB
+def identity(name: str | None, email: str | None, kb: Path) -> None:
+    """Show the curator identity commits are made with, or save one in factdesk's settings
+    (used when git has no user.name/user.email; factdesk never writes git config)."""
+    where = default_identity_file()
+    if (name is None) != (email is None):
+        raise click.UsageError("give both --name and --email")
+    if name is not None and email is not None:
+        try:
+            save_identity(where, name, email)
+        except CurationError as exc:
+            say(f"refused [identity]: {exc}", err=True)
+            _exit(1)
+            return
+        say(f"saved {name} <{email}> in {where}")
+    try:
+        ident = curator_identity(kb, where)
+    except MissingIdentity as exc:
+        say(str(exc), err=True)
+        _exit(1)
+        return
+    except CurationError as exc:
+        say(f"refused [identity]: {exc}", err=True)
+        _exit(1)
+        return
+    say(f"curator: {ident.name} <{ident.email}>")
+    _exit(0)
 

@@ -14,9 +14,12 @@ from factdesk.curation.ops import (
     ChangeSet,
     Curation,
     FieldChange,
+    FileDiff,
     Relabelable,
     curator_identity,
+    finish_change,
 )
 
 __all__ = ["ActionRecord", "ChangeSet", "Conflict", "Curation", "CurationError", "FieldChange",
-           "Recovered", "Refused", "Relabelable", "curator_identity", "recover"]
+           "FileDiff", "Recovered", "Refused", "Relabelable", "curator_identity", "finish_change",
+           "recover"]

@@ -32,11 +32,13 @@ import yaml
 
 from factdesk.corpus.yamlv3 import SAFE_LOADER
 from factdesk.errors import FactdeskError
-from factdesk.fsio import read_or_none
+from factdesk.fsio import NotRegular, TooLarge, read_regular
 from factdesk.model.fact import Fact
 from factdesk.model.mislabels import CODES, MislabelContext, Suggestion, suggest_all
 
 DISMISSALS_PATH = ".factdesk/dismissals.yaml"
+#: the most of the file that is read (about 50,000 dismissals)
+DISMISSALS_LIMIT = 16 * 1024 * 1024
 VERSION = 1
 _FIELDS = ("path", "code", "reason", "by", "at", "blob")
 _BLOB_RE = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
@@ -183,7 +185,11 @@ def load_dismissals(repo: Path) -> Dismissals:
     """Read `<repo>/.factdesk/dismissals.yaml` from the work tree (absent: no dismissals)."""
     path = repo / DISMISSALS_PATH
     try:
-        data = read_or_none(path)  # (never a FIFO or a device: issue 15 #6)
+        data = read_regular(path, limit=DISMISSALS_LIMIT)
+    except FileNotFoundError:
+        return Dismissals()
+    except (NotRegular, TooLarge) as exc:  # (a FIFO there is never waited on: issue 15 #6)
+        raise DismissalsError(str(exc)) from exc
     except OSError as exc:
         raise DismissalsError(f"{DISMISSALS_PATH}: cannot read: {exc.strerror}") from exc
     if data is None:
@@ -200,23 +206,13 @@ def facts_from_index(conn: sqlite3.Connection, paths: Iterable[str] | None = Non
                      ) -> tuple[list[Fact], dict[str, str | None], dict[str, str]]:
     """Live well-formed facts (all, or those at `paths`), their blob ids and creator
     e-mails, read from the index."""
+    from factdesk.index.curation_reads import live_fact_rows
     from factdesk.index.rows import fact_from_row
 
-    conn.row_factory = sqlite3.Row
     facts: list[Fact] = []
     blobs: dict[str, str | None] = {}
     creators: dict[str, str] = {}
-    if paths is None:
-        rows: list[sqlite3.Row] | sqlite3.Cursor = conn.execute(
-            "SELECT * FROM facts WHERE status = 'live' ORDER BY path")
-    else:
-        wanted = sorted(set(paths))
-        rows = []
-        for i in range(0, len(wanted), 500):
-            chunk = wanted[i:i + 500]
-            marks = ",".join("?" * len(chunk))
-            rows += conn.execute(
-                f"SELECT * FROM facts WHERE status = 'live' AND path IN ({marks}) ORDER BY path", chunk)
+    rows = live_fact_rows(conn, paths)
     for row in rows:
         fact = fact_from_row(row)
         if fact is None:
@@ -235,9 +231,10 @@ def queue_from_index(repo: Path, conn: sqlite3.Connection, *, include_no_envelop
     `paths`, e.g. after an operation) that no dismissal in the work tree's
     `.factdesk/dismissals.yaml` covers, most serious first. `conn` is an up-to-date index."""
     from factdesk.corpus.registry_io import load_registry
+    from factdesk.index.curation_reads import meta_values
 
     facts, blobs, creators = facts_from_index(conn, paths)
-    meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    meta = meta_values(conn)
     repo_ids = frozenset(str(meta.get("repo_id") or "").split()) or None
     ctx = MislabelContext(repo_id=repo_ids, registry=load_registry(repo), creators=creators,
                           include_no_envelope=include_no_envelope)

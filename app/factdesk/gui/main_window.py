@@ -535,7 +535,7 @@ class MainWindow(QMainWindow):
         self._light_refresh = set(result.paths_after) == set(result.paths_touched)
         if not self._light_refresh:
             self.watcher.watch_folders({str(Path(p).parent) for p in result.paths_after})
-        self.session.update(hint=result.paths_touched, after=lambda: result.finish(self.session.repo))
+        self.session.update(hint=list(result.paths_touched), after=lambda: result.finish(self.session.repo))
 
     # -- semantic layer -----------------------------------------------------------------------
 
@@ -690,7 +690,7 @@ class MainWindow(QMainWindow):
         removed no file, so the folder tree keeps its shape. Panels not in front are
         refreshed when they are next shown."""
         self.table.model.invalidate()
-        if light and self.last_change is not None and self._patch_table(self.last_change.paths_touched):
+        if light and self.last_change is not None and self._patch_table(list(self.last_change.paths_touched)):
             self.sidebar.refresh_facets(self.search.text())
         elif not self.apply_query(self.search.text()):
             self.table.refresh()

@@ -304,8 +304,12 @@ class SettlementPanel(QWidget):
                                         "it is written with sources: 1, you):", "0.8")
             if not confidence:
                 return
+            body = self._ask_text("Confirm", "What was observed (the observation's body):", "")
+            if not body:
+                return
             result = self._run_action(lambda: self.curation.confirm(  # (which checks it)
-                item.path, None, f"observed: {title}", new_title=title, confidence=confidence))
+                item.path, None, f"observed: {title}", new_title=title, new_body=body,
+                confidence=confidence))
         if result is not None:
             self._done(item)
 

@@ -307,11 +307,20 @@ def _refs(fact: Fact, ctx: CheckContext) -> Iterable[Problem]:
             yield _p(fact, "refs", "ref-self", Severity.WARNING, "fact cites itself")
         elif ref.target not in ctx.facts:
             if ref.target in ctx.retracted:
+                if _settled_by(fact, ctx.retracted[ref.target]):
+                    continue  # knomit's own settlement link (FORMAT §6.6), not a stale ref
                 yield _p(fact, "refs", "ref-retracted", Severity.WARNING,
                          f"ref to retracted fact {ref.target}")
             elif ctx.history_known:
                 yield _p(fact, "refs", "ref-broken", Severity.WARNING,
                          f"ref to a fact that never existed: {ref.target}")
+
+
+def _settled_by(fact: Fact, gone: Fact) -> bool:
+    """A non-hypothesis citing a retracted hypothesis: the link a settlement leaves between
+    the hypothesis and the fact that settled it (knomit's collision path, FORMAT §6.6, and
+    factdesk's confirm), which is meant to outlive the hypothesis."""
+    return gone.type == FactType.HYPOTHESIS and fact.type != FactType.HYPOTHESIS
 
 
 def _sources(fact: Fact, ctx: CheckContext) -> Iterable[Problem]:

@@ -1,0 +1,136 @@
+"""Which commits are curators' decisions (issue 15 #2): the one rule undo, redo and
+proposal review trust.
+
+The threat (docs/reliability.md, "Trust in commit messages"): an agent can write anything
+into a fact, a file name, a commit message and a commit's author and committer fields; its
+commits reach the curated branch through review merges (or a fast-forward), and a second
+curator's decisions arrive through sync. A commit is a curator's decision only if:
+
+1. it is on the branch's own first-parent line from its tip (`git log --first-parent`): a
+   commit reached only through a merge's second parent (an agent branch) never is;
+2. it is not a merge (factdesk never commits one);
+3. neither its author nor its committer is an agent identity: an e-mail at
+   `agents.knomit.io` (knomit's agent identities), or one the registry
+   (`.factdesk/agents.yaml`) lists for an agent of a type other than `user`. The registry
+   is in the corpus, so agents can edit it: it may only take trust away, never grant it;
+4. its message ends in one trailer block (the last paragraph, every line `Token: value`)
+   holding exactly one `Factdesk-Action` (a known action), one `Factdesk-Action-Id` (16
+   hex digits) and, for undo and redo, exactly one `Factdesk-Reverts` (16 hex digits).
+   Trailers anywhere else — a subject, the reason paragraph, a value factdesk wrote before
+   values were made inert — are text, not decisions;
+5. its author's knomit `+op` token names the same action (`ana+relabel@…` for relabel),
+   as factdesk writes it (`changes.with_op`).
+
+What this cannot tell: an agent that fast-forwards the curated branch to commits whose
+author and committer it forged as a curator's own, non-agent identity. Merge agent work
+with a true merge (knomit's consensus rule, FORMAT §5.2) and that cannot happen;
+signatures (informational in knomit) are not verified, since verifying runs a program.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from factdesk.corpus import gitrepo
+from factdesk.corpus.registry_io import load_registry
+from factdesk.model.enums import ClaimantType
+from factdesk.model.registry import Registry, op_token
+
+AGENT_DOMAIN = "agents.knomit.io"
+#: the actions factdesk commits (an unknown one is not a decision)
+ACTIONS = frozenset({"relabel", "edit", "attest", "move", "retract", "restore", "confirm",
+                     "refute", "extend", "promote", "dismiss", "undo", "redo"})
+_TOKEN_LINE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9-]*): (.*)$")
+_ACTION_ID = re.compile(r"^[0-9a-f]{16}$")
+#: the keys that must appear at most once in a decision's trailer block
+_SINGLE = ("Factdesk-Action", "Factdesk-Action-Id", "Factdesk-Reverts")
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A curator's action as its commit records it."""
+
+    commit: str
+    subject: str
+    action: str
+    action_id: str
+    #: the action id an undo or redo reverts (None for other actions)
+    reverts: str | None
+    author: str
+    committer: str
+
+
+def trailer_block(message: str) -> list[tuple[str, str]] | None:
+    """The `(token, value)` lines of the message's final trailer block: its last paragraph,
+    if that is not the subject and every line in it is `Token: value`; else None."""
+    paragraphs = [p for p in re.split(r"\n[ \t]*\n", message.strip("\n")) if p.strip()]
+    if len(paragraphs) < 2:
+        return None
+    out = []
+    for line in paragraphs[-1].split("\n"):
+        m = _TOKEN_LINE.match(line)
+        if m is None:
+            return None
+        out.append((m.group(1), m.group(2)))
+    return out
+
+
+def decision_in(message: str) -> tuple[str, str, str | None] | None:
+    """(action, action id, reverted id) from the message's final trailer block, or None
+    when it records no well-formed decision."""
+    block = trailer_block(message)
+    if block is None:
+        return None
+    found: dict[str, list[str]] = {}
+    for token, value in block:
+        found.setdefault(token, []).append(value.strip())
+    if any(len(found.get(k, ())) > 1 for k in _SINGLE):
+        return None
+    action = found.get("Factdesk-Action", [""])[0]
+    action_id = found.get("Factdesk-Action-Id", [""])[0]
+    reverts = found.get("Factdesk-Reverts", [None])[0]
+    if action not in ACTIONS or not _ACTION_ID.match(action_id):
+        return None
+    if (action in ("undo", "redo")) != (reverts is not None):
+        return None
+    if reverts is not None and not _ACTION_ID.match(reverts):
+        return None
+    return action, action_id, reverts
+
+
+def is_agent_identity(email: str, registry: Registry) -> bool:
+    """An agent's git identity: knomit's agent domain, or registered as a non-user agent."""
+    if email.rpartition("@")[2].strip().lower() == AGENT_DOMAIN:
+        return True
+    agent = registry.agent_for_email(email)
+    return agent is not None and agent.type != ClaimantType.USER
+
+
+def trusted_decisions(repo: Path, tip: str | None = None, *, registry: Registry | None = None,
+                      depth: int = 2000) -> list[Decision]:
+    """The curators' decisions on the first-parent line from `tip` (default: HEAD), newest
+    first (the rules in the module doc). `registry`: the corpus's, read from the work tree
+    if None. Empty on an empty branch."""
+    if tip is None:
+        tip = gitrepo.head_sha(repo)
+        if tip is None:
+            return []
+    registry = registry if registry is not None else load_registry(repo)
+    out = gitrepo.run_git(repo, "log", "--first-parent", "--no-merges", f"-n{depth}",
+                          "--format=%x01%H%x00%P%x00%ae%x00%ce%x00%s%x00%B",
+                          "--fixed-strings", "--grep=Factdesk-Action-Id: ", tip, "--", check=False)
+    decisions = []
+    for chunk in out.split(b"\x01")[1:]:
+        sha, parents, author, committer, subject, body = (
+            chunk.decode("utf-8", "replace").split("\x00", 5))
+        if len(parents.split()) > 1:
+            continue
+        if is_agent_identity(author, registry) or is_agent_identity(committer, registry):
+            continue
+        found = decision_in(body)
+        if found is None or op_token(author) != found[0]:
+            continue
+        decisions.append(Decision(sha, subject, found[0], found[1], found[2], author, committer))
+    return decisions
