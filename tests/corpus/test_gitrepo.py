@@ -4,13 +4,18 @@ oversize blob in memory nor leaves the `cat-file` stream out of step; gitrepo.Bl
 
 from __future__ import annotations
 
+import os
+import subprocess
+import time
 import tracemalloc
+from pathlib import Path
 
 import pytest
 
+from factdesk.corpus import gitrepo
 from factdesk.corpus.codec import MAX_BYTES
 from factdesk.corpus.gitrepo import BlobDiff, BlobReader, BlobTooLarge, GitError, blob_id
-from tests.conftest import Corpus
+from tests.conftest import Corpus, git
 
 
 def test_a_blob_over_the_limit_is_refused_and_the_reader_reads_on(corpus: Corpus) -> None:
@@ -76,3 +81,217 @@ def test_blob_diff_gives_git_diffs_hunks(corpus: Corpus) -> None:
     assert stopped.run(blob_id(old), blob_id(new)) is None
     with pytest.raises(GitError, match="git diff failed"):
         BlobDiff(corpus.root).run("1" * 40, blob_id(new))
+
+
+# ---------------------------------------------------------------------------------------------
+# RELIABILITY I6 / K01: no program named by the repository's own config, attributes or hooks
+# runs from any git call factdesk makes. Each route plants a script that leaves a marker.
+
+def _script(tmp_path: Path, name: str = "evil") -> tuple[Path, Path]:
+    marker = tmp_path / f"{name}.ran"
+    script = tmp_path / f"{name}.sh"
+    # it records its run, then behaves as a filter would (so git's own output stays sane)
+    script.write_text(f"#!/bin/sh\necho \"$0 $*\" >> '{marker}'\ncat\n")
+    script.chmod(0o755)
+    return script, marker
+
+
+def _sign_head(repo: Path) -> None:
+    """Give HEAD a (bogus) gpg signature, so that `log.showSignature` has one to check."""
+    raw = git(repo, "cat-file", "commit", "HEAD")
+    head, _, message = raw.partition("\n\n")
+    sig = ("gpgsig -----BEGIN PGP SIGNATURE-----\n \n iQEzBAABCAAdFiEE\n"
+           " -----END PGP SIGNATURE-----")
+    data = f"{head}\n{sig}\n\n{message}"
+    sha = subprocess.run(["git", "-C", str(repo), "hash-object", "-t", "commit", "-w", "--stdin"],
+                         input=data.encode(), capture_output=True, check=True).stdout.decode().strip()
+    git(repo, "update-ref", "HEAD", sha)
+
+
+def _route(name: str, repo: Path, script: Path) -> None:
+    cfg = lambda *kv: git(repo, "config", *kv)  # noqa: E731
+    attributes = repo / ".gitattributes"
+    if name == "clean-smudge-filter":
+        cfg("filter.x.clean", str(script))
+        cfg("filter.x.smudge", str(script))
+        cfg("filter.x.required", "true")
+        attributes.write_text("*.md filter=x\n")
+    elif name == "process-filter":
+        cfg("filter.x.process", str(script))
+        (repo / ".git" / "info").mkdir(exist_ok=True)
+        (repo / ".git" / "info" / "attributes").write_text("*.md filter=x\n")
+    elif name == "textconv":
+        cfg("diff.x.textconv", str(script))
+        attributes.write_text("*.md diff=x\n")
+    elif name == "external-diff":
+        cfg("diff.external", str(script))
+        cfg("diff.x.command", str(script))
+        attributes.write_text("*.md diff=x\n")
+    elif name == "merge-driver":
+        # two branches that change one line of one fact each their own way
+        fact = repo / "kb/decisions/api/c3c3c3c3.md"
+        text = fact.read_text()
+        git(repo, "checkout", "-q", "-b", "side")
+        fact.write_text(text.replace("Body text", "Side text"))
+        git(repo, "commit", "-qam", "learn: side")
+        git(repo, "checkout", "-q", "main")
+        fact.write_text(text.replace("Body text", "Main text"))
+        git(repo, "commit", "-qam", "learn: main")
+        cfg("merge.x.driver", f"{script} %A %O %B")
+        attributes.write_text("*.md merge=x\n")
+    elif name == "show-signature":
+        cfg("log.showSignature", "true")
+        cfg("gpg.program", str(script))
+        cfg("gpg.openpgp.program", str(script))
+        _sign_head(repo)
+    elif name == "fsmonitor":
+        cfg("core.fsmonitor", str(script))
+    elif name == "pager":
+        cfg("core.pager", str(script))
+        cfg("pager.log", str(script))
+        cfg("pager.status", str(script))
+    elif name == "hooks":
+        hooks = repo / ".githooks"
+        hooks.mkdir()
+        for hook in ("reference-transaction", "post-index-change", "pre-commit", "post-commit",
+                     "post-checkout", "pre-auto-gc", "post-rewrite"):
+            (hooks / hook).write_text(f"#!/bin/sh\nexec '{script}' </dev/null\n")
+            (hooks / hook).chmod(0o755)
+            (repo / ".git" / "hooks" / hook).write_text(f"#!/bin/sh\nexec '{script}' </dev/null\n")
+            (repo / ".git" / "hooks" / hook).chmod(0o755)
+        cfg("core.hooksPath", ".githooks")
+    elif name == "included-config":
+        (repo / ".git" / "more.cfg").write_text(
+            f"[filter \"y\"]\n\tclean = {script}\n\tsmudge = {script}\n"
+            f"[diff \"y\"]\n\ttextconv = {script}\n[core]\n\tfsmonitor = {script}\n")
+        cfg("include.path", "more.cfg")
+        attributes.write_text("*.md filter=y diff=y\n")
+    elif name == "alias":
+        for verb in ("status", "log", "rev-parse", "cat-file", "ls-files", "diff", "config"):
+            cfg(f"alias.{verb}", f"!{script}")
+    elif name == "credentials-askpass-ssh":
+        cfg("credential.helper", str(script))
+        cfg("credential.https://example.com.helper", str(script))
+        cfg("core.askPass", str(script))
+        cfg("core.sshCommand", str(script))
+        cfg("remote.origin.url", "ssh://127.0.0.1:1/x")
+        cfg("remote.origin.uploadpack", str(script))
+        cfg("url.ext::sh -c touch% /nonexistent.insteadOf", "evil://")
+    else:  # pragma: no cover
+        raise AssertionError(name)
+
+
+ROUTES = ("clean-smudge-filter", "process-filter", "textconv", "external-diff", "merge-driver",
+          "show-signature", "fsmonitor", "pager", "hooks", "included-config", "alias",
+          "credentials-askpass-ssh")
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_no_program_named_by_the_repository_runs(route: str, corpus: Corpus, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    from factdesk.cli import main
+
+    for var in ("GIT_ASKPASS", "SSH_ASKPASS", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_PAGER", "PAGER",
+                "GIT_EXTERNAL_DIFF"):
+        monkeypatch.delenv(var, raising=False)
+    repo, kb = corpus.root, str(corpus.root)
+    git(repo, "config", "user.name", "Curator")
+    git(repo, "config", "user.email", "curator@example.com")
+    assert main(["index", "--kb", kb]) == 0
+    before = git(repo, "rev-parse", "HEAD").strip()
+    script, marker = _script(tmp_path)
+    _route(route, repo, script)
+    # every fact is stat-dirty with its size kept: git must hash each one (clean filters)
+    fact = repo / "kb/gotchas/db/a1a1a1a1.md"
+    for path in (repo / "kb").rglob("*.md"):
+        os.utime(path, (1, 1))
+    fact.write_text(fact.read_text() + "\nOne more line.\n")
+    capsys.readouterr()
+    for argv in (["index", "--kb", kb], ["search", "pool", "--kb", kb], ["check", "--kb", kb],
+                 ["show", "a1a1a1a1", "--kb", kb], ["queue", "--kb", kb],
+                 ["transitions", "--stats", "--kb", kb],
+                 ["relabel", "kb/gotchas/db/b2b2b2b2.md", "--type", "insight", "--reason", "x",
+                  "--kb", kb],
+                 ["undo", "--reason", "y", "--kb", kb], ["index", "--rebuild", "--kb", kb]):
+        main(argv)
+        assert not marker.exists(), (argv, marker.read_text())
+    # the library's own readers and the commands the coming sync runs
+    head = gitrepo.head_sha(repo)
+    assert head is not None
+    gitrepo.log(repo)
+    assert gitrepo.status_paths(repo, "kb") is not None
+    old, new = before, f"{head}~1"  # (the relabel; head is its undo)
+    gitrepo.diff_versions(repo, "kb/gotchas/db/a1a1a1a1.md", f"{old}:kb/gotchas/db/a1a1a1a1.md",
+                          f"{new}:kb/gotchas/db/b2b2b2b2.md", ("a", "b"))
+    gitrepo.run_git(repo, "diff", "--stat", old, new, check=False)
+    gitrepo.run_git(repo, "diff", "--no-ext-diff", "--no-textconv", old, "--", "kb", check=False)
+    gitrepo.run_git(repo, "log", "-p", "-1", check=False)
+    gitrepo.run_git(repo, "diff", old, new, check=False)  # (a caller that forgot --no-ext-diff)
+    gitrepo.run_git(repo, "merge-tree", "--write-tree", "main", "side", check=False)
+    gitrepo.run_git(repo, "credential", "fill", input=b"protocol=https\nhost=example.com\n\n",
+                    check=False)
+    gitrepo.run_git(repo, "ls-remote", "origin", check=False)
+    gitrepo.run_git(repo, "ls-remote", "ext::sh -c touch% x", check=False)
+    gitrepo.run_git(repo, "ls-remote", "evil://x", check=False)
+    assert not marker.exists(), marker.read_text()
+
+
+def test_the_route_tests_can_fail(corpus: Corpus, tmp_path: Path) -> None:
+    """Each planted script does run when git is called plainly (the routes are real)."""
+    repo = corpus.root
+    script, marker = _script(tmp_path)
+    _route("clean-smudge-filter", repo, script)
+    _route("show-signature", repo, script)
+    os.utime(repo / "kb/gotchas/db/a1a1a1a1.md", (1, 1))
+    subprocess.run(["git", "-C", str(repo), "status", "--porcelain"], capture_output=True, check=True)
+    subprocess.run(["git", "-C", str(repo), "log", "-1"], capture_output=True, check=True)
+    assert marker.read_text().count(str(script)) >= 2
+
+
+def test_the_users_own_drivers_are_kept_and_the_repositorys_replaced(
+        corpus: Corpus, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """K01 as amended: the global config is the user's to trust; the repository's is not."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    subprocess.run(["git", "config", "--global", "filter.lfs.process", "git-lfs filter-process"],
+                   check=True)
+    subprocess.run(["git", "config", "--global", "credential.helper", "cache"], check=True)
+    repo = corpus.root
+    git(repo, "config", "filter.lfs.process", "/tmp/evil")
+    git(repo, "config", "filter.mine.clean", "/tmp/evil")
+    git(repo, "config", "credential.helper", "/tmp/evil")
+    git(repo, "config", "core.sshCommand", "/tmp/evil")
+    args = gitrepo.config_neutralisers(repo)
+    pairs = [args[i + 1] for i in range(0, len(args), 2)]
+    assert "filter.lfs.process=git-lfs filter-process" in pairs
+    assert "filter.mine.clean=" in pairs and "core.sshCommand=ssh".lower() in map(str.lower, pairs)
+    assert pairs.index("credential.helper=") < pairs.index("credential.helper=cache")
+    effective = gitrepo.run_git(repo, "config", "--get-all", "credential.helper").decode().split("\n")[:-1]
+    assert effective[-2:] == ["", "cache"] and "/tmp/evil" not in gitrepo.run_git(
+        repo, "config", "filter.mine.clean").decode()
+
+
+def test_the_overrides_follow_a_config_change_and_cost_a_few_stats(corpus: Corpus,
+                                                                   tmp_path: Path) -> None:
+    repo = corpus.root
+    assert not any("filter" in a for a in gitrepo.config_neutralisers(repo))
+    # an include that does not exist yet, filled in later
+    git(repo, "config", "include.path", "later.cfg")
+    assert not any("filter" in a for a in gitrepo.config_neutralisers(repo))
+    (repo / ".git" / "later.cfg").write_text("[filter \"z\"]\n\tclean = /tmp/evil\n")
+    assert "filter.z.clean=" in gitrepo.config_neutralisers(repo)
+    git(repo, "config", "diff.q.textconv", "/tmp/evil")
+    assert "diff.q.textconv=" in gitrepo.config_neutralisers(repo)
+    start = time.perf_counter()
+    for _ in range(200):
+        gitrepo.config_neutralisers(repo)
+    assert (time.perf_counter() - start) / 200 < 0.002  # cached: stats, no process
+
+
+def test_a_program_key_that_cannot_be_overridden_is_refused(corpus: Corpus) -> None:
+    (corpus.root / ".git" / "config").write_text(
+        (corpus.root / ".git" / "config").read_text() + '[filter "a=b"]\n\tclean = /tmp/evil\n')
+    with pytest.raises(GitError, match="cannot override"):
+        gitrepo.head_sha(corpus.root)
