@@ -295,3 +295,64 @@ def test_a_program_key_that_cannot_be_overridden_is_refused(corpus: Corpus) -> N
         (corpus.root / ".git" / "config").read_text() + '[filter "a=b"]\n\tclean = /tmp/evil\n')
     with pytest.raises(GitError, match="cannot override"):
         gitrepo.head_sha(corpus.root)
+
+
+# ---------------------------------------------------------------------------------------------
+# corpus.githistory and corpus.gitobjects: the named helpers others call instead of git argv
+
+def test_history_helpers_answer_from_git(corpus: Corpus) -> None:
+    from factdesk.corpus import githistory
+
+    repo = corpus.root
+    head = gitrepo.head_sha(repo)
+    assert head is not None
+    assert githistory.resolve_commit(repo, "HEAD") == head
+    assert githistory.resolve_commit(repo, "--output=/tmp/x") is None
+    chain = githistory.first_parent_chain(repo)
+    assert chain[-1] == head and githistory.first_parent_count(repo, "HEAD") == len(chain) == 2
+    assert githistory.merge_base(repo, chain[0], head) == chain[0]
+    assert githistory.commits_only_in(repo, head, chain[0]) == [head]
+    assert {p for p, _ in githistory.tree_blobs(repo, head, "kb")} == {
+        "kb/gotchas/db/a1a1a1a1.md", "kb/gotchas/db/b2b2b2b2.md", "kb/decisions/api/c3c3c3c3.md"}
+    assert githistory.added_by(repo, head, "kb")["kb/gotchas/db/a1a1a1a1.md"] == \
+        "claude-code+learn@agents.knomit.io"
+    (repo / "kb/gotchas/db/a1a1a1a1.md").unlink()
+    corpus.commit("retract: a1")
+    new_head = gitrepo.head_sha(repo)
+    assert githistory.deleted_in(repo, "kb/gotchas/db/a1a1a1a1.md") == new_head
+    changes = githistory.commit_changes(repo, new_head or "")
+    assert [(c.status, c.path) for c in changes] == [("D", "kb/gotchas/db/a1a1a1a1.md")]
+    assert githistory.changed_between(repo, head, new_head or "") == ["kb/gotchas/db/a1a1a1a1.md"]
+    assert "retract: a1" in githistory.one_line_log(repo, f"{head}..HEAD")
+    assert [s for _, s, _ in githistory.messages_with(repo, "HEAD", "knomit-repo-nonce")] == [
+        "init: create knowledge base"]
+    git(repo, "config", "user.name", "Cur Ator")
+    assert githistory.config_get(repo, "user.name") == "Cur Ator"
+    assert githistory.config_get(repo, "user.nobody") is None
+
+
+def test_gitpython_objects_never_run_git(corpus: Corpus, monkeypatch: pytest.MonkeyPatch) -> None:
+    """GitPython's commands would carry none of git_argv's protections: the Repo factdesk
+    opens reads refs and config in Python and refuses any command."""
+    from factdesk.corpus import gitobjects
+
+    git(corpus.root, "remote", "add", "origin", "https://example.com/kb.git")
+    git(corpus.root, "branch", "side")
+    gitobjects.repository(corpus.root)  # (GitPython's import runs `git version` once)
+    started: list[object] = []
+    real = subprocess.Popen.__init__
+
+    def spy(self: subprocess.Popen[bytes], *args: object, **kwargs: object) -> None:
+        started.append(args[0] if args else kwargs.get("args"))
+        real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", spy)
+    head = gitrepo.head_sha(corpus.root)
+    started.clear()
+    assert gitobjects.branches(corpus.root) == {"main": head, "side": head}
+    assert gitobjects.current_branch(corpus.root) == "main"
+    assert gitobjects.remotes(corpus.root) == [
+        gitobjects.Remote("origin", ("https://example.com/kb.git",))]
+    assert started == []
+    with pytest.raises(GitError, match="GitPython tried to run"):
+        gitobjects.repository(corpus.root).git.status()
