@@ -295,6 +295,8 @@ def test_a_program_key_that_cannot_be_overridden_is_refused(corpus: Corpus) -> N
         (corpus.root / ".git" / "config").read_text() + '[filter "a=b"]\n\tclean = /tmp/evil\n')
     with pytest.raises(GitError, match="cannot override"):
         gitrepo.head_sha(corpus.root)
+    with pytest.raises(gitrepo.UnsafeConfig):  # (not "not a git repository")
+        gitrepo.is_git_repo(corpus.root)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -44,6 +44,10 @@ class GitError(FactdeskError):
     """A git command failed; the message is git's own."""
 
 
+class UnsafeConfig(GitError):
+    """The repository's config names a program in a way factdesk cannot override."""
+
+
 def git_env(*, isolated: bool = False) -> dict[str, str]:
     """The environment of factdesk's git calls. `isolated`: without the user's git config
     and GIT_* variables too (the demo's reproducible build)."""
@@ -203,7 +207,7 @@ def _read_neutralisers(repo: Path) -> tuple[tuple[Path, ...], tuple[str, ...]]:
     args: list[str] = []
     for name, entry in untrusted.items():
         if "=" in name.partition(".")[2].rpartition(".")[0] or "\n" in name:
-            raise GitError(f"this repository's git config sets {name!r}, a program key that "
+            raise UnsafeConfig(f"this repository's git config sets {name!r}, a program key that "
                            "factdesk cannot override; remove it from .git/config to open the "
                            "repository")
         inert = PROGRAM_KEYS[entry]
@@ -246,6 +250,8 @@ def is_git_repo(path: Path) -> bool:
         return False
     try:
         top = run_git(path, "rev-parse", "--show-toplevel").decode().strip()
+    except UnsafeConfig:
+        raise
     except (GitError, OSError):
         return False
     return Path(top).resolve() == path.resolve()
