@@ -4,6 +4,7 @@ oversize blob in memory nor leaves the `cat-file` stream out of step; gitrepo.Bl
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import time
@@ -358,3 +359,51 @@ def test_gitpython_objects_never_run_git(corpus: Corpus, monkeypatch: pytest.Mon
     assert started == []
     with pytest.raises(GitError, match="GitPython tried to run"):
         gitobjects.repository(corpus.root).git.status()
+
+
+# ---------------------------------------------------------------------------------------------
+# K01 / issue 14: git command lines are built in corpus/ only, each with a constant verb
+
+APP = Path(__file__).resolve().parents[2] / "app" / "factdesk"
+#: modules outside corpus/ that still run git themselves: gitwrite is the write protocol on
+#: top of gitrepo; ops.py and indexer.py are to switch to corpus.githistory's helpers
+#: (remove them here when they do); demo.py builds its repository through run_git
+GIT_OUTSIDE_CORPUS = {"curation/gitwrite.py", "curation/ops.py", "index/indexer.py", "demo.py"}
+RUNNERS = {"run_git", "git_argv", "GitRun", "_git"}
+VERBS = {"add", "cat-file", "checkout", "commit", "commit-tree", "config", "diff", "diff-tree",
+         "hash-object", "init", "log", "ls-files", "ls-tree", "merge-base", "mktree",
+         "read-tree", "reset", "rev-list", "rev-parse", "status", "symbolic-ref", "update-index",
+         "update-ref", "write-tree"}
+
+
+def _git_calls(tree: ast.AST) -> list[ast.Call]:
+    calls = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            if name in RUNNERS:
+                calls.append(node)
+    return calls
+
+
+def test_git_runs_only_from_corpus_and_with_a_constant_verb() -> None:
+    outside: set[str] = set()
+    for path in sorted(APP.rglob("*.py")):
+        rel = path.relative_to(APP).as_posix()
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        uses_subprocess = any(isinstance(n, (ast.Import, ast.ImportFrom)) and any(
+            a.name == "subprocess" for a in n.names) for n in ast.walk(tree))
+        calls = _git_calls(tree)
+        if not rel.startswith("corpus/") and (calls or uses_subprocess):
+            outside.add(rel)
+        for call in calls:
+            if rel == "demo.py" or not call.args or len(call.args) < 2:
+                continue  # (demo passes its plan's verbs through one wrapper)
+            verb = call.args[1]
+            if isinstance(verb, ast.Starred):
+                continue  # a wrapper forwarding its own args, checked at its callers
+            assert isinstance(verb, ast.Constant) and verb.value in VERBS, (
+                f"{rel}:{call.lineno}: git's verb must be a constant from the allowlist")
+    assert outside <= GIT_OUTSIDE_CORPUS, sorted(outside - GIT_OUTSIDE_CORPUS)
+    assert "reflect/transitions.py" not in outside and "reflect/cache.py" not in outside
