@@ -329,6 +329,8 @@ def test_history_helpers_answer_from_git(corpus: Corpus) -> None:
     assert "retract: a1" in githistory.one_line_log(repo, f"{head}..HEAD")
     assert [s for _, s, _ in githistory.messages_with(repo, "HEAD", "knomit-repo-nonce")] == [
         "init: create knowledge base"]
+    assert githistory.messages_with(repo, f"{head}..HEAD", "knomit-repo-nonce",
+                                    first_parent=False) == []
     git(repo, "config", "user.name", "Cur Ator")
     assert githistory.config_get(repo, "user.name") == "Cur Ator"
     assert githistory.config_get(repo, "user.nobody") is None

@@ -113,13 +113,14 @@ def one_line_log(repo: Path, rev_range: str, paths: Sequence[str] = ()) -> str:
                    *paths, check=False).decode("utf-8", "replace").strip()
 
 
-def messages_with(repo: Path, rev: str, needle: str, *, depth: int = 2000
-                  ) -> list[tuple[str, str, str]]:
-    """(sha, subject, whole message) of the first-parent commits of `rev` whose message
-    holds `needle` (a fixed string), newest first, at most `depth` commits back."""
-    out = run_git(repo, "log", "--first-parent", f"-n{depth}", "--format=%x01%H%x00%s%x00%B",
-                  "--fixed-strings", f"--grep={needle}", "--end-of-options", rev, "--",
-                  check=False)
+def messages_with(repo: Path, rev_range: str, needle: str, *, depth: int = 2000,
+                  first_parent: bool = True) -> list[tuple[str, str, str]]:
+    """(sha, subject, whole message) of the commits of `rev_range` (first-parent ones only,
+    unless told otherwise) whose message holds `needle` (a fixed string), newest first, at
+    most `depth` of them."""
+    out = run_git(repo, "log", *(["--first-parent"] if first_parent else []), f"-n{depth}",
+                  "--format=%x01%H%x00%s%x00%B", "--fixed-strings", f"--grep={needle}",
+                  "--end-of-options", rev_range, "--", check=False)
     found = []
     for chunk in out.split(b"\x01")[1:]:
         sha, subject, body = chunk.decode("utf-8", "replace").split("\x00", 2)
