@@ -178,13 +178,31 @@ def _route(name: str, repo: Path, script: Path) -> None:
         cfg("remote.origin.url", "ssh://127.0.0.1:1/x")
         cfg("remote.origin.uploadpack", str(script))
         cfg("url.ext::sh -c touch% /nonexistent.insteadOf", "evil://")
+    elif name == "submodule":
+        # a nested repository committed as a gitlink, with its own filter and a dirty file:
+        # `git status` in the outer repository would run `git status` inside it
+        sub = repo / "kb" / "vendor" / "sub"  # (under kb/, where factdesk asks git status)
+        sub.mkdir(parents=True)
+        git(sub, "init", "-q", "-b", "main")
+        (sub / "notes.md").write_text("one\n")
+        git(sub, "add", "-A")
+        git(sub, "commit", "-qm", "sub")
+        git(repo, "add", "kb/vendor/sub")
+        # (and .gitmodules asks for it never to be ignored)
+        (repo / ".gitmodules").write_text('[submodule "sub"]\n\tpath = kb/vendor/sub\n'
+                                          '\turl = ./kb/vendor/sub\n\tignore = none\n')
+        git(repo, "add", ".gitmodules")
+        git(repo, "commit", "-qm", "learn: vendor")
+        git(sub, "config", "filter.x.clean", str(script))
+        (sub / ".gitattributes").write_text("*.md filter=x\n")
+        os.utime(sub / "notes.md", (1, 1))
     else:  # pragma: no cover
         raise AssertionError(name)
 
 
 ROUTES = ("clean-smudge-filter", "process-filter", "textconv", "external-diff", "merge-driver",
           "show-signature", "fsmonitor", "pager", "hooks", "included-config", "alias",
-          "credentials-askpass-ssh")
+          "credentials-askpass-ssh", "submodule")
 
 
 @pytest.mark.parametrize("route", ROUTES)
@@ -226,7 +244,10 @@ def test_no_program_named_by_the_repository_runs(route: str, corpus: Corpus, tmp
     gitrepo.diff_versions(repo, "kb/gotchas/db/a1a1a1a1.md", f"{old}:kb/gotchas/db/a1a1a1a1.md",
                           f"{new}:kb/gotchas/db/b2b2b2b2.md", ("a", "b"))
     gitrepo.run_git(repo, "diff", "--stat", old, new, check=False)
-    gitrepo.run_git(repo, "diff", "--no-ext-diff", "--no-textconv", old, "--", "kb", check=False)
+    # (a diff against the work tree names --ignore-submodules=all: a submodule's `ignore =
+    # none` in .gitmodules outranks the fixed diff.ignoreSubmodules=all)
+    gitrepo.run_git(repo, "diff", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all",
+                    old, "--", "kb", check=False)
     gitrepo.run_git(repo, "log", "-p", "-1", check=False)
     gitrepo.run_git(repo, "diff", old, new, check=False)  # (a caller that forgot --no-ext-diff)
     gitrepo.run_git(repo, "merge-tree", "--write-tree", "main", "side", check=False)

@@ -4,7 +4,8 @@ and blobs through one `git cat-file --batch` process.
 Every git call is an argv list built by `git_argv` and data only after `--`. `git_argv` is
 also where the rule "no program named by the repository runs" lives (RELIABILITY I6, K01):
 fixed options switch off what git runs on its own (hooks, fsmonitor, pager, signature
-display, the `ext::` transport, submodule recursion), and every key of the repository's own
+display, the `ext::` transport, submodule recursion, and the git that `status` and `diff`
+would run inside a submodule under that submodule's own config), and every key of the repository's own
 config (`.git/config`, its includes, `config.worktree`) that names a program — filter,
 textconv, diff and merge drivers, external diff, credential helpers, ssh and gpg programs,
 askpass, editors, pagers, proxies, upload/receive-pack, alternate-refs commands — is
@@ -33,7 +34,7 @@ from factdesk.model.registry import op_token
 FIXED = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
          "-c", "core.quotepath=false", "-c", "log.showSignature=false",
          "-c", "protocol.ext.allow=never", "-c", "submodule.recurse=false",
-         "--no-pager")
+         "-c", "diff.ignoreSubmodules=all", "--no-pager")
 #: The fixed options alone (kept for callers that build their own argv; they miss the
 #: repository's program keys: use `git_argv`).
 SAFE = FIXED
