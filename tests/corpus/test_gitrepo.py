@@ -430,3 +430,21 @@ def test_git_runs_only_from_corpus_and_with_a_constant_verb() -> None:
                 f"{rel}:{call.lineno}: git's verb must be a constant from the allowlist")
     assert outside <= GIT_OUTSIDE_CORPUS, sorted(outside - GIT_OUTSIDE_CORPUS)
     assert "reflect/transitions.py" not in outside and "reflect/cache.py" not in outside
+
+
+@pytest.mark.parametrize("url,ok", [
+    ("https://example.com/kb.git", True), ("ssh://git@example.com/kb.git", True),
+    ("git@example.com:team/kb.git", True), ("example.com:kb.git", True),
+    ("file:///srv/kb.git", True), ("../kb.git", True),
+    ("/srv/kb", True), ("ext::sh -c touch% /tmp/x", False), ("fd::3", False),
+    ("--upload-pack=touch /tmp/x", False), ("-u", False), ("http://example.com/kb", False),
+    ("git://example.com/kb", False), ("ftp://example.com/kb", False), ("hg::https://x/y", False),
+    ("https://example.com/kb\n--upload-pack=x", False), ("", False), ("c:evil", False)])
+def test_only_https_ssh_and_file_remotes_are_accepted(url: str, ok: bool) -> None:
+    from factdesk.corpus.gitobjects import checked_remote_url
+
+    if ok:
+        assert checked_remote_url(url) == url
+    else:
+        with pytest.raises(GitError, match="refused remote URL"):
+            checked_remote_url(url)

@@ -11,6 +11,7 @@ go through `gitrepo.run_git`; history through one `git log` pass (`gitrepo.log`)
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -77,3 +78,29 @@ def remotes(repo: Path) -> list[Remote]:
                 if reader.has_option(section, "url") else ())
         out.append(Remote(remote.name, urls))
     return out
+
+
+_SCP_LIKE = re.compile(r"^([A-Za-z0-9._~-]+@)?[A-Za-z0-9.-]{2,}:(?!//)")
+ALLOWED_SCHEMES = ("https", "ssh", "file")
+
+
+def checked_remote_url(url: str) -> str:
+    """`url` if factdesk may fetch from or push to it (RELIABILITY K01): https, ssh (also
+    `user@host:path`), file, or a local path; never a transport helper (`ext::`, `fd::`,
+    `<vcs>::`), never anything that reads as an option or holds a control character. Raises
+    `GitError` in words otherwise. (What git does with the URL after an `insteadOf` rewrite is
+    held by the fixed `protocol.ext.allow=never`.)"""
+    if not url or url.startswith("-") or any(ord(ch) < 32 or ord(ch) == 127 for ch in url):
+        raise GitError(f"refused remote URL {url!r}: empty, an option or a control character")
+    if "::" in url:
+        raise GitError(f"refused remote URL {url!r}: a transport helper ({url.split('::')[0]}::)")
+    scheme = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*)://", url)
+    if scheme:
+        if scheme.group(1).lower() not in ALLOWED_SCHEMES:
+            raise GitError(f"refused remote URL {url!r}: only {', '.join(ALLOWED_SCHEMES)}")
+        return url
+    if _SCP_LIKE.match(url):
+        return url  # ssh's scp-like form
+    if ":" in url.split("/", 1)[0]:
+        raise GitError(f"refused remote URL {url!r}: not a URL git reads as https, ssh or file")
+    return url  # a local path
