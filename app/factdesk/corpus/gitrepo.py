@@ -141,6 +141,21 @@ def _signature(repo: Path, files: tuple[Path, ...]) -> tuple[object, ...]:
             *(_stat(f) for f in files))
 
 
+def _likely_files(repo: Path) -> tuple[Path, ...]:
+    """The config files git will most likely name, in its order (system, global, local): a
+    right guess saves the second read."""
+    env = os.environ
+    home = Path(env.get("HOME", "~")).expanduser()
+    system = [] if env.get("GIT_CONFIG_NOSYSTEM") else [
+        Path(env.get("GIT_CONFIG_SYSTEM", "/etc/gitconfig"))]
+    if "GIT_CONFIG_GLOBAL" in env:
+        user = [Path(env["GIT_CONFIG_GLOBAL"])]
+    else:
+        xdg = Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "git" / "config"
+        user = [xdg, home / ".gitconfig"]
+    return tuple(f for f in (*system, *user, repo / ".git" / "config") if f.is_file())
+
+
 def config_neutralisers(repo: Path) -> tuple[str, ...]:
     """The `-c key=value` options that override every program key the repository's own
     config defines: the user's value where the user has one, an inert one otherwise.
@@ -155,7 +170,7 @@ def config_neutralisers(repo: Path) -> tuple[str, ...]:
     # the next call; it needs the files the read will name: guessed, and read again once
     # when the guess was wrong. (A change made between this read and the git call it
     # protects is not seen: an agent that can write .git/config can run programs itself.)
-    guess = cached.files if cached is not None else (repo / ".git" / "config",)
+    guess = cached.files if cached is not None else _likely_files(repo)
     for _ in range(3):
         before = _signature(repo, guess)
         files, args = _read_neutralisers(repo)
