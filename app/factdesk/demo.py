@@ -3,9 +3,9 @@
 The demo facts ship as package data under ``factdesk/demo_data/kb/`` (the "source tree" below);
 ``resources/demo/history.yaml`` there says in
 which commits, by which agent and with which knomit operation they arrived, and which commits
-sit on the unmerged agent branch. :func:`build_demo_corpus` replays that plan with plain
-``git`` subprocess calls (argv lists, repository configuration and the user's git
-configuration ignored), so the same plan always yields the same commit ids.
+sit on the unmerged agent branch. :func:`build_demo_corpus` replays that plan through
+``gitrepo.run_git`` (factdesk's one git runner) without the user's git configuration
+(``isolated``), so the same plan always yields the same commit ids.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import pathlib
 import shutil
-import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -21,21 +20,11 @@ from typing import Any
 
 import yaml
 
+from factdesk.corpus import gitrepo
 from factdesk.resources import resource_path
 
 HISTORY_FILE = "resources/demo/history.yaml"
 DEMO_DIR_NAME = "ledger-demo"
-
-_GIT_CONFIG = (
-    "-c", "core.hooksPath=/dev/null",
-    "-c", "commit.gpgsign=false",
-    "-c", "tag.gpgsign=false",
-    "-c", "core.autocrlf=false",
-    "-c", "core.safecrlf=false",
-    "-c", "core.fsmonitor=false",
-    "-c", "advice.detachedHead=false",
-)
-
 
 class DemoPlanError(ValueError):
     """history.yaml is inconsistent with itself or with the files in the source tree."""
@@ -262,31 +251,12 @@ def _git(
     stdin: str | None = None,
     env: Mapping[str, str] | None = None,
 ) -> str:
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    full_env.update(
-        {
-            "GIT_CONFIG_NOSYSTEM": "1",
-            "GIT_CONFIG_GLOBAL": os.devnull,
-            "GIT_TERMINAL_PROMPT": "0",
-            "LC_ALL": "C",
-        }
-    )
-    if env:
-        full_env.update(env)
-    proc = subprocess.run(
-        ["git", *_GIT_CONFIG, "-C", str(repo), *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        errors="replace",
-        env=full_env,
-        check=False,
-    )
-    if proc.returncode != 0:
-        detail = proc.stderr.strip()
-        raise RuntimeError(f"git {' '.join(args)} failed ({proc.returncode}): {detail}")
-    return proc.stdout
+    try:
+        out = gitrepo.run_git(repo, *args, input=None if stdin is None else stdin.encode("utf-8"),
+                              env=env, isolated=True)
+    except gitrepo.GitError as exc:
+        raise RuntimeError(f"git {' '.join(args)} failed: {exc}") from exc
+    return out.decode("utf-8", "replace")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,17 @@
 """Git access for reading: the repository, its first-parent history in one `git log` pass,
 and blobs through one `git cat-file --batch` process.
 
-Every git call is an argv list with the repository's own executors neutralised
-(hooks, fsmonitor, pager: RELIABILITY I6, E12, E13) and data only after `--`.
+Every git call is an argv list built by `git_argv` and data only after `--`. `git_argv` is
+also where the rule "no program named by the repository runs" lives (RELIABILITY I6, K01):
+fixed options switch off what git runs on its own (hooks, fsmonitor, pager, signature
+display, the `ext::` transport, submodule recursion, and the git that `status` and `diff`
+would run inside a submodule under that submodule's own config), and every key of the repository's own
+config (`.git/config`, its includes, `config.worktree`) that names a program — filter,
+textconv, diff and merge drivers, external diff, credential helpers, ssh and gpg programs,
+askpass, editors, pagers, proxies, upload/receive-pack, alternate-refs commands — is
+overridden on the command line by the user's own (global, system or command-line) value, or
+by an inert one. Attributes (`.gitattributes`, `.git/info/attributes`) only select drivers
+by name, so with the repository's drivers gone they select nothing the user did not set up.
 """
 
 from __future__ import annotations
@@ -13,7 +22,7 @@ import re
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,8 +30,14 @@ from factdesk.corpus.codec import MAX_BYTES
 from factdesk.errors import FactdeskError
 from factdesk.model.registry import op_token
 
-SAFE = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
-        "-c", "core.quotepath=false", "--no-pager")
+#: Options every git call carries, whatever the repository's config says.
+FIXED = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
+         "-c", "core.quotepath=false", "-c", "log.showSignature=false",
+         "-c", "protocol.ext.allow=never", "-c", "submodule.recurse=false",
+         "-c", "diff.ignoreSubmodules=all", "--no-pager")
+#: The fixed options alone (kept for callers that build their own argv; they miss the
+#: repository's program keys: use `git_argv`).
+SAFE = FIXED
 ZERO = "0" * 40
 
 
@@ -30,25 +45,216 @@ class GitError(FactdeskError):
     """A git command failed; the message is git's own."""
 
 
-def git_env() -> dict[str, str]:
+class UnsafeConfig(GitError):
+    """The repository's config names a program in a way factdesk cannot override."""
+
+
+def git_env(*, isolated: bool = False) -> dict[str, str]:
+    """The environment of factdesk's git calls. `isolated`: without the user's git config
+    and GIT_* variables too (the demo's reproducible build)."""
     env = dict(os.environ)
+    if isolated:
+        env = {k: v for k, v in env.items() if not k.startswith("GIT_")}
+        env.update({"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull})
     env.update({"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"})
     return env
 
 
+# ---------------------------------------------------------------------------------------------
+# The repository's program keys, and what replaces them
+
+#: (section, key) of every config key that names a program git may run, with the inert
+#: value that replaces the repository's own when the user's config has none. A subsection
+#: (`filter.<driver>.clean`, `credential.<url>.helper`) may be anything. An empty command
+#: is skipped by git for filters and refused ("cannot run") elsewhere: no program runs.
+PROGRAM_KEYS: dict[tuple[str, str], str] = {
+    ("filter", "clean"): "", ("filter", "smudge"): "", ("filter", "process"): "",
+    ("filter", "required"): "false",
+    ("diff", "textconv"): "", ("diff", "command"): "", ("diff", "external"): "",
+    ("merge", "driver"): "false",  # a conflict, the file left as ours
+    ("difftool", "cmd"): "", ("mergetool", "cmd"): "", ("diff", "tool"): "", ("merge", "tool"): "",
+    ("core", "fsmonitor"): "false", ("core", "hookspath"): "/dev/null",
+    ("core", "pager"): "cat", ("pager", "*"): "false",
+    ("core", "editor"): ":", ("sequence", "editor"): ":",
+    ("core", "askpass"): "", ("credential", "helper"): "",
+    ("core", "sshcommand"): "ssh", ("ssh", "variant"): "auto",
+    ("core", "gitproxy"): "", ("core", "alternaterefscommand"): "",
+    ("remote", "uploadpack"): "git-upload-pack", ("remote", "receivepack"): "git-receive-pack",
+    ("remote", "vcs"): "",
+    ("gpg", "program"): "gpg", ("gpg", "openpgp.program"): "gpg",
+    ("gpg", "x509.program"): "gpgsm", ("gpg", "ssh.program"): "ssh-keygen",
+    ("gpg", "ssh.defaultkeycommand"): "",
+    ("log", "showsignature"): "false", ("submodule", "update"): "none",
+    ("protocol", "allow"): "user", ("protocol", "ext.allow"): "never",
+    ("web", "browser"): "", ("browser", "cmd"): "", ("browser", "path"): "",
+    ("man", "cmd"): "", ("man", "path"): "", ("man", "viewer"): "",
+    ("sendemail", "smtpserver"): "", ("sendemail", "tocmd"): "", ("sendemail", "cccmd"): "",
+}
+#: keys git reads as a list, where an empty value resets what came before
+_LISTS = {("credential", "helper")}
+_UNTRUSTED = {"local", "worktree"}
+
+
+def _program_key(key: str) -> tuple[str, str] | None:
+    """The PROGRAM_KEYS entry for a config key as `git config --list` prints it (section and
+    name lower-cased, the subsection as written), or None."""
+    section, _, rest = key.partition(".")
+    name = rest.rpartition(".")[2]
+    if (section, "*") in PROGRAM_KEYS:
+        return section, "*"
+    if (section, name) in PROGRAM_KEYS:
+        return section, name
+    # gpg.<format>.program, gpg.ssh.defaultKeyCommand, protocol.<name>.allow
+    two = ".".join(rest.rsplit(".", 2)[-2:]) if rest.count(".") >= 1 else rest
+    if (section, two) in PROGRAM_KEYS:
+        return section, two
+    if section == "protocol" and name == "allow":
+        return section, "allow"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Neutraliser:
+    files: tuple[Path, ...]  #: the config files read, and the includes they name
+    signature: tuple[object, ...]
+    args: tuple[str, ...]
+
+
+_neutralisers: dict[str, _Neutraliser] = {}
+_neutralisers_lock = threading.Lock()
+_CONFIG_ENV = ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
+               "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_DIR",
+               "GIT_COMMON_DIR")
+
+
+def _stat(path: Path) -> tuple[object, ...]:
+    try:
+        st = path.stat()
+    except OSError:
+        return (str(path), None)
+    return (str(path), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _signature(repo: Path, files: tuple[Path, ...]) -> tuple[object, ...]:
+    env = tuple(os.environ.get(k) for k in _CONFIG_ENV)
+    return (env, _stat(repo / ".git"), _stat(repo / ".git" / "HEAD"),
+            *(_stat(f) for f in files))
+
+
+def _likely_files(repo: Path) -> tuple[Path, ...]:
+    """The config files git will most likely name, in its order (system, global, local): a
+    right guess saves the second read."""
+    env = os.environ
+    home = Path(env.get("HOME", "~")).expanduser()
+    system = [] if env.get("GIT_CONFIG_NOSYSTEM") else [
+        Path(env.get("GIT_CONFIG_SYSTEM", "/etc/gitconfig"))]
+    if "GIT_CONFIG_GLOBAL" in env:
+        user = [Path(env["GIT_CONFIG_GLOBAL"])]
+    else:
+        xdg = Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "git" / "config"
+        user = [xdg, home / ".gitconfig"]
+    return tuple(f for f in (*system, *user, repo / ".git" / "config") if f.is_file())
+
+
+def config_neutralisers(repo: Path) -> tuple[str, ...]:
+    """The `-c key=value` options that override every program key the repository's own
+    config defines: the user's value where the user has one, an inert one otherwise.
+    Cached per repository until one of the config files it read (or an include they name,
+    or the user's config environment) changes: a cached call costs a few `stat`s."""
+    key = str(repo)
+    with _neutralisers_lock:
+        cached = _neutralisers.get(key)
+    if cached is not None and cached.signature == _signature(repo, cached.files):
+        return cached.args
+    # The signature is taken before the read, so a change made during the read is seen by
+    # the next call; it needs the files the read will name: guessed, and read again once
+    # when the guess was wrong. (A change made between this read and the git call it
+    # protects is not seen: an agent that can write .git/config can run programs itself.)
+    guess = cached.files if cached is not None else _likely_files(repo)
+    for _ in range(3):
+        before = _signature(repo, guess)
+        files, args = _read_neutralisers(repo)
+        if files == guess:
+            with _neutralisers_lock:
+                _neutralisers[key] = _Neutraliser(files, before, args)
+            break
+        guess = files
+    return args
+
+
+def _read_neutralisers(repo: Path) -> tuple[tuple[Path, ...], tuple[str, ...]]:
+    proc = subprocess.run(
+        ["git", "--no-pager", "-C", str(repo), "config", "--list", "--includes",
+         "--show-scope", "--show-origin", "-z"],
+        capture_output=True, env=git_env(), check=False, stdin=subprocess.DEVNULL)
+    if proc.returncode != 0:
+        # no readable config: git will refuse the real command as well
+        return (), ()
+    files: list[Path] = []
+    trusted: dict[str, list[str]] = {}
+    untrusted: dict[str, tuple[str, str]] = {}  # key as printed → (section, name) entry
+    parts = proc.stdout.split(b"\0")
+    for i in range(0, len(parts) - 2, 3):
+        scope = parts[i].decode("utf-8", "surrogateescape")
+        origin = parts[i + 1].decode("utf-8", "surrogateescape")
+        raw_key, _, raw_value = parts[i + 2].partition(b"\n")
+        name = raw_key.decode("utf-8", "surrogateescape")
+        value = raw_value.decode("utf-8", "surrogateescape")
+        source = None
+        if origin.startswith("file:"):
+            source = Path(origin[5:])
+            source = source if source.is_absolute() else repo / source
+            if source not in files:
+                files.append(source)
+        section = name.partition(".")[0]
+        if section in ("include", "includeif") and name.endswith(".path") and source:
+            # an include that does not exist yet must be watched as well
+            target = Path(value).expanduser()
+            target = target if target.is_absolute() else source.parent / target
+            if target not in files:
+                files.append(target)
+        entry = _program_key(name)
+        if entry is None:
+            continue
+        if scope in _UNTRUSTED:
+            untrusted.setdefault(name, entry)
+        else:
+            trusted.setdefault(name, []).append(value)
+    args: list[str] = []
+    for name, entry in untrusted.items():
+        if "=" in name.partition(".")[2].rpartition(".")[0] or "\n" in name:
+            raise UnsafeConfig(f"this repository's git config sets {name!r}, a program key that "
+                           "factdesk cannot override; remove it from .git/config to open the "
+                           "repository")
+        inert = PROGRAM_KEYS[entry]
+        values = trusted.get(name, [])
+        if entry in _LISTS:
+            args += ["-c", f"{name}={inert}", *(a for v in values for a in ("-c", f"{name}={v}"))]
+        else:
+            args += ["-c", f"{name}={values[-1] if values else inert}"]
+    return tuple(files), tuple(args)
+
+
 def git_argv(repo: Path, *args: str) -> list[str]:
-    """The command line of `git args…` in `repo`, with factdesk's safety settings."""
-    return ["git", *SAFE, "-C", str(repo), *args]
+    """The command line of `git args…` in `repo`, with factdesk's safety settings: the
+    fixed options, then the overrides of the repository's program keys."""
+    return ["git", *FIXED, *config_neutralisers(repo), "-C", str(repo), *args]
 
 
 def git_failed(command: str, stderr: bytes) -> GitError:
     return GitError(f"git {command} failed: {stderr.decode('utf-8', 'replace').strip()}")
 
 
-def run_git(repo: Path, *args: str, input: bytes | None = None, check: bool = True) -> bytes:
-    """Run one git command in `repo` and return stdout bytes."""
+def run_git(repo: Path, *args: str, input: bytes | None = None, check: bool = True,
+            env: Mapping[str, str] | None = None, isolated: bool = False) -> bytes:
+    """Run one git command in `repo` and return stdout bytes. `env`: variables added to
+    `git_env()` (an identity, an index file); `isolated`: see `git_env`."""
+    full = git_env(isolated=isolated)
+    if env:
+        full.update(env)
     proc = subprocess.run(git_argv(repo, *args), input=input, capture_output=True,
-                          env=git_env(), check=False)
+                          env=full, check=False, stdin=None if input is not None
+                          else subprocess.DEVNULL)
     if check and proc.returncode != 0:
         raise git_failed(args[0], proc.stderr)
     return proc.stdout
@@ -60,6 +266,8 @@ def is_git_repo(path: Path) -> bool:
         return False
     try:
         top = run_git(path, "rev-parse", "--show-toplevel").decode().strip()
+    except UnsafeConfig:
+        raise
     except (GitError, OSError):
         return False
     return Path(top).resolve() == path.resolve()
@@ -172,7 +380,8 @@ class PendingLog:
     def __init__(self, repo: Path, rev_range: str = "HEAD") -> None:
         fmt = "%x01%H%x00%P%x00%an%x00%ae%x00%at%x00%s%x00%b%x00"
         self._log = GitRun(repo, "log", f"--format={fmt}", "--raw", "-z", "--no-abbrev",
-                           "--no-renames", "--diff-merges=first-parent", "--end-of-options",
+                           "--no-renames", "--diff-merges=first-parent", "--no-textconv",
+                           "--no-ext-diff", "--end-of-options",
                            rev_range, "--")
         self._chain = GitRun(repo, "rev-list", "--first-parent", "--end-of-options", rev_range,
                              "--")
@@ -228,7 +437,7 @@ def status_paths(repo: Path, root: str) -> set[str] | None:
     time at 100,000 files). On two cores the pair takes the time of the slower one."""
     tracked = subprocess.Popen(
         git_argv(repo, "status", "--porcelain=v1", "-z", "--no-renames",
-                 "--untracked-files=no", "--", root),
+                 "--untracked-files=no", "--ignore-submodules=all", "--", root),
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=git_env())
     others = subprocess.Popen(
         git_argv(repo, "ls-files", "--others", "--exclude-standard", "-z", "--", root),

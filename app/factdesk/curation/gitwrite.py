@@ -40,7 +40,7 @@ from pathlib import Path
 
 from factdesk import faults, fsio
 from factdesk.corpus import gitrepo
-from factdesk.corpus.gitrepo import SAFE, ZERO, GitError, git_env
+from factdesk.corpus.gitrepo import ZERO, GitError, git_argv, git_env
 from factdesk.errors import FactdeskError
 
 MAX_CAS_TRIES = 5
@@ -102,7 +102,7 @@ def _git(repo: Path, *args: str, input: bytes | None = None, env: Mapping[str, s
     full = git_env()
     if env:
         full.update(env)
-    proc = subprocess.run(["git", *SAFE, "-C", str(repo), *args], input=input,
+    proc = subprocess.run(git_argv(repo, *args), input=input,
                           capture_output=True, env=full, check=False)
     if check and proc.returncode != 0:
         raise GitError(f"git {args[0]} failed: {proc.stderr.decode('utf-8', 'replace').strip()}")
@@ -391,7 +391,7 @@ class _TreeIO:
     def __init__(self, repo: Path) -> None:
         self.repo = repo
         self.reader = gitrepo.BlobReader(repo)
-        self.writer = subprocess.Popen(["git", *SAFE, "-C", str(repo), "mktree", "-z", "--batch"],
+        self.writer = subprocess.Popen(git_argv(repo, "mktree", "-z", "--batch"),
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=git_env())
 
     def __enter__(self) -> _TreeIO:

@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from factdesk.corpus.gitrepo import Commit
+from factdesk.corpus.githistory import Step, cancelled_commits
+from factdesk.corpus.gitrepo import ZERO, Commit
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,19 +38,51 @@ FROM changes c JOIN commits m ON m.sha = c.sha
 WHERE c.path = ? AND c.first_parent >= ? ORDER BY c.seq
 """
 _CREATOR_SQL = """
-SELECT m.author, m.email FROM changes c JOIN commits m ON m.sha = c.sha
+SELECT m.author, m.email, m.sha FROM changes c JOIN commits m ON m.sha = c.sha
 WHERE c.path = ? AND c.status = 'A' AND instr(m.parents, ' ') = 0
-ORDER BY m.time, c.seq LIMIT 1
+ORDER BY m.time, c.seq
 """
+#: commits that carry factdesk's action trailers (an undo or redo can cancel only those)
+_MARKED = "m.body LIKE '%Factdesk-Action-Id:%'"
+_MARKED_OF_PATH_SQL = f"""
+SELECT m.sha, m.subject, m.body FROM commits m
+WHERE m.sha IN (SELECT sha FROM changes WHERE path = ?) AND {_MARKED}
+"""
+_MARKED_SQL = f"SELECT m.sha, m.subject, m.body FROM commits m WHERE {_MARKED}"
+
+
+def _cancelled(path: str, rows: Sequence[Sequence[Any]], messages: dict[str, str]
+               ) -> frozenset[str]:
+    """The commits among `rows` (`_FP_SQL`'s, oldest first) that an undo cancels with its
+    action, judged on this path's changes (`githistory.cancelled_commits`)."""
+    if not any("Factdesk-Reverts:" in messages.get(r[3], "") for r in rows):
+        return frozenset()
+    steps = [Step(r[3], messages[r[3]], {path: (_blob(r[1]), _blob(r[2]))})
+             for r in rows if r[3] in messages]
+    return cancelled_commits(steps).shas
+
+
+def _blob(blob: str | None) -> str | None:
+    return None if not blob or blob == ZERO else blob
 
 
 def path_history(conn: sqlite3.Connection, path: str) -> PathHistory:
+    """The history fields of one path; an action and the undo that reverted it are left
+    out, as if neither had been made (so are a redo and the undo it reverted)."""
     rows = conn.execute(_FP_SQL, (path, 1)).fetchall()
     if not rows:  # only ever on a merged side branch: use every commit, in order
         rows = conn.execute(_FP_SQL, (path, 0)).fetchall()
     if not rows:
         return PathHistory()
-    creator = conn.execute(_CREATOR_SQL, (path,)).fetchone()
+    messages = {sha: f"{subject}\n\n{body}"
+                for sha, subject, body in conn.execute(_MARKED_OF_PATH_SQL, (path,))}
+    cancelled = _cancelled(path, rows, messages) if messages else frozenset()
+    if cancelled:
+        rows = [r for r in rows if r[3] not in cancelled]
+        if not rows:
+            return PathHistory()
+    creator = next(((a, e) for a, e, sha in conn.execute(_CREATOR_SQL, (path,))
+                    if sha not in cancelled), None)
     return _history(rows, creator)
 
 
@@ -65,6 +98,7 @@ def all_histories(conn: sqlite3.Connection) -> dict[str, PathHistory]:
     out: dict[str, PathHistory] = {}
     group: list[tuple[object, ...]] = []
     current: str | None = None
+    messages = {sha: f"{subject}\n\n{body}" for sha, subject, body in conn.execute(_MARKED_SQL)}
 
     def flush() -> None:
         if current is None:
@@ -72,8 +106,14 @@ def all_histories(conn: sqlite3.Connection) -> dict[str, PathHistory]:
         rows = [r[2:11] for r in group if r[1] >= 1]  # type: ignore[operator]
         if not rows:
             rows = [r[2:11] for r in group]
+        cancelled = _cancelled(current, rows, messages) if messages else frozenset()
+        if cancelled:
+            rows = [r for r in rows if r[3] not in cancelled]
+            if not rows:
+                out[current] = PathHistory()
+                return
         # the creator: the oldest non-merge commit that added the path (time, then order)
-        added = [r for r in group if r[2] == "A" and r[11]]
+        added = [r for r in group if r[2] == "A" and r[11] and r[5] not in cancelled]
         first_add = min(added, key=lambda r: r[6]) if added else None  # type: ignore[arg-type,return-value]
         out[current] = _history(rows, (first_add[7], first_add[8]) if first_add else None)
 

@@ -14,7 +14,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from factdesk.corpus import gitrepo
+from factdesk.corpus import githistory, gitrepo
 from factdesk.reflect.transitions import TransitionLog, extend, walk
 
 VERSION = 1
@@ -57,12 +57,9 @@ def cached_walk(repo: Path, base: str | None = None, until: str = "HEAD") -> Tra
     A `base` on the first-parent chain is answered from the whole history's log (cached,
     then filtered): rebuilding the state at `base` from its tree costs as much as walking
     the whole history."""
-    key = "" if base is None else gitrepo.run_git(
-        repo, "rev-parse", "--verify", "-q", "--end-of-options", f"{base}^{{commit}}",
-        check=False).decode().strip() or base
+    key = "" if base is None else githistory.resolve_commit(repo, base) or base
     if base is not None:
-        chain = gitrepo.run_git(repo, "rev-list", "--first-parent", "--reverse",
-                                "--end-of-options", until, "--").decode().split()
+        chain = githistory.first_parent_chain(repo, until)
         if key in chain:
             whole = cached_walk(repo, None, until)
             seq = chain.index(key)

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import date
 
+from factdesk.index import reflect_reads
 from factdesk.index.indexer import Indexer
 from factdesk.index.rows import fact_from_row
 from factdesk.index.search import cited_by
@@ -123,7 +124,7 @@ def open_hypotheses(source: Indexer | sqlite3.Connection, today: date | None = N
     criteria next; no criterion at all last."""
     today = today or date.today()
     conn = _conn(source)
-    rows = conn.execute("SELECT * FROM facts WHERE status = 'live' AND type = 'hypothesis'")
+    rows = reflect_reads.live_hypotheses(conn)
     items = [item for item in (queue_item(row, today) for row in rows) if item is not None]
     return sorted(items, key=_sort_key)
 
@@ -134,8 +135,7 @@ def candidates(conn: sqlite3.Connection | Indexer, hypothesis_path: str,
     layer's `similar` — near-duplicate observations written after it (rule R4), with score.
     Citing facts first, then by score; a fact both citing and similar appears once."""
     conn = _conn(conn)
-    hyp = conn.execute("SELECT path, created_at FROM facts WHERE path = ?",
-                       (hypothesis_path,)).fetchone()
+    hyp = reflect_reads.fact_brief(conn, hypothesis_path)
     born = hyp["created_at"] if hyp else None
     found: dict[str, Candidate] = {}
     for row in cited_by(conn, hypothesis_path):
@@ -147,20 +147,19 @@ def candidates(conn: sqlite3.Connection | Indexer, hypothesis_path: str,
         for path, score in similar(hypothesis_path):
             if path == hypothesis_path:
                 continue
-            row = conn.execute("SELECT path, title, type, status, created_at FROM facts "
-                               "WHERE path = ?", (path,)).fetchone()
-            if row is None or row["status"] != "live":
+            brief = reflect_reads.fact_brief(conn, path)
+            if brief is None or brief["status"] != "live":
                 continue
             prev = found.get(path)
             if prev is not None:
                 found[path] = Candidate(prev.path, prev.title, prev.type, True, float(score),
                                         prev.created_at, prev.after)
                 continue
-            after = _after(row["created_at"], born)
-            if row["type"] != FactType.OBSERVATION or after is False:
+            after = _after(brief["created_at"], born)
+            if brief["type"] != FactType.OBSERVATION or after is False:
                 continue
-            found[path] = Candidate(row["path"], row["title"], row["type"], False, float(score),
-                                    row["created_at"], after)
+            found[path] = Candidate(brief["path"], brief["title"], brief["type"], False, float(score),
+                                    brief["created_at"], after)
     ranked = sorted(found.values(), key=lambda c: (not c.cites, -(c.score or 0.0), c.path))
     return ranked[:limit]
 
@@ -173,10 +172,4 @@ def _after(created: int | None, born: int | None) -> bool | None:
 
 def methodology_counts(conn: sqlite3.Connection | Indexer) -> list[tuple[str, str, int]]:
     """(path, title, live facts citing it) for every live methodology fact (§5.5)."""
-    conn = _conn(conn)
-    rows = conn.execute(
-        "SELECT f.path, f.title, (SELECT COUNT(*) FROM refs r CROSS JOIN facts s ON s.path = r.src "
-        "  WHERE r.target IN (f.path, lower(f.path)) AND s.status = 'live' "
-        "  AND s.path != f.path) AS n "
-        "FROM facts f WHERE f.status = 'live' AND f.type = 'methodology' ORDER BY f.path")
-    return [(r["path"], r["title"], int(r["n"])) for r in rows]
+    return reflect_reads.methodology_citations(_conn(conn))

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from factdesk.corpus import gitrepo
+from factdesk.corpus import githistory, gitrepo
 from factdesk.corpus.codec import parse_fact
 from factdesk.corpus.registry_io import load_registry
 from factdesk.corpus.scan import is_fact_path
@@ -97,8 +97,7 @@ def walk(repo: Path, rev_range: str = "HEAD") -> TransitionLog:
     if base is None:
         log = TransitionLog([], None, None, -1)
     else:
-        seq = int(gitrepo.run_git(repo, "rev-list", "--first-parent", "--count",
-                                  "--end-of-options", base, "--").decode().strip()) - 1
+        seq = githistory.first_parent_count(repo, base) - 1
         log = TransitionLog([], base, base, seq, _state_at(repo, base))
     return _advance(repo, log, tip)
 
@@ -111,14 +110,13 @@ def extend(log: TransitionLog, repo: Path, until: str = "HEAD") -> TransitionLog
         return walk(repo, tip if log.base is None else f"{log.base}..{tip}")
     if log.head == tip:
         return log
-    return _advance(repo, log, tip)
+    return _advance(repo, log, tip, extending=True)
 
 
 def _resolve(repo: Path, rev: str) -> str:
     if rev.startswith("-"):
         raise RangeError(f"not a revision: {rev!r}")
-    out = gitrepo.run_git(repo, "rev-parse", "--verify", "-q", "--end-of-options",
-                          f"{rev}^{{commit}}", check=False).decode().strip()
+    out = githistory.resolve_commit(repo, rev)
     if not out:
         raise RangeError(f"unknown revision {rev!r} in {repo}")
     return out
@@ -472,17 +470,28 @@ def _pair_moves(dels: dict[str, str], adds: dict[str, str]) -> list[tuple[str, s
     return pairs
 
 
-def _advance(repo: Path, log: TransitionLog, tip: str) -> TransitionLog:
+def _advance(repo: Path, log: TransitionLog, tip: str, *, extending: bool = False
+             ) -> TransitionLog:
+    """Walk the first-parent commits after `log.head` up to `tip`. An action and the undo
+    that reverts it are left out, both (`githistory.cancelled_commits`): the walk goes on
+    as if neither had been made. When `extending` and a new undo or redo names an action
+    walked before, the whole range is walked again (that action must be left out too)."""
     start = time.perf_counter()
     rev_range = tip if log.head is None else f"{log.head}..{tip}"
     commits = [c for c in reversed(gitrepo.log(repo, rev_range)) if c.first_parent]
+    cancelled = githistory.cancelled_commits(
+        [githistory.Step(c.sha, f"{c.subject}\n\n{c.body}", githistory.effect(c.changes))
+         for c in commits])
+    if extending and cancelled.orphans:
+        return walk(repo, tip if log.base is None else f"{log.base}..{tip}")
     log = replace(log, state=copy.deepcopy(log.state))  # never change the caller's log
     walker = _Walker(repo, log)
     seq = log.seq
     try:
         for c in commits:
             seq += 1
-            walker.commit(c, seq)
+            if c.sha not in cancelled.shas:
+                walker.commit(c, seq)
     finally:
         walker.close()
     links = walker.state.links
@@ -505,17 +514,7 @@ def _relink(t: Transition, links: dict[str, list[str]]) -> Transition:
 
 def _creators(repo: Path, rev: str) -> dict[str, str]:
     """path → e-mail of the commit that added it, for every fact path ever added up to rev."""
-    out = gitrepo.run_git(repo, "log", "--no-renames", "--diff-filter=A", "--format=%x01%ae",
-                          "--name-only", "-z", "--end-of-options", rev, "--", "kb/", check=False)
-    found: dict[str, str] = {}
-    for chunk in out.split(b"\x01")[1:]:  # newest first: the oldest addition wins
-        parts = chunk.split(b"\x00")
-        email = parts[0].strip().decode("utf-8", "replace")
-        for raw in parts[1:]:
-            path = raw.strip(b"\n").decode("utf-8", "surrogateescape")
-            if path:
-                found[path] = email
-    return found
+    return githistory.added_by(repo, rev, "kb")
 
 
 def _state_at(repo: Path, rev: str) -> State:
@@ -524,15 +523,8 @@ def _state_at(repo: Path, rev: str) -> State:
     the facts whose frontmatter names one of their files are parsed for confirmers / links."""
     state = State()
     rev = _resolve(repo, rev)
-    listing = gitrepo.run_git(repo, "ls-tree", "-r", "-z", "--full-tree", rev, "--", "kb/")
-    files: list[tuple[str, str]] = []
-    for entry in listing.split(b"\x00"):
-        meta, _, raw = entry.partition(b"\t")
-        fields = meta.split()
-        if len(fields) == 3 and fields[1] == b"blob":
-            path = raw.decode("utf-8", "surrogateescape")
-            if is_fact_path(path):
-                files.append((path, fields[2].decode()))
+    files = [(path, blob) for path, blob in githistory.tree_blobs(repo, rev, "kb")
+             if is_fact_path(path)]
     ids = gitrepo.repo_ids(repo)
     tokens: dict[str, set[bytes]] = {}  # path → file names its frontmatter mentions
     with _BatchReader(repo) as reader:

@@ -1,0 +1,248 @@
+"""Named questions to git's history, each one command line (built by `gitrepo.git_argv`, so
+RELIABILITY I6 holds), for the layers above `corpus/`: they never build git command lines.
+
+Also the rules that read factdesk's own commit trailers (`Factdesk-Action:` …): only from a
+message's final trailer block, and an undo or redo counts only as the exact inverse of the
+commit it names (`cancelled_commits`), so that an action and its undo cancel out in every
+derived view (transitions, track records, creation times, the settlement queue).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from factdesk.corpus import gitrepo
+from factdesk.corpus.gitrepo import ZERO, RawChange, raw_changes, run_git
+
+# -- revisions --------------------------------------------------------------------------------
+
+
+def resolve_commit(repo: Path, rev: str) -> str | None:
+    """The commit id `rev` names, or None (never an option: `--end-of-options`)."""
+    out = run_git(repo, "rev-parse", "--verify", "-q", "--end-of-options", f"{rev}^{{commit}}",
+                  check=False).decode().strip()
+    return out or None
+
+
+def first_parent_chain(repo: Path, rev: str = "HEAD") -> list[str]:
+    """The commits on `rev`'s first-parent chain, oldest first ([] when it names nothing)."""
+    return run_git(repo, "rev-list", "--first-parent", "--reverse", "--end-of-options", rev, "--",
+                   check=False).decode().split()
+
+
+def first_parent_count(repo: Path, rev: str) -> int:
+    """How many commits `rev`'s first-parent chain holds (`rev` itself included)."""
+    return int(run_git(repo, "rev-list", "--first-parent", "--count", "--end-of-options", rev,
+                       "--").decode().strip() or 0)
+
+
+def merge_base(repo: Path, a: str, b: str) -> str | None:
+    """The best common ancestor of two commits, or None."""
+    out = run_git(repo, "merge-base", "--end-of-options", a, b, check=False).decode().strip()
+    return out or None
+
+
+def commits_only_in(repo: Path, rev: str, not_in: str) -> list[str]:
+    """Commits `rev` reaches and `not_in` does not (`git rev-list not_in..rev`), newest first."""
+    return run_git(repo, "rev-list", "--end-of-options", f"{not_in}..{rev}", "--",
+                   check=False).decode().split()
+
+
+# -- files in history -------------------------------------------------------------------------
+
+
+def tree_blobs(repo: Path, rev: str, root: str) -> list[tuple[str, str]]:
+    """(path, blob id) of every file under `root` in `rev`'s tree."""
+    listing = run_git(repo, "ls-tree", "-r", "-z", "--full-tree", "--end-of-options", rev, "--",
+                      f"{root}/")
+    files: list[tuple[str, str]] = []
+    for entry in listing.split(b"\x00"):
+        meta, _, raw = entry.partition(b"\t")
+        fields = meta.split()
+        if len(fields) == 3 and fields[1] == b"blob":
+            files.append((raw.decode("utf-8", "surrogateescape"), fields[2].decode()))
+    return files
+
+
+def added_by(repo: Path, rev: str, root: str) -> dict[str, str]:
+    """path → e-mail of the oldest commit that added it, for every path under `root` ever
+    added up to `rev` (one `git log --diff-filter=A` pass)."""
+    out = run_git(repo, "log", "--no-renames", "--diff-filter=A", "--format=%x01%ae",
+                  "--name-only", "-z", "--end-of-options", rev, "--", f"{root}/", check=False)
+    found: dict[str, str] = {}
+    for chunk in out.split(b"\x01")[1:]:  # newest first: the oldest addition wins
+        parts = chunk.split(b"\x00")
+        email = parts[0].strip().decode("utf-8", "replace")
+        for raw in parts[1:]:
+            path = raw.strip(b"\n").decode("utf-8", "surrogateescape")
+            if path:
+                found[path] = email
+    return found
+
+
+def deleted_in(repo: Path, path: str, rev: str = "HEAD") -> str | None:
+    """The first-parent commit that last deleted `path` (retracted or moved it), or None."""
+    out = run_git(repo, "log", "--first-parent", "-n", "1", "--format=%H", "--diff-filter=D",
+                  "--end-of-options", rev, "--", path, check=False).decode().strip()
+    return out or None
+
+
+def commit_changes(repo: Path, commit: str, *, renames: bool = False) -> list[RawChange]:
+    """What `commit` changed against its first parent (the root commit: against nothing);
+    with `renames`, a rename is one change with its `new_path`."""
+    out = run_git(repo, "diff-tree", "-r", "-z", "--no-commit-id", "--root", "-m",
+                  "--first-parent", "-M" if renames else "--no-renames", "--no-textconv",
+                  "--no-ext-diff", "--end-of-options", commit)
+    return raw_changes(out)
+
+
+def changed_between(repo: Path, old: str, new: str, paths: Sequence[str] = ()) -> list[str]:
+    """Paths (among `paths`, or all) whose content differs between two commits."""
+    out = run_git(repo, "diff", "--name-only", "-z", "--no-renames", "--no-textconv",
+                  "--no-ext-diff", "--end-of-options", old, new, "--", *paths)
+    return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\x00") if p]
+
+
+def one_line_log(repo: Path, rev_range: str, paths: Sequence[str] = ()) -> str:
+    """`%h %an: %s` of each commit in `rev_range` touching `paths`, newest first (for
+    messages that name who changed a file since)."""
+    return run_git(repo, "log", "--format=%h %an: %s", "--end-of-options", rev_range, "--",
+                   *paths, check=False).decode("utf-8", "replace").strip()
+
+
+def messages_with(repo: Path, rev_range: str, needle: str, *, depth: int = 2000,
+                  first_parent: bool = True) -> list[tuple[str, str, str]]:
+    """(sha, subject, whole message) of the commits of `rev_range` (first-parent ones only,
+    unless told otherwise) whose message holds `needle` (a fixed string), newest first, at
+    most `depth` of them."""
+    out = run_git(repo, "log", *(["--first-parent"] if first_parent else []), f"-n{depth}",
+                  "--format=%x01%H%x00%s%x00%B", "--fixed-strings", f"--grep={needle}",
+                  "--end-of-options", rev_range, "--", check=False)
+    found = []
+    for chunk in out.split(b"\x01")[1:]:
+        sha, subject, body = chunk.decode("utf-8", "replace").split("\x00", 2)
+        found.append((sha, subject, body))
+    return found
+
+
+def config_get(repo: Path, key: str) -> str | None:
+    """The value git itself uses for `key` in `repo` (every scope, includes, environment
+    and `-c` as git reads them), or None. (The git CLI rather than GitPython's reader, which
+    ignores GIT_CONFIG_GLOBAL, GIT_CONFIG_NOSYSTEM and GIT_CONFIG_COUNT.) Reading config runs
+    no program."""
+    out = run_git(repo, "config", "--get", "--end-of-options", key, check=False)
+    value = out.decode("utf-8", "surrogateescape").rstrip("\n")
+    return value or None
+
+
+# -- factdesk's trailers, and undo cancelling its action ---------------------------------------
+
+_TRAILER_LINE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9-]*):[ \t]?(.*)$")
+
+
+def final_trailers(message: str) -> dict[str, str]:
+    """The trailers of a commit message's final paragraph, when every line of it is a
+    trailer (`Key: value`, or a continuation line indented under one); the first value of
+    each key. Trailer-like lines anywhere else (a subject, a reason, a quoted field value)
+    are text, never trailers."""
+    paragraphs = [p for p in re.split(r"\n[ \t]*\n", message.replace("\r\n", "\n").strip()) if p]
+    if len(paragraphs) < 2:  # the subject alone is never a trailer block
+        return {}
+    found: dict[str, str] = {}
+    key = None
+    for line in paragraphs[-1].split("\n"):
+        if line[:1] in (" ", "\t") and key is not None:
+            continue  # a continuation: factdesk writes none, and reads none
+        m = _TRAILER_LINE.match(line)
+        if m is None:
+            return {}
+        key = m.group(1)
+        found.setdefault(key, m.group(2).strip())
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class ActionMark:
+    """What a commit's final trailer block says about factdesk's actions."""
+
+    action: str  #: relabel, refute, … undo, redo
+    action_id: str
+    reverts: str | None = None  #: for undo and redo: the action id it reverts
+
+    @classmethod
+    def of(cls, message: str) -> ActionMark | None:
+        t = final_trailers(message)
+        action, action_id = t.get("Factdesk-Action"), t.get("Factdesk-Action-Id")
+        if not action or not action_id:
+            return None
+        return cls(action, action_id, t.get("Factdesk-Reverts") or None)
+
+
+#: (old blob, new blob) per path: a commit's changes against its first parent
+Effect = Mapping[str, tuple[str | None, str | None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One first-parent commit, for `cancelled_commits`."""
+
+    sha: str
+    message: str  #: subject and body
+    effect: Effect
+
+
+def effect(changes: Iterable[gitrepo.Change | RawChange]) -> dict[str, tuple[str | None, str | None]]:
+    """A commit's changes as an `Effect` (the all-zero id as None)."""
+    out: dict[str, tuple[str | None, str | None]] = {}
+    for c in changes:
+        old = c.old_blob if c.old_blob and c.old_blob != ZERO else None
+        new = c.new_blob if c.new_blob and c.new_blob != ZERO else None
+        out[c.path] = (old, new)
+    return out
+
+
+def _inverse(a: Effect, b: Effect) -> bool:
+    return bool(a) and a.keys() == b.keys() and all(b[p] == (a[p][1], a[p][0]) for p in a)
+
+
+@dataclass(frozen=True, slots=True)
+class Cancelled:
+    """The outcome of `cancelled_commits`."""
+
+    shas: frozenset[str]  #: commits whose effect derived views leave out
+    #: undo/redo commits whose action lies before the steps given (an incremental reader
+    #: must go back to it)
+    orphans: tuple[str, ...]
+
+
+def cancelled_commits(steps: Sequence[Step]) -> Cancelled:
+    """Which of these first-parent commits (oldest first) cancel out: an action X, its
+    undo U, a redo R of it, a second undo … count only as a chain in which each step is the
+    exact inverse of the one before (same paths, blobs swapped), named by its final trailer
+    block (`Factdesk-Action: undo|redo`, `Factdesk-Reverts: <X's action id>`). A chain that
+    ends undone cancels entirely; one that ends redone keeps X alone, at its own time. A
+    forged or inexact undo is an ordinary commit."""
+    chains: dict[str, list[Step]] = {}
+    orphans: list[str] = []
+    for step in steps:
+        mark = ActionMark.of(step.message)
+        if mark is None:
+            continue
+        if mark.action in ("undo", "redo"):
+            chain = chains.get(mark.reverts or "")
+            if chain is None:
+                orphans.append(step.sha)
+                continue
+            expected = "undo" if len(chain) % 2 == 1 else "redo"
+            if mark.action == expected and _inverse(chain[-1].effect, step.effect):
+                chain.append(step)
+        elif mark.action_id not in chains:  # (a repeated id is an ordinary commit)
+            chains[mark.action_id] = [step]
+    out: set[str] = set()
+    for chain in chains.values():
+        gone = chain if len(chain) % 2 == 0 else chain[1:]
+        out.update(s.sha for s in gone)
+    return Cancelled(frozenset(out), tuple(orphans))
