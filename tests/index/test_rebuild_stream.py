@@ -13,7 +13,9 @@ import pytest
 
 from factdesk.corpus.codec import ParseOutcome
 from factdesk.index.history import all_histories, path_history
-from factdesk.index.indexer import Indexer, IndexStats, _transaction
+from factdesk.index import parsing, writing
+from factdesk.index.indexer import Indexer, IndexStats
+from factdesk.index.locking import transaction as _transaction
 from factdesk.index.search import search
 from tests.conftest import Corpus, GeneratedCorpus
 from tests.index.test_indexer import dump
@@ -57,7 +59,7 @@ def test_all_histories_of_a_side_branch_only_path(corpus: Corpus) -> None:
 
 
 def _recheck_everything(ix: Indexer) -> None:
-    """Re-read and re-check every file through the incremental path (`_write`, one fact at a
+    """Re-read and re-check every file through the incremental path (`write_incremental`, one fact at a
     time with the rest looked up in the index) on top of a streamed rebuild."""
     conn = ix.connect()
     try:
@@ -68,7 +70,8 @@ def _recheck_everything(ix: Indexer) -> None:
             files: dict[str, tuple[str, int, int]] = {}
             ix._parse_into(paths, outcomes, files)
             retracted = ix._retracted_paths(conn, set(outcomes))
-            ix._write(conn, outcomes, files, retracted, [], full=False, rescanned=set())
+            writing.write_incremental(conn, ix._rule_setting(), outcomes, files, retracted, [],
+                                      rescanned=set())
             return IndexStats("recheck")
         _transaction(conn, work)
     finally:
@@ -152,9 +155,9 @@ def test_parallel_rebuild_equals_the_serial_one(
     serial.update(rebuild=True)
     expected = dump(serial)
     assert any(p[2] == "ontology-rule" for p in expected["problems"])
-    monkeypatch.setattr(indexer, "PARALLEL_MIN", 10)
-    monkeypatch.setattr(indexer, "CHUNK", 7)
-    monkeypatch.setattr(indexer, "AHEAD", 3)
+    monkeypatch.setattr(parsing, "PARALLEL_MIN", 10)
+    monkeypatch.setattr(parsing, "CHUNK", 7)
+    monkeypatch.setattr(parsing, "AHEAD", 3)
     parallel = Indexer(repo, today=date(2026, 11, 30))
     parallel.update(rebuild=True)
     assert dump(parallel) == expected
@@ -217,7 +220,7 @@ def test_the_full_text_builder_process_gives_the_inline_index(
     inline.update(rebuild=True)
     expected = _text_index(inline)
     built = dump(inline)
-    monkeypatch.setattr(indexer, "PARALLEL_MIN", 10)
+    monkeypatch.setattr(parsing, "PARALLEL_MIN", 10)
     builder = Indexer(repo, today=date(2026, 11, 30))
     stats = builder.update(rebuild=True)
     assert "full-text index: wait for its builder, copy it in" in stats.phases
@@ -248,7 +251,7 @@ def test_a_failed_full_text_builder_fails_the_rebuild_and_leaves_the_old_index(
     ix = Indexer(corpus.root, today=date(2026, 11, 30))
     ix.update(rebuild=True)
     before = dump(ix)
-    monkeypatch.setattr(indexer, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(parsing, "PARALLEL_MIN", 1)
     # a full-text definition the builder process cannot create
     monkeypatch.setattr(textbuild.schema, "FULL_TEXT", "CREATE VIRTUAL TABLE x USING nosuch()")
     with pytest.raises(textbuild.TextBuildError, match="no such module: nosuch"):
@@ -313,8 +316,8 @@ def test_a_failure_mid_way_through_a_parallel_rebuild_stops_its_helpers(
     ix = Indexer(corpus.root, today=date(2026, 11, 30))
     ix.update(rebuild=True)
     before = dump(ix)
-    monkeypatch.setattr(indexer_module, "PARALLEL_MIN", 1)
-    monkeypatch.setattr(indexer_module, "CHUNK", 2)
+    monkeypatch.setattr(parsing, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(parsing, "CHUNK", 2)
     real = indexer_module.fact_row
     calls: list[int] = []
 
@@ -422,7 +425,7 @@ def test_the_first_updates_after_a_rebuild_do_not_rewrite_the_full_text_index(
 
     repo = copy_tree(generated_corpus[0], tmp_path / "kb")
     monkeypatch.setattr(indexer_module, "BATCH", 100)
-    monkeypatch.setattr(indexer_module, "PARALLEL_MIN", 1 if builder else 10**9)
+    monkeypatch.setattr(parsing, "PARALLEL_MIN", 1 if builder else 10**9)
     ix = Indexer(repo, today=date(2026, 11, 30))
     ix.update(rebuild=True)
 
