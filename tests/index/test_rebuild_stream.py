@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from factdesk.corpus.codec import ParseOutcome
-from factdesk.index.history import all_histories, path_history
 from factdesk.index import parsing, writing
+from factdesk.index.history import all_histories, path_history
 from factdesk.index.indexer import Indexer, IndexStats
 from factdesk.index.locking import transaction as _transaction
 from factdesk.index.search import search
@@ -148,7 +148,6 @@ def test_parallel_rebuild_equals_the_serial_one(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The parse workers (ontology rules included, results in order through a short
     window of chunks) give the same index as parsing in this process."""
-    from factdesk.index import indexer
 
     repo = copy_tree(real_corpus, tmp_path / "kb")
     serial = Indexer(repo, today=date(2026, 11, 30))
@@ -212,7 +211,6 @@ def test_the_full_text_builder_process_gives_the_inline_index(
     """A large corpus's full-text index is built in a process of its own and copied in:
     term for term what the inline build gives, retracted facts included, and it takes
     incremental updates afterwards."""
-    from factdesk.index import indexer
     from tests.conftest import git
 
     repo = copy_tree(generated_corpus[0], tmp_path / "kb")
@@ -246,7 +244,7 @@ def test_the_full_text_builder_process_gives_the_inline_index(
 
 def test_a_failed_full_text_builder_fails_the_rebuild_and_leaves_the_old_index(
         corpus: Corpus, monkeypatch: pytest.MonkeyPatch) -> None:
-    from factdesk.index import indexer, textbuild
+    from factdesk.index import textbuild
 
     ix = Indexer(corpus.root, today=date(2026, 11, 30))
     ix.update(rebuild=True)

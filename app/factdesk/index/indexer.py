@@ -54,7 +54,7 @@ from factdesk.corpus.scan import (
 )
 from factdesk.errors import IndexBusy
 from factdesk.fsio import read_config
-from factdesk.index import locking, parsing, planning, schema, writing
+from factdesk.index import locking, parsing, planning, schema, worktree, writing
 from factdesk.index.history import (
     ChangeRow,
     CommitRow,
@@ -544,12 +544,21 @@ class Indexer:
 
         `git status` (C, using git's own stat cache) names the files that differ from HEAD;
         with the paths new commits touched and the files that were dirty at the last update,
-        that is every file that can differ from the index."""
-        status = gitrepo.status_paths(self.repo, self.root)
+        that is every file that can differ from the index as far as git can tell. Git does
+        not tell of the files its ignore rules hide or of edits under `--skip-worktree` or
+        `--assume-unchanged`: the work tree's stamps, compared with the index's on a thread
+        of this process while git runs, name those (issue 15 #7)."""
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="factdesk-git") as pool:
+            asked = pool.submit(gitrepo.status_paths, self.repo, self.root)
+            recorded = {r[0]: (r[1], r[2]) for r in conn.execute(
+                "SELECT path, size, mtime_ns FROM facts INDEXED BY facts_stamp "
+                "WHERE status IN ('live', 'broken')")}
+            differ = planning.stamp_differences(recorded, worktree.stamps(self.repo, self.root))
+            status = asked.result()
         if status is None:
             return None
         dirty = _dirty_stamp(status)
-        paths = status | touched | set(_lines(meta.get("dirty", "")))
+        paths = status | differ | touched | set(_lines(meta.get("dirty", "")))
         entries, problems = stat_paths(self.repo, sorted(paths), self.root)
         return paths, entries, problems, dirty
 
