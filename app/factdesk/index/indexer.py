@@ -66,8 +66,7 @@ from factdesk.index.history import (
 )
 from factdesk.index.parsing import ParseStream, parse_files
 from factdesk.index.planning import Stamp
-from factdesk.index.rows import fact_row, row_values, text_values
-from factdesk.index.search import rows_in
+from factdesk.index.rows import fact_row, row_values, rows_in, text_values
 from factdesk.index.textbuild import InlineText, TextBuilder, TextRow, TextSink
 from factdesk.index.writing import FileStamp
 from factdesk.model.enums import FactType, Severity
@@ -79,6 +78,9 @@ Progress = Callable[[str, int, int], None]
 _T = TypeVar("_T")
 #: rows per insert (and per batch of full-text rows) in a rebuild
 BATCH = 1000
+#: seconds the update after factdesk's own commit waits for another updater (search's
+#: bound, RELIABILITY F08), then leaves the index to catch up at the next update
+AFTER_COMMIT_WAIT = schema.BUSY_TIMEOUT_MS / 1000
 #: kept for callers of the old name (tests/corpus/test_scan.py)
 _parse_entry = parsing.parse_entry
 Checked = parsing.Checked
@@ -96,6 +98,8 @@ class IndexStats:
     head: str | None = None
     #: a rebuild's phases: name -> (wall seconds, this process's CPU seconds), in order
     phases: dict[str, tuple[float, float]] = field(default_factory=dict)
+    #: what the user should know about this update (mode "behind": why it did not run)
+    note: str | None = None
 
 
 @dataclass(frozen=True)
@@ -157,9 +161,21 @@ class Indexer:
         update, is moved aside and rebuilt (RELIABILITY F03); other errors propagate.
 
         `lock_wait`: give up with `IndexBusy` after that many seconds while another process
-        updates the index (None: wait for it, however long)."""
+        updates the index (None: wait for it, however long). With `hint` (factdesk's own
+        commit is done) the wait is bounded by default (`AFTER_COMMIT_WAIT`), and giving up
+        is no error: the stats say mode "behind" and `note` says so; the next update
+        catches up.
+
+        A folder that cannot be written raises `IndexUnwritable` (never taken for damage)."""
         started = time.perf_counter()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        locking.ensure_writable(self.path.parent)
+        if hint is not None and lock_wait is None:
+            try:
+                return self.update(progress=progress, hint=hint, thorough=thorough,
+                                   lock_wait=AFTER_COMMIT_WAIT)
+            except IndexBusy as exc:
+                return IndexStats("behind", seconds=time.perf_counter() - started,
+                                  note=f"committed; the index will catch up ({exc})")
         with locking.update_lock(self.path, lock_wait):
             try:
                 return self._update_locked(rebuild, progress, hint, started, thorough)
@@ -523,14 +539,10 @@ class Indexer:
         if base.encode() not in chain:
             return None
         gone = gitrepo.run_git(self.repo, "rev-list", f"{head}..{old_head}", check=False).decode().split()
-        touched: set[str] = set()
-        for i in range(0, len(gone), 500):
-            part = gone[i : i + 500]
-            marks = ",".join("?" * len(part))
-            touched |= {r[0] for r in conn.execute(
-                f"SELECT DISTINCT path FROM changes WHERE sha IN ({marks})", part)}
-            conn.execute(f"DELETE FROM changes WHERE sha IN ({marks})", part)
-            conn.execute(f"DELETE FROM commits WHERE sha IN ({marks})", part)
+        touched = {r[0] for r in rows_in(
+            conn, "SELECT DISTINCT path FROM changes WHERE sha IN ({marks})", gone)}
+        rows_in(conn, "DELETE FROM changes WHERE sha IN ({marks})", gone)
+        rows_in(conn, "DELETE FROM commits WHERE sha IN ({marks})", gone)
         seq0 = conn.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM commits").fetchone()[0]
         new = gitrepo.log(self.repo, f"{old_head}..{head}")
         self._ingest_commits(conn, new, seq0=seq0)

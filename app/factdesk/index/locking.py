@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from factdesk import faults
-from factdesk.errors import IndexBusy
+from factdesk.errors import IndexBusy, IndexUnwritable
 
 _T = TypeVar("_T")
 
@@ -56,6 +56,25 @@ def update_lock(path: Path, wait: float | None = None) -> contextlib.AbstractCon
     return file_lock(path.with_name(path.name + ".lock"), wait, lambda: IndexBusy(
         f"{path}: another factdesk process has been updating the index for "
         f"{wait:g} s; nothing was changed (try again when it is done)"))
+
+
+def ensure_writable(folder: Path) -> None:
+    """Make `folder` (when missing) and check that a file can be made in it, or raise
+    `IndexUnwritable` naming it. (A probe, not `os.access`: permission bits do not stop
+    root, an immutable flag or a read-only mount do.)"""
+    probe = folder / f".write-probe-{os.getpid()}"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        os.unlink(probe)
+    except FileExistsError:  # (a probe left by a killed process of the same id)
+        with contextlib.suppress(OSError):
+            os.unlink(probe)
+    except OSError as exc:
+        raise IndexUnwritable(
+            f"{folder}: the index's folder cannot be written ({exc.strerror or exc}); "
+            "factdesk keeps its index there and changed nothing: make it writable, "
+            "e.g. chmod u+w (or chattr -i) on it") from exc
 
 
 def inode(path: Path) -> int | None:
