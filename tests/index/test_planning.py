@@ -101,3 +101,12 @@ def test_a_synthesis_citing_a_synthesis_is_rechecked(corpus: Corpus, tmp_path: P
     assert weight("kb/decisions/api/s1s1s1s1.md") == pytest.approx(0.4 / 1.4)
     assert weight("kb/decisions/api/s2s2s2s2.md") == pytest.approx(0.4 / 1.4)
     assert_incremental_equals_rebuild(corpus.root, tmp_path)
+
+
+def test_one_column_registry() -> None:
+    """The index defines the table's columns and sort orders once; the GUI's state adds
+    labels and widths to exactly those columns."""
+    from factdesk.index import columns, search
+
+    assert search.SORTABLE is columns.SORTABLE
+    assert [c.key for c in columns.FACT_COLUMNS] == list(columns.SORTABLE)[:len(columns.FACT_COLUMNS)]

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from factdesk.index import columns
 from factdesk.index.query import CompiledQuery, compile_query
 from factdesk.index.rows import rows_in as rows_in  # (re-exported for older callers)
 
@@ -29,13 +30,8 @@ else:
 RANK_WINDOW = 4000
 #: match sets up to this size are ordered by reading their rows (`_newest`)
 SMALL_SET = 4000
-SORTABLE = {
-    "title": "f.title COLLATE NOCASE", "kind": "f.kind", "type": "f.type", "origin": "f.origin",
-    "claim_type": "f.claim_type", "claimant": "f.claimant", "subject": "f.subject_kind",
-    "confidence": "f.confidence", "evidence_weight": "f.evidence_weight",
-    "status": "f.status", "updated": "f.updated_at", "author": "f.author", "path": "f.path",
-    "problems": "(f.errors * 1000 + f.warnings)", "created": "f.created_at",
-}
+#: (defined with the table's columns, index.columns)
+SORTABLE = columns.SORTABLE
 
 #: the covering (column, status) index of a sort order (schema.SORT_INDEXES)
 SORT_INDEX = {"updated": "facts_sort_updated", "created": "facts_sort_created",
