@@ -30,6 +30,8 @@ from datetime import date
 from pathlib import Path
 from typing import TypeVar
 
+import sqlite_utils
+
 from factdesk.corpus import gitrepo
 from factdesk.corpus.codec import MAX_BYTES, ParseOutcome, parse_fact, too_large
 from factdesk.corpus.ontology import (
@@ -314,11 +316,10 @@ class Indexer:
 
     def _rebuild_all(self, conn: sqlite3.Connection, progress: Progress | None) -> IndexStats:
         clock = _PhaseClock()
-        for (name,) in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type IN ('table') AND name NOT LIKE "
-            "'sqlite_%' AND name NOT LIKE 'facts_fts_%'"
-        ).fetchall():
-            conn.execute(f'DROP TABLE IF EXISTS "{name}"')
+        # (the full-text table's shadow tables go with it)
+        for name in sqlite_utils.Database(conn).table_names():
+            if not name.startswith(("sqlite_", "facts_fts_")):
+                conn.execute(f'DROP TABLE IF EXISTS "{name}"')
         schema.create(conn, defer_indexes=True)
         head = gitrepo.head_sha(self.repo) if self._has_git() else None
         # git reads the history while this process scans and the workers start parsing
@@ -638,9 +639,9 @@ class Indexer:
             with locking.update_lock(self.path, 2.0):
                 conn = self.connect()
                 try:
-                    with conn:
-                        conn.execute("INSERT OR REPLACE INTO meta VALUES ('last_visit', ?)",
-                                     (str(int(time.time()) if when is None else when),))
+                    sqlite_utils.Database(conn).table("meta").upsert(  # (its own transaction)
+                        {"key": "last_visit",
+                         "value": str(int(time.time()) if when is None else when)}, pk="key")
                 finally:
                     conn.close()
         except (IndexBusy, sqlite3.Error, OSError):
