@@ -33,21 +33,18 @@ from typing import TypeVar
 import sqlite_utils
 
 from factdesk.corpus import gitrepo
-from factdesk.corpus.codec import MAX_BYTES, ParseOutcome, parse_fact, too_large
+from factdesk.corpus.codec import ParseOutcome
 from factdesk.corpus.ontology import (
     Ontology,
     RuleEngine,
-    check_ontology,
     load_ontology,
     ontology_bytes,
     shared_engine,
-    topic_problems,
 )
 from factdesk.corpus.registry_io import REGISTRY_PATH, load_registry
 from factdesk.corpus.scan import (
     SCAN_CODES,
     FileEntry,
-    is_fact_path,
     is_utf8,
     printable,
     read_fact_file,
@@ -56,7 +53,7 @@ from factdesk.corpus.scan import (
 )
 from factdesk.errors import IndexBusy
 from factdesk.fsio import read_config
-from factdesk.index import locking, parsing, planning, schema, worktree, writing
+from factdesk.index import locking, parsing, planning, schema, staged, worktree, writing
 from factdesk.index.history import (
     ChangeRow,
     CommitRow,
@@ -71,10 +68,9 @@ from factdesk.index.planning import Stamp
 from factdesk.index.rows import fact_row, row_values, rows_in, text_values
 from factdesk.index.textbuild import InlineText, TextBuilder, TextRow, TextSink
 from factdesk.index.writing import FileStamp
-from factdesk.model.enums import FactType, Severity
+from factdesk.model.enums import FactType
 from factdesk.model.fact import Problem
 from factdesk.model.registry import Registry
-from factdesk.model.rules import CheckContext, check_fact
 
 Progress = Callable[[str, int, int], None]
 _T = TypeVar("_T")
@@ -650,59 +646,14 @@ class Indexer:
 
     def staged_problems(self, conn: sqlite3.Connection) -> list[Problem]:
         """The problems of the files staged for commit, as staged (`check --staged`, the
-        pre-commit hook): the index's for a file whose working copy is what is staged; for
-        one changed again after `git add`, its staged blob checked (`check_versions`) with
-        the scan's findings about the file on disk kept."""
-        staged = gitrepo.staged_blobs(self.repo)
-        on_disk = dict(rows_in(conn, "SELECT path, blob FROM facts WHERE path IN ({marks})",
-                               list(staged)))
-        versions: dict[str, bytes] = {}
-        found: list[Problem] = []
-        with gitrepo.BlobReader(self.repo) as reader:
-            for path, blob in staged.items():
-                if not is_fact_path(path, self.root) or on_disk.get(path) == blob:
-                    continue
-                try:
-                    data = reader.read(blob, limit=MAX_BYTES)
-                except gitrepo.BlobTooLarge as exc:
-                    found.extend(too_large(path, exc.size).problems)
-                    continue
-                if data is not None:
-                    versions[path] = data
-        kept = [Problem(r[0], r[1], r[2], Severity(r[3]), r[4]) for r in rows_in(
-            conn, "SELECT path, line, code, severity, message FROM problems WHERE path IN ({marks})",
-            list(staged)) if r[0] not in versions or r[2] in SCAN_CODES]
-        found += self.check_versions(conn, versions)
-        return sorted(kept + found, key=lambda p: (p.path, p.line, p.code))
+        pre-commit hook): see `index.staged.staged_problems`."""
+        return staged.staged_problems(conn, self._rule_setting(), self.root)
 
     def check_versions(self, conn: sqlite3.Connection, versions: Mapping[str, bytes]
                        ) -> list[Problem]:
-        """The problems of other versions of some facts than the files on disk (those staged
-        for commit), each read and checked against the rest of the corpus as indexed (the
-        working tree's): the parse, every per-fact rule and the ontology's. Who created a
-        file is taken from its indexed history; what a synthesis's sources were when it was
-        written is not known here, so R1's "cited a hypothesis then" case is left to the
-        full check."""
-        registry, ontology = self._registry_and_ontology()
-        outcomes = {p: parse_fact(p, data) for p, data in versions.items()}
-        creators = {p: h.creator_email for p in versions
-                    if (h := path_history(conn, p)).creator_email}
-        ctx = CheckContext(
-            facts=writing.FactsView(conn, {p: o.fact for p, o in outcomes.items()}),
-            repo_id=self._repo_ids, registry=registry, today=self.today,
-            retracted=writing.FactsView(conn, {}, status="retracted"), creators=creators,
-            history_known=self._has_git())
-        engine = self._rule_engine() if ontology is not None else None
-        found: list[Problem] = []
-        for outcome in outcomes.values():
-            found.extend(outcome.problems)
-            if outcome.fact is None:
-                continue
-            found.extend(check_fact(outcome.fact, ctx))
-            if ontology is not None and engine is not None:
-                found.extend(check_ontology(outcome.fact, ontology, engine))
-                found.extend(topic_problems(outcome.fact, ontology))
-        return found
+        """The problems of other versions of some facts than the files on disk, checked
+        against the rest of the corpus as indexed: see `index.staged.check_versions`."""
+        return staged.check_versions(conn, self._rule_setting(), versions)
 
     # -- shared -------------------------------------------------------------------------
 
