@@ -336,48 +336,14 @@ class Indexer:
             clock.lap("history (git log, per-path history)")
             text = (TextBuilder(conn, self._text_scratch)
                     if parsing.parallel(paths) else InlineText(conn))
-            outcomes: dict[str, ParseOutcome] = {}
-            files: dict[str, FileStamp] = {}
-            early: dict[str, list[Problem]] = {}  # per path: parse and ontology findings
-            as_file = writing.by_path(scan_problems)  # counted in the row too (`has:problems`)
-            batch: list[tuple[object, ...]] = []
-            texts: list[TextRow] = []
-            for i, (outcome, blob, size, mtime, onto_found) in enumerate(parsed):
-                path, fact = outcome.path, outcome.fact
-                found = [*outcome.problems, *onto_found]
-                files[path] = (blob, size, mtime)
-                early[path] = found
-                row = fact_row(outcome, status="live" if fact else "broken",
-                               history=histories.get(path, writing.NO_HISTORY), registry=registry,
-                               file=files[path], computed_weight=None,
-                               problems=found + as_file.get(path, []))
-                # ids in path order, as an autoincrement would give them; the full-text row
-                # goes on too, while the workers go on parsing (no second pass over the table)
-                batch.append((i + 1, *row_values(row)))
-                texts.append((i + 1, *text_values(row)))
-                if len(batch) >= BATCH:
-                    conn.executemany(writing.INSERT_ROW_ID, batch)
-                    text.add(texts)
-                    batch.clear()
-                    texts = []
-                outcomes[path] = _slim(outcome)
-                if i % 2000 == 0:
-                    self._report(progress, "parsing", i, len(entries))
-            conn.executemany(writing.INSERT_ROW_ID, batch)
-            text.add(texts)
-            del batch, texts
+            outcomes, files, early = self._stream_rows(conn, parsed, text, histories, registry,
+                                                       scan_problems, progress, len(paths))
             clock.lap("parse + ontology rules (workers); rows, full-text rows (streamed)")
             # the retracted facts' rows (the next ids) and text go in now, so the full-text
             # builder merges its segments while the rules are checked
             retracted = self._retracted_paths(conn, set(outcomes), histories=histories)
             gone = writing.read_retracted(self.repo, retracted)
-            gone_rows = [writing.retracted_row(gone[path], hist, registry)
-                         for path, hist in retracted.items()]
-            first_gone = len(paths) + 1
-            conn.executemany(writing.INSERT_ROW_ID, [(first_gone + k, *row_values(row))
-                                              for k, row in enumerate(gone_rows)])
-            text.add([(first_gone + k, *text_values(row)) for k, row in enumerate(gone_rows)])
-            del gone_rows
+            _insert_retracted(conn, text, retracted, gone, registry, first_id=len(paths) + 1)
             text.close_input()
             clock.lap("retracted facts (read from git)")
             self._report(progress, "checking", 0, len(outcomes))
@@ -406,6 +372,45 @@ class Indexer:
         stats = self._stats(conn, "rebuild", head, paths)
         stats.phases = clock.phases
         return stats
+
+    def _stream_rows(self, conn: sqlite3.Connection, parsed: ParseStream[Checked],
+                     text: TextSink, histories: Mapping[str, PathHistory], registry: Registry,
+                     scan_problems: list[Problem], progress: Progress | None, total: int
+                     ) -> tuple[dict[str, ParseOutcome], dict[str, FileStamp],
+                                dict[str, list[Problem]]]:
+        """Insert each parsed file's row as it arrives, and hand its full-text row on; keep
+        a slim copy of each fact (no body) for the corpus-wide rules, its file stamp and
+        its parse and ontology findings."""
+        outcomes: dict[str, ParseOutcome] = {}
+        files: dict[str, FileStamp] = {}
+        early: dict[str, list[Problem]] = {}  # per path: parse and ontology findings
+        as_file = writing.by_path(scan_problems)  # counted in the row too (`has:problems`)
+        batch: list[tuple[object, ...]] = []
+        texts: list[TextRow] = []
+        for i, (outcome, blob, size, mtime, onto_found) in enumerate(parsed):
+            path, fact = outcome.path, outcome.fact
+            found = [*outcome.problems, *onto_found]
+            files[path] = (blob, size, mtime)
+            early[path] = found
+            row = fact_row(outcome, status="live" if fact else "broken",
+                           history=histories.get(path, writing.NO_HISTORY), registry=registry,
+                           file=files[path], computed_weight=None,
+                           problems=found + as_file.get(path, []))
+            # ids in path order, as an autoincrement would give them; the full-text row
+            # goes on too, while the workers go on parsing (no second pass over the table)
+            batch.append((i + 1, *row_values(row)))
+            texts.append((i + 1, *text_values(row)))
+            if len(batch) >= BATCH:
+                conn.executemany(writing.INSERT_ROW_ID, batch)
+                text.add(texts)
+                batch.clear()
+                texts = []
+            outcomes[path] = _slim(outcome)
+            if i % 2000 == 0:
+                self._report(progress, "parsing", i, total)
+        conn.executemany(writing.INSERT_ROW_ID, batch)
+        text.add(texts)
+        return outcomes, files, early
 
     # -- incremental --------------------------------------------------------------------
 
@@ -766,6 +771,16 @@ class _PhaseClock:
         wall, cpu = time.perf_counter(), time.process_time()
         self.phases[name] = (round(wall - self._wall, 3), round(cpu - self._cpu, 3))
         self._wall, self._cpu = wall, cpu
+
+
+def _insert_retracted(conn: sqlite3.Connection, text: TextSink,
+                      retracted: Mapping[str, PathHistory], gone: Mapping[str, ParseOutcome],
+                      registry: Registry, *, first_id: int) -> None:
+    """The retracted facts' rows (ids from `first_id`) and full-text rows."""
+    rows = [writing.retracted_row(gone[path], hist, registry) for path, hist in retracted.items()]
+    conn.executemany(writing.INSERT_ROW_ID, [(first_id + k, *row_values(row))
+                                             for k, row in enumerate(rows)])
+    text.add([(first_id + k, *text_values(row)) for k, row in enumerate(rows)])
 
 
 def _slim(outcome: ParseOutcome) -> ParseOutcome:
