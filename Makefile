@@ -28,6 +28,7 @@ test-fast: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check app tests bench scripts packaging
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 bench: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) bench/run_bench.py $(BENCH_ARGS)

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 PKG = Path(__file__).resolve().parents[1] / "app" / "factdesk"
 
@@ -51,3 +56,38 @@ def test_no_unsafe_yaml_loading() -> None:
         text = path.read_text("utf-8")
         assert "yaml.unsafe_load" not in text and "FullLoader" not in text
         assert "Loader=yaml.Loader" not in text, path
+
+
+#: the import-linter contracts in `.importlinter` (run by `make lint` too)
+CONTRACTS = ("layers", "gui-runs-no-git", "sql-in-its-room", "git-in-its-room")
+#: contracts that other helpers' areas still break on this branch (issue 14: SQL out of
+#: the GUI, curation, reflect.queue and semantic.search; git out of demo.py and the
+#: history panel); strict, so the mark must go as soon as they hold
+_PENDING = {"gui-runs-no-git", "sql-in-its-room", "git-in-its-room"}
+
+
+@pytest.mark.parametrize("contract", [
+    pytest.param(c, marks=pytest.mark.xfail(strict=True, reason="fixed after the merge"))
+    if c in _PENDING else c for c in CONTRACTS])
+def test_import_contracts(contract: str) -> None:
+    """The layer order (cli | gui > curation | reflect | semantic > core > index > corpus >
+    model) and the rooms of SQL and git, as `.importlinter` declares them."""
+    root = PKG.parents[1]
+    linter = Path(sys.executable).with_name("lint-imports")
+    assert linter.exists(), "import-linter is a dev dependency: pip install -e '.[dev]'"
+    env = {**os.environ, "PYTHONPATH": str(root / "app")}
+    proc = subprocess.run([str(linter), "--no-cache", "--contract", contract], cwd=root,
+                          capture_output=True, text=True, env=env, check=False)
+    assert proc.returncode == 0, proc.stdout[-4000:]
+
+
+def test_every_module_has_a_layer() -> None:
+    """Each top-level module and package of factdesk is placed in the layers contract."""
+    text = (PKG.parents[1] / ".importlinter").read_text("utf-8")
+    layers = text.split("layers =", 1)[1].split("\n[", 1)[0]
+    placed = {name.strip("() ").removeprefix("factdesk.")
+              for line in layers.splitlines() if not line.strip().startswith("#")
+              for name in line.replace("|", " ").split() if name.strip("()")}
+    found = {p.stem if p.is_file() else p.name for p in PKG.iterdir()
+             if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").exists()}
+    assert found <= placed, f"not placed in .importlinter's layers: {sorted(found - placed)}"

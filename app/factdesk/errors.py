@@ -20,3 +20,8 @@ class QueryError(FactdeskError):
 class IndexBusy(FactdeskError):
     """Another program held the index's write lock past the busy timeout (RELIABILITY F08);
     nothing was changed."""
+
+
+class IndexUnwritable(FactdeskError):
+    """The index's folder (`.git/factdesk`) cannot be written: said in words; the index is
+    never taken for a damaged one and moved aside."""

@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from factdesk.corpus.codec import ParseOutcome
+from factdesk.index import parsing, writing
 from factdesk.index.history import all_histories, path_history
-from factdesk.index.indexer import Indexer, IndexStats, _transaction
+from factdesk.index.indexer import Indexer, IndexStats
+from factdesk.index.locking import transaction as _transaction
 from factdesk.index.search import search
 from tests.conftest import Corpus, GeneratedCorpus
 from tests.index.test_indexer import dump
@@ -57,7 +59,7 @@ def test_all_histories_of_a_side_branch_only_path(corpus: Corpus) -> None:
 
 
 def _recheck_everything(ix: Indexer) -> None:
-    """Re-read and re-check every file through the incremental path (`_write`, one fact at a
+    """Re-read and re-check every file through the incremental path (`write_incremental`, one fact at a
     time with the rest looked up in the index) on top of a streamed rebuild."""
     conn = ix.connect()
     try:
@@ -68,7 +70,8 @@ def _recheck_everything(ix: Indexer) -> None:
             files: dict[str, tuple[str, int, int]] = {}
             ix._parse_into(paths, outcomes, files)
             retracted = ix._retracted_paths(conn, set(outcomes))
-            ix._write(conn, outcomes, files, retracted, [], full=False, rescanned=set())
+            writing.write_incremental(conn, ix._rule_setting(), outcomes, files, retracted, [],
+                                      rescanned=set())
             return IndexStats("recheck")
         _transaction(conn, work)
     finally:
@@ -145,16 +148,15 @@ def test_parallel_rebuild_equals_the_serial_one(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The parse workers (ontology rules included, results in order through a short
     window of chunks) give the same index as parsing in this process."""
-    from factdesk.index import indexer
 
     repo = copy_tree(real_corpus, tmp_path / "kb")
     serial = Indexer(repo, today=date(2026, 11, 30))
     serial.update(rebuild=True)
     expected = dump(serial)
     assert any(p[2] == "ontology-rule" for p in expected["problems"])
-    monkeypatch.setattr(indexer, "PARALLEL_MIN", 10)
-    monkeypatch.setattr(indexer, "CHUNK", 7)
-    monkeypatch.setattr(indexer, "AHEAD", 3)
+    monkeypatch.setattr(parsing, "PARALLEL_MIN", 10)
+    monkeypatch.setattr(parsing, "CHUNK", 7)
+    monkeypatch.setattr(parsing, "AHEAD", 3)
     parallel = Indexer(repo, today=date(2026, 11, 30))
     parallel.update(rebuild=True)
     assert dump(parallel) == expected
@@ -209,7 +211,6 @@ def test_the_full_text_builder_process_gives_the_inline_index(
     """A large corpus's full-text index is built in a process of its own and copied in:
     term for term what the inline build gives, retracted facts included, and it takes
     incremental updates afterwards."""
-    from factdesk.index import indexer
     from tests.conftest import git
 
     repo = copy_tree(generated_corpus[0], tmp_path / "kb")
@@ -217,7 +218,7 @@ def test_the_full_text_builder_process_gives_the_inline_index(
     inline.update(rebuild=True)
     expected = _text_index(inline)
     built = dump(inline)
-    monkeypatch.setattr(indexer, "PARALLEL_MIN", 10)
+    monkeypatch.setattr(parsing, "PARALLEL_MIN", 10)
     builder = Indexer(repo, today=date(2026, 11, 30))
     stats = builder.update(rebuild=True)
     assert "full-text index: wait for its builder, copy it in" in stats.phases
@@ -243,12 +244,12 @@ def test_the_full_text_builder_process_gives_the_inline_index(
 
 def test_a_failed_full_text_builder_fails_the_rebuild_and_leaves_the_old_index(
         corpus: Corpus, monkeypatch: pytest.MonkeyPatch) -> None:
-    from factdesk.index import indexer, textbuild
+    from factdesk.index import textbuild
 
     ix = Indexer(corpus.root, today=date(2026, 11, 30))
     ix.update(rebuild=True)
     before = dump(ix)
-    monkeypatch.setattr(indexer, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(parsing, "PARALLEL_MIN", 1)
     # a full-text definition the builder process cannot create
     monkeypatch.setattr(textbuild.schema, "FULL_TEXT", "CREATE VIRTUAL TABLE x USING nosuch()")
     with pytest.raises(textbuild.TextBuildError, match="no such module: nosuch"):
@@ -313,8 +314,8 @@ def test_a_failure_mid_way_through_a_parallel_rebuild_stops_its_helpers(
     ix = Indexer(corpus.root, today=date(2026, 11, 30))
     ix.update(rebuild=True)
     before = dump(ix)
-    monkeypatch.setattr(indexer_module, "PARALLEL_MIN", 1)
-    monkeypatch.setattr(indexer_module, "CHUNK", 2)
+    monkeypatch.setattr(parsing, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(parsing, "CHUNK", 2)
     real = indexer_module.fact_row
     calls: list[int] = []
 
@@ -422,7 +423,7 @@ def test_the_first_updates_after_a_rebuild_do_not_rewrite_the_full_text_index(
 
     repo = copy_tree(generated_corpus[0], tmp_path / "kb")
     monkeypatch.setattr(indexer_module, "BATCH", 100)
-    monkeypatch.setattr(indexer_module, "PARALLEL_MIN", 1 if builder else 10**9)
+    monkeypatch.setattr(parsing, "PARALLEL_MIN", 1 if builder else 10**9)
     ix = Indexer(repo, today=date(2026, 11, 30))
     ix.update(rebuild=True)
 

@@ -131,7 +131,7 @@ def test_a_file_the_system_will_not_let_us_read_is_one_problem(
     """C17: permission denied on one file (the suite runs as root, where `chmod 000` stops
     nothing, so the reader is made to refuse it): an `io_error` named by path, the fact
     listed as broken, the others indexed; readable again, it is read at the next update."""
-    from factdesk.index import indexer
+    from factdesk.index import parsing as indexer
 
     kb = corpus.root
     for i in range(3):

@@ -3,21 +3,23 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 import stat
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+
+if TYPE_CHECKING:  # (connections are handed in by the index; no SQL here)
+    import sqlite3
 
 from factdesk.core import open_corpus
 from factdesk.corpus import gitrepo
 from factdesk.errors import FactdeskError
 from factdesk.index.indexer import Indexer
 from factdesk.index.query import vocabulary_hints
-from factdesk.index.search import get_fact_row, problems_for, search
+from factdesk.index.search import all_problems, fact_count, get_fact_row, problems_for, search
 from factdesk.model.authority import attribution
 from factdesk.model.visible import for_terminal
 from factdesk.model.weight import is_stale
@@ -111,12 +113,9 @@ def check(kb: Path, fmt: str, install_hook: bool, staged: bool) -> None:
         return
 
     def read(conn: sqlite3.Connection) -> tuple[list[dict[str, Any]], int]:
-        rows = [p.as_dict() for p in indexer.staged_problems(conn)] if staged else [
-            dict(r) for r in conn.execute(
-                "SELECT p.path, p.line, p.code, p.severity, p.message FROM problems p "
-                "ORDER BY p.path, p.line, p.code")]
-        return rows, conn.execute(
-            "SELECT COUNT(*) FROM facts WHERE status != 'retracted'").fetchone()[0]
+        rows = ([p.as_dict() for p in indexer.staged_problems(conn)] if staged
+                else all_problems(conn))
+        return rows, fact_count(conn)
 
     # thorough: the Check command starts with `PRAGMA quick_check` (RELIABILITY 3.11)
     problems, facts = _read(indexer, read, thorough=True)

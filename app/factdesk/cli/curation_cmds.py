@@ -33,8 +33,8 @@ from factdesk.curation.identity import (
     default_identity_file,
     save_identity,
 )
-from factdesk.index.indexer import Indexer
-from factdesk.index.search import fact_ids, get_fact_row
+from factdesk.index.indexer import AFTER_COMMIT_WAIT, Indexer
+from factdesk.index.search import fact_ids, get_fact_row, live_paths_by_batch
 from factdesk.model.words import count
 
 REASON = click.option("--reason", required=True, help="why (recorded in the commit; required)")
@@ -47,7 +47,8 @@ def _curation(kb: Path) -> Curation:
     indexer = _open(kb)
     for done in recover(indexer.repo):
         say(f"recovered an interrupted action ({done.outcome}): {done.message}", err=True)
-    indexer.update()
+    # (behind a stopped updater: IndexBusy in words after search's bound, nothing done)
+    indexer.update(lock_wait=AFTER_COMMIT_WAIT)
     return Curation(indexer, identity_file=default_identity_file())
 
 
@@ -61,13 +62,7 @@ def _paths(indexer: Indexer, facts: Sequence[str], query: str | None, *, live: b
                 raise click.ClickException(f"no fact matches {ref!r}")
             out.append(row["path"])
         if query is not None:
-            ids = fact_ids(conn, query)
-            for i in range(0, len(ids), 500):
-                part = ids[i : i + 500]
-                marks = ",".join("?" * len(part))
-                out += [r[0] for r in conn.execute(
-                    f"SELECT path FROM facts WHERE id IN ({marks}) AND status != 'retracted' "
-                    "ORDER BY path", part)]
+            out += live_paths_by_batch(conn, fact_ids(conn, query))
         if not out:
             raise click.ClickException("no facts selected (name them, or give --query)")
         return list(dict.fromkeys(out))
@@ -97,6 +92,8 @@ def _report(fmt: str, action: Callable[[], ChangeSet]) -> None:
         else:
             extra = " (rebased onto the agent's new commits)" if result.rebased else ""
             say(f"[{result.commit[:12] if result.commit else ''}] {result.subject}{extra}")
+            if result.index is not None and result.index.note:
+                say(result.index.note, err=True)
     _exit(0)
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 
 from factdesk.cli.commands import FORMAT, KB, _exit, _open, cli, say
+from factdesk.index.search import titles_of
 from factdesk.model.words import count
 from factdesk.semantic.backends import BACKENDS, ENV_CHOICE
 from factdesk.semantic.search import SemanticSession, session_for
@@ -114,8 +115,6 @@ def _titles(session: SemanticSession, paths: list[str]) -> dict[str, str]:
         return {}
     conn = session.indexer.connect(readonly=True)
     try:
-        marks = ",".join("?" * len(paths))
-        return {r[0]: r[1] for r in conn.execute(
-            f"SELECT path, title FROM facts WHERE path IN ({marks})", paths)}
+        return titles_of(conn, paths)
     finally:
         conn.close()

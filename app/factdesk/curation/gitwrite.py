@@ -27,7 +27,6 @@ and reports what it did.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import subprocess
@@ -42,6 +41,7 @@ from factdesk import faults, fsio
 from factdesk.corpus import gitrepo
 from factdesk.corpus.gitrepo import ZERO, GitError, git_argv, git_env
 from factdesk.errors import FactdeskError
+from factdesk.index.locking import file_lock
 
 MAX_CAS_TRIES = 5
 
@@ -118,22 +118,10 @@ def state_dir(repo: Path) -> Path:
 @contextmanager
 def writer_lock(repo: Path) -> Iterator[None]:
     """One writer per corpus (across processes); a second waits up to 10 s, then refuses."""
-    lock_path = state_dir(repo) / "write.lock"
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise Conflict("another factdesk action is writing to this corpus; "
-                                   "try again when it has finished") from None
-                time.sleep(0.02)
+    with file_lock(state_dir(repo) / "write.lock", 10, lambda: Conflict(
+            "another factdesk action is writing to this corpus; "
+            "try again when it has finished")):
         yield
-    finally:
-        os.close(fd)
 
 
 def current_branch(repo: Path) -> tuple[str, str]:

@@ -15,16 +15,11 @@ from PySide6.QtCore import QObject, QThread, QTimer, Signal
 
 from factdesk.core import open_corpus
 from factdesk.gui.workers import BackgroundRead
-from factdesk.index import schema
+from factdesk.index import locking, schema
 from factdesk.index.indexer import Indexer, IndexStats
 from factdesk.index.search import IdArray, SortOrders, full_order
 
-
-def _inode(path: Path) -> int | None:
-    try:
-        return path.stat().st_ino
-    except OSError:
-        return None
+_inode = locking.inode
 
 
 #: quiet time before the sort orders are read in the background

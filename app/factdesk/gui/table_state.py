@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QSettings
 
+from factdesk.index.columns import FACT_COLUMNS, ROW_FIELDS
+
 
 @dataclass(frozen=True, slots=True)
 class Column:
@@ -21,26 +23,18 @@ class Column:
     width: int = 100
 
 
-COLUMNS: tuple[Column, ...] = (
-    Column("title", "Title", "title", 300),
-    Column("kind", "Kind", "kind", 85),
-    Column("type", "Type", "type", 105),
-    Column("origin", "Origin", "origin", 95),
-    Column("claim_type", "Claim type", "claim_type", 95),
-    Column("claimant", "Claimant", "claimant", 120),
-    Column("subject", "Subject", "subject_kind", 90),
-    Column("confidence", "Confidence", "confidence", 80),
-    Column("evidence_weight", "Evidence wt", "evidence_weight", 85),
-    Column("status", "Status", "status", 80),
-    Column("updated", "Updated", "updated_at", 130),
-    Column("author", "Author", "author", 120),
-    Column("path", "Path", "path", 300),
-)
+#: what the GUI adds to the index's columns (index.columns): header label, width
+_LOOKS: dict[str, tuple[str, int]] = {
+    "title": ("Title", 300), "kind": ("Kind", 85), "type": ("Type", 105),
+    "origin": ("Origin", 95), "claim_type": ("Claim type", 95), "claimant": ("Claimant", 120),
+    "subject": ("Subject", 90), "confidence": ("Confidence", 80),
+    "evidence_weight": ("Evidence wt", 85), "status": ("Status", 80),
+    "updated": ("Updated", 130), "author": ("Author", 120), "path": ("Path", 300),
+}
+COLUMNS: tuple[Column, ...] = tuple(
+    Column(c.key, _LOOKS[c.key][0], c.column, _LOOKS[c.key][1]) for c in FACT_COLUMNS)
 #: Extra columns fetched for each row (styling and tooltips), besides the visible ones.
-ROW_SQL = ("id, title, kind, type, origin, claim_type, claim_type_derived, claimant, "
-           "claimant_derived, claimant_type, subject_kind, subject_ref, confidence, "
-           "evidence_weight, evidence_weight_computed, status, updated_at, author, path, "
-           "errors, warnings")
+ROW_SQL = ROW_FIELDS
 DEFAULT_HIDDEN = frozenset({"author"})
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Sequence
 
-from factdesk.index.search import rows_in
+from factdesk.index.rows import rows_in
 
 
 def stored_repo_ids(conn: sqlite3.Connection) -> frozenset[str] | None:

@@ -4,48 +4,47 @@ A rebuild and an incremental update run the same per-fact code; the incremental 
 only limits *which* facts it re-reads and re-checks: files whose size, mtime or blob
 changed, paths touched by new commits, and every fact that cites one of those
 (transitively, since evidence weight walks lineage). I1: incremental == rebuild.
+
+The rooms: `parsing` (the worker processes), `locking` (the updater's lock, the write
+transaction), `planning` (the pure change planner: what to re-read, delete, re-check),
+`writing` (the two write paths: incremental and a rebuild's finish). This module
+orchestrates them: it gathers what the planner needs from git, the work tree and the
+index, and streams a rebuild.
 """
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import dataclasses
-import fcntl
 import gc
 import itertools
 import json
-import multiprocessing
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
-from factdesk import faults
+import sqlite_utils
+
 from factdesk.corpus import gitrepo
-from factdesk.corpus.codec import MAX_BYTES, ParseOutcome, parse_fact, too_large
+from factdesk.corpus.codec import ParseOutcome
 from factdesk.corpus.ontology import (
     Ontology,
     RuleEngine,
-    check_ontology,
     load_ontology,
     ontology_bytes,
-    rule_problems,
     shared_engine,
-    topic_problems,
 )
 from factdesk.corpus.registry_io import REGISTRY_PATH, load_registry
 from factdesk.corpus.scan import (
     SCAN_CODES,
     FileEntry,
-    io_error,
-    is_fact_path,
     is_utf8,
     printable,
     read_fact_file,
@@ -54,45 +53,35 @@ from factdesk.corpus.scan import (
 )
 from factdesk.errors import IndexBusy
 from factdesk.fsio import read_config
-from factdesk.index import schema
+from factdesk.index import locking, parsing, planning, schema, staged, worktree, writing
 from factdesk.index.history import (
     ChangeRow,
     CommitRow,
     FirstParentChanges,
     PathHistory,
     all_histories,
-    blob_at,
     history_rows,
     path_history,
 )
-from factdesk.index.rows import (
-    ROW_COLUMNS,
-    fact_from_row,
-    fact_row,
-    problem_counts,
-    row_values,
-    text_values,
-)
-from factdesk.index.search import rows_in
+from factdesk.index.parsing import ParseStream, parse_files
+from factdesk.index.planning import Stamp
+from factdesk.index.rows import fact_row, row_values, rows_in, text_values
 from factdesk.index.textbuild import InlineText, TextBuilder, TextRow, TextSink
-from factdesk.model.enums import FactType, Severity
-from factdesk.model.fact import Fact, Problem
-from factdesk.model.refs import local_targets
+from factdesk.index.writing import FileStamp
+from factdesk.model.enums import FactType
+from factdesk.model.fact import Problem
 from factdesk.model.registry import Registry
-from factdesk.model.rules import CheckContext, check_fact
-from factdesk.model.weight import evidence_weight, is_weighted
 
 Progress = Callable[[str, int, int], None]
 _T = TypeVar("_T")
-_T_co = TypeVar("_T_co", covariant=True)
-PARALLEL_MIN = 4000
-CHUNK = 250
-#: chunks parsed ahead of the consumer (~1 MB each): enough to keep the workers busy while
-#: a rebuild reads git's history
-AHEAD = 24
 #: rows per insert (and per batch of full-text rows) in a rebuild
 BATCH = 1000
-WORKER_NICENESS = 5
+#: seconds the update after factdesk's own commit waits for another updater (search's
+#: bound, RELIABILITY F08), then leaves the index to catch up at the next update
+AFTER_COMMIT_WAIT = schema.BUSY_TIMEOUT_MS / 1000
+#: kept for callers of the old name (tests/corpus/test_scan.py)
+_parse_entry = parsing.parse_entry
+Checked = parsing.Checked
 
 
 @dataclass
@@ -107,158 +96,26 @@ class IndexStats:
     head: str | None = None
     #: a rebuild's phases: name -> (wall seconds, this process's CPU seconds), in order
     phases: dict[str, tuple[float, float]] = field(default_factory=dict)
+    #: what the user should know about this update (mode "behind": why it did not run)
+    note: str | None = None
 
 
-def _parse_entry(repo: str, rel: str) -> tuple[ParseOutcome, str, int, int]:
-    try:
-        data, st = read_fact_file(repo, rel)
-    except OSError as exc:
-        return ParseOutcome(rel, None, (io_error(rel, exc),)), "", 0, 0
-    return parse_fact(rel, data), gitrepo.blob_id(data), st.st_size, st.st_mtime_ns
+@dataclass(frozen=True)
+class _Look:
+    """The files an incremental update compares with the index."""
 
-
-Parsed = tuple[ParseOutcome, str, int, int]
-Checked = tuple[ParseOutcome, str, int, int, list[Problem]]
-
-#: the ontology a rebuild's parse worker checks each fact against (set by its initializer)
-_worker_ontology: Ontology | None = None
-
-
-def _init_worker(ontology: Ontology | None) -> None:
-    global _worker_ontology
-    _worker_ontology = ontology
-    # The parse workers run ahead of the process that consumes them; at a lower priority
-    # they take the cores that the main process and the full-text builder (the slowest
-    # consumer) leave idle, instead of taking turns with them.
-    with contextlib.suppress(OSError):
-        os.nice(WORKER_NICENESS)
-
-
-def _parse_chunk(repo: str, paths: list[str]) -> list[Parsed]:
-    return [_parse_entry(repo, p) for p in paths]
-
-
-def _check_entry(repo: str, rel: str, ontology: Ontology | None) -> Checked:
-    """Parse one file and run the rules that need nothing but the fact itself: the
-    ontology's validations (in this process's V8 context) and its topic rules."""
-    outcome, blob, size, mtime = _parse_entry(repo, rel)
-    found: list[Problem] = []
-    if outcome.fact is not None and ontology is not None:
-        found.extend(check_ontology(outcome.fact, ontology, shared_engine()))
-        found.extend(topic_problems(outcome.fact, ontology))
-    return outcome, blob, size, mtime, found
-
-
-def _check_chunk(repo: str, paths: list[str]) -> list[Checked]:
-    return [_check_entry(repo, p, _worker_ontology) for p in paths]
-
-
-class _InWorkers(Iterator[_T]):
-    """`work` over chunks of `paths` in worker processes, results in order. The workers start
-    at once, so they parse while the caller reads git's history. At most AHEAD chunks are
-    done ahead of the consumer: when it is the slower side, parsed files with their bodies
-    wait in a short queue instead of piling up in memory."""
-
-    def __init__(self, work: Callable[[str, list[str]], list[_T]], repo: Path,
-                 paths: list[str], ontology: Ontology | None = None) -> None:
-        self._work = work
-        self._repo = str(repo)
-        self._chunks = collections.deque(paths[i : i + CHUNK] for i in range(0, len(paths), CHUNK))
-        # forkserver: workers start small instead of inheriting the parent's history in memory
-        context = multiprocessing.get_context("forkserver")
-        self._pool = ProcessPoolExecutor(max_workers=min(4, os.cpu_count() or 2),
-                                         mp_context=context, initializer=_init_worker,
-                                         initargs=(ontology,))
-        self._pending: collections.deque[Future[list[_T]]] = collections.deque()
-        self._ready: collections.deque[_T] = collections.deque()
-        while self._chunks and len(self._pending) < AHEAD:
-            self._submit()
-
-    def _submit(self) -> None:
-        self._pending.append(self._pool.submit(self._work, self._repo, self._chunks.popleft()))
-
-    def __next__(self) -> _T:
-        while not self._ready:
-            if not self._pending:
-                self.close()
-                raise StopIteration
-            self._ready.extend(self._pending.popleft().result())
-            if self._chunks:
-                self._submit()
-        return self._ready.popleft()
-
-    def close(self) -> None:
-        """Stop the workers (also when the consumer gives up part-way)."""
-        for future in self._pending:
-            future.cancel()
-        self._pending.clear()
-        self._pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _parallel(paths: list[str]) -> bool:
-    return len(paths) >= PARALLEL_MIN and (os.cpu_count() or 1) >= 2
-
-
-class ParseStream(Protocol[_T_co]):
-    """Parsed files in order; `close()` stops the workers when the consumer gives up."""
-
-    def __iter__(self) -> Iterator[_T_co]: ...
-
-    def __next__(self) -> _T_co: ...
-
-    def close(self) -> None: ...
-
-
-def parse_files(repo: Path, paths: list[str]) -> ParseStream[Parsed]:
-    """Parse files in order, in two processes when there are many (this machine has 2 cores)."""
-    if not _parallel(paths):
-        return (_parse_entry(str(repo), p) for p in paths)
-    return _InWorkers(_parse_chunk, repo, paths)
-
-
-def parse_and_check_files(repo: Path, paths: list[str], ontology: Ontology | None
-                          ) -> ParseStream[Checked]:
-    """`parse_files` plus each fact's ontology findings (`check_ontology`, then
-    `topic_problems`), worked out in the parse workers."""
-    if not _parallel(paths):
-        return (_check_entry(str(repo), p, ontology) for p in paths)
-    return _InWorkers(_check_chunk, repo, paths, ontology)
-
-
-class _FactsView(Mapping[str, Fact]):
-    """Live facts for the rules: changed ones in memory, the rest read from the index."""
-
-    def __init__(self, conn: sqlite3.Connection, overlay: dict[str, Fact | None],
-                 status: str = "live") -> None:
-        self._conn = conn
-        self._overlay = overlay
-        self._status = status
-        self._cache: dict[str, Fact | None] = {}
-
-    def __getitem__(self, path: str) -> Fact:
-        fact = self.get(path)
-        if fact is None:
-            raise KeyError(path)
-        return fact
-
-    def get(self, path: str, default: object = None) -> Fact | None:  # type: ignore[override]
-        if path in self._overlay:
-            return self._overlay[path]
-        if path not in self._cache:
-            row = self._conn.execute(
-                "SELECT * FROM facts WHERE path = ? AND status = ?", (path, self._status)
-            ).fetchone()
-            self._cache[path] = fact_from_row(row) if row else None
-        return self._cache[path]
-
-    def __contains__(self, path: object) -> bool:
-        return isinstance(path, str) and self.get(path) is not None
-
-    def __iter__(self) -> Iterator[str]:
-        raise NotImplementedError("the view is for lookups only")
-
-    def __len__(self) -> int:
-        raise NotImplementedError("the view is for lookups only")
+    #: every path looked at (all of them when not `partial`)
+    paths: set[str]
+    #: those present as fact files
+    entries: list[FileEntry]
+    #: the scan's findings over them
+    problems: list[Problem]
+    #: git's dirty set, as remembered in `meta`
+    dirty: str
+    #: what the index recorded of them
+    known: dict[str, Stamp]
+    #: only some paths were looked at (those git and the stamps name)
+    partial: bool
 
 
 class Indexer:
@@ -302,10 +159,22 @@ class Indexer:
         update, is moved aside and rebuilt (RELIABILITY F03); other errors propagate.
 
         `lock_wait`: give up with `IndexBusy` after that many seconds while another process
-        updates the index (None: wait for it, however long)."""
+        updates the index (None: wait for it, however long). With `hint` (factdesk's own
+        commit is done) the wait is bounded by default (`AFTER_COMMIT_WAIT`), and giving up
+        is no error: the stats say mode "behind" and `note` says so; the next update
+        catches up.
+
+        A folder that cannot be written raises `IndexUnwritable` (never taken for damage)."""
         started = time.perf_counter()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with _update_lock(self.path, lock_wait):
+        locking.ensure_writable(self.path.parent)
+        if hint is not None and lock_wait is None:
+            try:
+                return self.update(progress=progress, hint=hint, thorough=thorough,
+                                   lock_wait=AFTER_COMMIT_WAIT)
+            except IndexBusy as exc:
+                return IndexStats("behind", seconds=time.perf_counter() - started,
+                                  note=f"committed; the index will catch up ({exc})")
+        with locking.update_lock(self.path, lock_wait):
             try:
                 return self._update_locked(rebuild, progress, hint, started, thorough)
             except sqlite3.OperationalError as exc:
@@ -330,14 +199,14 @@ class Indexer:
             if not schema.is_usable(self.path):
                 raise
             self.stale = str(exc)
-        read_from = _inode(self.path)
+        read_from = locking.inode(self.path)
         try:
             return self._read_once(work)
         except schema.DAMAGE as exc:
             if not schema.is_damage(exc):
                 raise
-        with _update_lock(self.path):
-            if _inode(self.path) == read_from:  # (else another process replaced it already)
+        with locking.update_lock(self.path):
+            if locking.inode(self.path) == read_from:  # (else another process replaced it already)
                 self._set_aside()
                 self._update_locked(False, None, None, time.perf_counter(), False)
         return self._read_once(work)
@@ -379,7 +248,7 @@ class Indexer:
             if rebuild:
                 return self._rebuild_committed(conn, progress)
             hinted = set(hint) if hint is not None else None
-            return _transaction(conn, lambda: self._incremental(conn, progress, hinted))
+            return locking.transaction(conn, lambda: self._incremental(conn, progress, hinted))
         finally:
             conn.close()
 
@@ -394,7 +263,7 @@ class Indexer:
         A failure removes the partial file."""
         conn = schema.connect(self._building, unjournaled=True)
         try:
-            stats = _transaction(conn, lambda: self._rebuild(conn, progress))
+            stats = locking.transaction(conn, lambda: self._rebuild(conn, progress))
             # (main: the full-text builder's scratch file is still attached, and deleted)
             conn.execute("PRAGMA main.journal_mode = WAL")
         except BaseException:
@@ -415,7 +284,7 @@ class Indexer:
         moves aside and rebuilds (RELIABILITY F03): the index is a cache."""
         conn.execute("PRAGMA synchronous = OFF")
         try:
-            return _transaction(conn, lambda: self._rebuild(conn, progress))
+            return locking.transaction(conn, lambda: self._rebuild(conn, progress))
         finally:
             conn.execute("PRAGMA synchronous = NORMAL")
 
@@ -443,11 +312,10 @@ class Indexer:
 
     def _rebuild_all(self, conn: sqlite3.Connection, progress: Progress | None) -> IndexStats:
         clock = _PhaseClock()
-        for (name,) in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type IN ('table') AND name NOT LIKE "
-            "'sqlite_%' AND name NOT LIKE 'facts_fts_%'"
-        ).fetchall():
-            conn.execute(f'DROP TABLE IF EXISTS "{name}"')
+        # (the full-text table's shadow tables go with it)
+        for name in sqlite_utils.Database(conn).table_names():
+            if not name.startswith(("sqlite_", "facts_fts_")):
+                conn.execute(f'DROP TABLE IF EXISTS "{name}"')
         schema.create(conn, defer_indexes=True)
         head = gitrepo.head_sha(self.repo) if self._has_git() else None
         # git reads the history while this process scans and the workers start parsing
@@ -461,61 +329,28 @@ class Indexer:
             paths = [e.path for e in entries]
             clock.lap("scan, registry, ontology (git log and the parse workers start)")
             self._report(progress, "parsing", 0, len(entries))
-            parsed = parse_and_check_files(self.repo, paths, ontology)
+            parsed = parsing.parse_and_check_files(self.repo, paths, ontology)
             first_parent = FirstParentChanges(*self._ingest_commits(
                 conn, pending_log.commits() if pending_log else [], seq0=0))
             histories = all_histories(conn)
             clock.lap("history (git log, per-path history)")
             text = (TextBuilder(conn, self._text_scratch)
-                    if _parallel(paths) else InlineText(conn))
-            outcomes: dict[str, ParseOutcome] = {}
-            files: dict[str, tuple[str, int, int]] = {}
-            early: dict[str, list[Problem]] = {}  # per path: parse and ontology findings
-            as_file = _by_path(scan_problems)  # counted in the row too (`has:problems`)
-            batch: list[tuple[object, ...]] = []
-            texts: list[TextRow] = []
-            for i, (outcome, blob, size, mtime, onto_found) in enumerate(parsed):
-                path, fact = outcome.path, outcome.fact
-                found = [*outcome.problems, *onto_found]
-                files[path] = (blob, size, mtime)
-                early[path] = found
-                row = fact_row(outcome, status="live" if fact else "broken",
-                               history=histories.get(path, _NO_HISTORY), registry=registry,
-                               file=files[path], computed_weight=None,
-                               problems=found + as_file.get(path, []))
-                # ids in path order, as an autoincrement would give them; the full-text row
-                # goes on too, while the workers go on parsing (no second pass over the table)
-                batch.append((i + 1, *row_values(row)))
-                texts.append((i + 1, *text_values(row)))
-                if len(batch) >= BATCH:
-                    conn.executemany(_INSERT_ROW_ID, batch)
-                    text.add(texts)
-                    batch.clear()
-                    texts = []
-                outcomes[path] = _slim(outcome)
-                if i % 2000 == 0:
-                    self._report(progress, "parsing", i, len(entries))
-            conn.executemany(_INSERT_ROW_ID, batch)
-            text.add(texts)
-            del batch, texts
+                    if parsing.parallel(paths) else InlineText(conn))
+            outcomes, files, early = self._stream_rows(conn, parsed, text, histories, registry,
+                                                       scan_problems, progress, len(paths))
             clock.lap("parse + ontology rules (workers); rows, full-text rows (streamed)")
             # the retracted facts' rows (the next ids) and text go in now, so the full-text
             # builder merges its segments while the rules are checked
             retracted = self._retracted_paths(conn, set(outcomes), histories=histories)
-            gone = self._read_retracted(retracted)
-            gone_rows = [_retracted_row(gone[path], hist, registry)
-                         for path, hist in retracted.items()]
-            first_gone = len(paths) + 1
-            conn.executemany(_INSERT_ROW_ID, [(first_gone + k, *row_values(row))
-                                              for k, row in enumerate(gone_rows)])
-            text.add([(first_gone + k, *text_values(row)) for k, row in enumerate(gone_rows)])
-            del gone_rows
+            gone = writing.read_retracted(self.repo, retracted)
+            _insert_retracted(conn, text, retracted, gone, registry, first_id=len(paths) + 1)
             text.close_input()
             clock.lap("retracted facts (read from git)")
             self._report(progress, "checking", 0, len(outcomes))
-            self._write(conn, outcomes, files, retracted, scan_problems, full=True,
-                        early=early, histories=histories, gone=gone, first_parent=first_parent,
-                        alongside=lambda: schema.create_indexes(conn))
+            writing.finish_rebuild(conn, self._rule_setting(), outcomes, files, gone,
+                                   scan_problems, early=early, histories=histories,
+                                   first_parent=first_parent,
+                                   alongside=lambda: schema.create_indexes(conn))
             del outcomes, files, early, histories, gone
             clock.lap("corpus-wide rules (a thread) beside the secondary indexes; problems")
             text.finish()
@@ -538,31 +373,119 @@ class Indexer:
         stats.phases = clock.phases
         return stats
 
+    def _stream_rows(self, conn: sqlite3.Connection, parsed: ParseStream[Checked],
+                     text: TextSink, histories: Mapping[str, PathHistory], registry: Registry,
+                     scan_problems: list[Problem], progress: Progress | None, total: int
+                     ) -> tuple[dict[str, ParseOutcome], dict[str, FileStamp],
+                                dict[str, list[Problem]]]:
+        """Insert each parsed file's row as it arrives, and hand its full-text row on; keep
+        a slim copy of each fact (no body) for the corpus-wide rules, its file stamp and
+        its parse and ontology findings."""
+        outcomes: dict[str, ParseOutcome] = {}
+        files: dict[str, FileStamp] = {}
+        early: dict[str, list[Problem]] = {}  # per path: parse and ontology findings
+        as_file = writing.by_path(scan_problems)  # counted in the row too (`has:problems`)
+        batch: list[tuple[object, ...]] = []
+        texts: list[TextRow] = []
+        for i, (outcome, blob, size, mtime, onto_found) in enumerate(parsed):
+            path, fact = outcome.path, outcome.fact
+            found = [*outcome.problems, *onto_found]
+            files[path] = (blob, size, mtime)
+            early[path] = found
+            row = fact_row(outcome, status="live" if fact else "broken",
+                           history=histories.get(path, writing.NO_HISTORY), registry=registry,
+                           file=files[path], computed_weight=None,
+                           problems=found + as_file.get(path, []))
+            # ids in path order, as an autoincrement would give them; the full-text row
+            # goes on too, while the workers go on parsing (no second pass over the table)
+            batch.append((i + 1, *row_values(row)))
+            texts.append((i + 1, *text_values(row)))
+            if len(batch) >= BATCH:
+                conn.executemany(writing.INSERT_ROW_ID, batch)
+                text.add(texts)
+                batch.clear()
+                texts = []
+            outcomes[path] = _slim(outcome)
+            if i % 2000 == 0:
+                self._report(progress, "parsing", i, total)
+        conn.executemany(writing.INSERT_ROW_ID, batch)
+        text.add(texts)
+        return outcomes, files, early
+
     # -- incremental --------------------------------------------------------------------
 
     def _incremental(self, conn: sqlite3.Connection, progress: Progress | None,
                      hint: set[str] | None = None) -> IndexStats:
+        """Bring the index up to date by re-reading only what the change planner names; a
+        rebuild when the settings changed or the branch's history cannot be followed."""
         schema.ensure_sort_indexes(conn)
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        if planning.settings_changed(meta, root=self.root, registry=self._registry_stamp(),
+                                     ontology=self._ontology_stamp()):
+            return self._rebuild(conn, progress)
+        self._repo_ids = frozenset(meta.get("repo_id", "").split()) or None
         head = gitrepo.head_sha(self.repo) if self._has_git() else None
         old_head = meta.get("head") or None
-        if meta.get("root") != self.root or meta.get("registry") != self._registry_stamp() \
-                or meta.get("ontology") != self._ontology_stamp():
+        touched = self._follow_head(conn, old_head, head)
+        if touched is None:
             return self._rebuild(conn, progress)
-        touched: set[str] = set()
-        self._repo_ids = frozenset(meta.get("repo_id", "").split()) or None
-        if head != old_head:
-            if old_head and head and gitrepo.is_ancestor(self.repo, old_head, head):
-                seq0 = conn.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM commits"
-                                    ).fetchone()[0]
-                new = gitrepo.log(self.repo, f"{old_head}..{head}")
-                self._ingest_commits(conn, new, seq0=seq0)
-                touched = {c.path for commit in new for c in commit.changes
-                           if c.path.startswith(self.root + "/")}
-            elif old_head and head and (rewound := self._rewind(conn, old_head, head)) is not None:
-                touched = rewound
-            else:
-                return self._rebuild(conn, progress)
+        look = self._look_at_files(conn, meta, touched, hint)
+        plan = planning.plan_files(
+            known=look.known, on_disk={e.path: (e.size, e.mtime_ns) for e in look.entries},
+            looked_at=look.paths, touched=touched, partial=look.partial)
+        outcomes, files = self._read_changed(conn, plan, look.known)
+        # history changed, bytes did not: re-read them for their history fields; and a path
+        # whose file problems changed with another's (a twin brought along, C11, C12), for
+        # its row's counts
+        recount = self._file_problems_changed(conn, look.paths, look.partial, look.problems)
+        self._parse_into(planning.rereads(touched=touched, recount=recount, read=set(outcomes),
+                                          removed=plan.removed, present=plan.present),
+                         outcomes, files)
+        changed = set(outcomes) | plan.removed | touched
+        day_changed = meta.get("today") != self.today.isoformat()
+        if planning.is_unchanged(changed=changed, day_changed=day_changed,
+                                 same_head=head == old_head,
+                                 same_dirty=look.dirty == meta.get("dirty")):
+            return self._stats(conn, "unchanged", head, [])
+        present = set(plan.present)
+        retracted = self._retracted_paths(conn, present, only=changed | plan.removed)
+        dependents = planning.dependents(changed, lambda paths: (r[0] for r in rows_in(
+            conn, "SELECT DISTINCT src FROM refs WHERE target IN ({marks})", paths)))
+        if day_changed:  # (due dates: every open hypothesis)
+            dependents |= {r[0] for r in conn.execute(
+                "SELECT path FROM facts WHERE type = 'hypothesis' AND status = 'live'")}
+        if look.partial:  # only the looked-at paths were compared: the rest stand as indexed
+            present |= set(self._known(conn, dependents - look.paths))
+        self._parse_into(planning.rechecks(dependents=dependents, read=set(outcomes),
+                                           removed=plan.removed, present=present),
+                         outcomes, files)
+        for path in plan.removed:
+            writing.delete_path(conn, path)
+        writing.write_incremental(conn, self._rule_setting(), outcomes, files, retracted,
+                                  look.problems, rescanned=look.paths if look.partial else None)
+        self._set_meta(conn, head, dirty=look.dirty)
+        return self._stats(conn, "incremental", head, sorted(changed))
+
+    def _follow_head(self, conn: sqlite3.Connection, old_head: str | None, head: str | None
+                     ) -> set[str] | None:
+        """Take in the commits between the indexed head and the current one: the paths
+        under the root that they touched (empty when the head is the same); None when the
+        history cannot be followed (a rebuild)."""
+        if head == old_head:
+            return set()
+        if old_head and head and gitrepo.is_ancestor(self.repo, old_head, head):
+            seq0 = conn.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM commits").fetchone()[0]
+            new = gitrepo.log(self.repo, f"{old_head}..{head}")
+            self._ingest_commits(conn, new, seq0=seq0)
+            return {c.path for commit in new for c in commit.changes
+                    if c.path.startswith(self.root + "/")}
+        if old_head and head:
+            return self._rewind(conn, old_head, head)
+        return None
+
+    def _look_at_files(self, conn: sqlite3.Connection, meta: dict[str, str], touched: set[str],
+                       hint: set[str] | None) -> _Look:
+        """The files to compare with the index, and what the index recorded of them."""
         looked = None
         if self._has_git():
             # a file or folder that could not be read last time (C14, C17) is tried again:
@@ -570,35 +493,33 @@ class Indexer:
             unread = {r[0] for r in conn.execute(
                 "SELECT DISTINCT path FROM problems WHERE code = 'io_error'")}
             looked = (self._look_hinted(meta, touched | unread, hint) if hint is not None
-                      else self._look(meta, touched | unread))
-        # partial: only the looked-at paths are compared; the rest stand as indexed
-        partial = looked is not None
-        if looked is not None:
-            looked_at, entries, scan_problems, dirty = looked
-            # with the names `stat_paths` looked at too (a colliding name's twin, C11/C12)
-            looked_at = looked_at | {e.path for e in entries} | {p.path for p in scan_problems}
-            # (a name that is not UTF-8 is never a row: its problem stands under a
-            # printable form of it, which is in the set)
-            looked_at = {p for p in looked_at if is_utf8(p)}
-            known = self._known(conn, looked_at)
-        else:  # no git to say what changed: compare every file with the index
+                      else self._look(conn, meta, touched | unread))
+        if looked is None:  # no git to say what changed: compare every file with the index
             known = {r[0]: (r[1], r[2], r[3]) for r in conn.execute(
                 "SELECT path, size, mtime_ns, blob FROM facts INDEXED BY facts_stamp "
                 "WHERE status IN ('live', 'broken')")}
             entries, scan_problems = scan(self.repo, self.root)
-            looked_at, dirty = {e.path for e in entries} | set(known), ""
-        on_disk = {e.path: e for e in entries}
-        present = (set(known) - looked_at) | set(on_disk)
-        # The stamp is a filter, the blob the truth (RELIABILITY F06): a path git names
-        # whose size and mtime still match (a same-size edit with its mtime put back) is
-        # hashed. (Paths new commits touched are re-read below anyway; without git every
-        # file is looked at, and hashing them all on each update would read the corpus.)
-        candidates = [p for p, e in on_disk.items()
-                      if p not in known or (known[p][0], known[p][1]) != (e.size, e.mtime_ns)
-                      or (partial and p not in touched and not self._holds(p, known[p][2]))]
+            return _Look({e.path for e in entries} | set(known), entries, scan_problems, "",
+                         known, partial=False)
+        looked_at, entries, scan_problems, dirty = looked
+        # with the names `stat_paths` looked at too (a colliding name's twin, C11/C12)
+        looked_at = looked_at | {e.path for e in entries} | {p.path for p in scan_problems}
+        # (a name that is not UTF-8 is never a row: its problem stands under a printable
+        # form of it, which is in the set)
+        looked_at = {p for p in looked_at if is_utf8(p)}
+        return _Look(looked_at, entries, scan_problems, dirty, self._known(conn, looked_at),
+                     partial=True)
+
+    def _read_changed(self, conn: sqlite3.Connection, plan: planning.FilePlan,
+                      known: dict[str, Stamp]
+                      ) -> tuple[dict[str, ParseOutcome], dict[str, FileStamp]]:
+        """Read the files the plan names (and those to verify whose blob differs); a file
+        whose bytes are the ones indexed only gets its new stamp recorded."""
+        stale = set(plan.read) | {p for p in plan.verify if not self._holds(p, known[p][2])}
         outcomes: dict[str, ParseOutcome] = {}
-        files: dict[str, tuple[str, int, int]] = {}
-        with contextlib.closing(parse_files(self.repo, candidates)) as parsed:
+        files: dict[str, FileStamp] = {}
+        with contextlib.closing(parse_files(self.repo, [p for p in plan.read + plan.verify
+                                                        if p in stale])) as parsed:
             for outcome, blob, size, mtime in parsed:
                 if outcome.path in known and known[outcome.path][2] == blob:
                     conn.execute("UPDATE facts SET size = ?, mtime_ns = ? WHERE path = ?",
@@ -606,31 +527,7 @@ class Indexer:
                     continue
                 outcomes[outcome.path] = outcome
                 files[outcome.path] = (blob, size, mtime)
-        removed = {p for p in known if p not in present}
-        # history changed, bytes did not: re-read them for their history fields; and a path
-        # whose file problems changed with another's (a twin brought along, C11, C12), for
-        # its row's counts
-        recount = self._file_problems_changed(conn, looked_at, partial, scan_problems)
-        self._parse_into(sorted(((touched | recount) - set(outcomes) - removed) & present),
-                         outcomes, files)
-        changed = set(outcomes) | removed | touched
-        meta_changed = meta.get("today") != self.today.isoformat()
-        if not changed and not meta_changed and head == old_head and dirty == meta.get("dirty"):
-            return self._stats(conn, "unchanged", head, [])
-        retracted = self._retracted_paths(conn, present, only=changed | removed)
-        dependents = self._dependents(conn, changed)
-        if meta_changed:
-            dependents |= {r[0] for r in conn.execute(
-                "SELECT path FROM facts WHERE type = 'hypothesis' AND status = 'live'")}
-        if partial:  # only the looked-at paths were compared: the rest stand as indexed
-            present |= set(self._known(conn, dependents - looked_at))
-        self._parse_into(sorted((dependents - set(outcomes) - removed) & present), outcomes, files)
-        for path in removed:
-            self._delete_path(conn, path)
-        self._write(conn, outcomes, files, retracted, scan_problems, full=False,
-                    rescanned=looked_at if partial else None)
-        self._set_meta(conn, head, dirty=dirty)
-        return self._stats(conn, "incremental", head, sorted(changed))
+        return outcomes, files
 
     def _rewind(self, conn: sqlite3.Connection, old_head: str, head: str) -> set[str] | None:
         """The branch moved to a commit that does not descend from the indexed one (a reset,
@@ -644,33 +541,38 @@ class Indexer:
         if base.encode() not in chain:
             return None
         gone = gitrepo.run_git(self.repo, "rev-list", f"{head}..{old_head}", check=False).decode().split()
-        touched: set[str] = set()
-        for i in range(0, len(gone), 500):
-            part = gone[i : i + 500]
-            marks = ",".join("?" * len(part))
-            touched |= {r[0] for r in conn.execute(
-                f"SELECT DISTINCT path FROM changes WHERE sha IN ({marks})", part)}
-            conn.execute(f"DELETE FROM changes WHERE sha IN ({marks})", part)
-            conn.execute(f"DELETE FROM commits WHERE sha IN ({marks})", part)
+        touched = {r[0] for r in rows_in(
+            conn, "SELECT DISTINCT path FROM changes WHERE sha IN ({marks})", gone)}
+        rows_in(conn, "DELETE FROM changes WHERE sha IN ({marks})", gone)
+        rows_in(conn, "DELETE FROM commits WHERE sha IN ({marks})", gone)
         seq0 = conn.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM commits").fetchone()[0]
         new = gitrepo.log(self.repo, f"{old_head}..{head}")
         self._ingest_commits(conn, new, seq0=seq0)
         touched |= {c.path for commit in new for c in commit.changes if c.path.startswith(self.root + "/")}
         return touched
 
-    def _look(self, meta: dict[str, str], touched: set[str]
+    def _look(self, conn: sqlite3.Connection, meta: dict[str, str], touched: set[str]
               ) -> tuple[set[str], list[FileEntry], list[Problem], str] | None:
         """What to compare with the index: (paths looked at, those present as files,
         problems found on them, the dirty-set stamp to remember); None when git cannot say.
 
         `git status` (C, using git's own stat cache) names the files that differ from HEAD;
         with the paths new commits touched and the files that were dirty at the last update,
-        that is every file that can differ from the index."""
-        status = gitrepo.status_paths(self.repo, self.root)
+        that is every file that can differ from the index as far as git can tell. Git does
+        not tell of the files its ignore rules hide or of edits under `--skip-worktree` or
+        `--assume-unchanged`: the work tree's stamps, compared with the index's on a thread
+        of this process while git runs, name those (issue 15 #7)."""
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="factdesk-git") as pool:
+            asked = pool.submit(gitrepo.status_paths, self.repo, self.root)
+            recorded = {r[0]: (r[1], r[2]) for r in conn.execute(
+                "SELECT path, size, mtime_ns FROM facts INDEXED BY facts_stamp "
+                "WHERE status IN ('live', 'broken')")}
+            differ = planning.stamp_differences(recorded, worktree.stamps(self.repo, self.root))
+            status = asked.result()
         if status is None:
             return None
         dirty = _dirty_stamp(status)
-        paths = status | touched | set(_lines(meta.get("dirty", "")))
+        paths = status | differ | touched | set(_lines(meta.get("dirty", "")))
         entries, problems = stat_paths(self.repo, sorted(paths), self.root)
         return paths, entries, problems, dirty
 
@@ -691,19 +593,14 @@ class Indexer:
             return False
         return gitrepo.blob_id(data) == blob
 
-    def _known(self, conn: sqlite3.Connection, paths: set[str]) -> dict[str, tuple[int, int, str]]:
-        out: dict[str, tuple[int, int, str]] = {}
-        batch = sorted(paths)
-        for i in range(0, len(batch), 500):
-            part = batch[i : i + 500]
-            marks = ",".join("?" * len(part))
-            for r in conn.execute(f"SELECT path, size, mtime_ns, blob FROM facts WHERE path IN ({marks}) "
-                                  "AND status IN ('live', 'broken')", part):
-                out[r[0]] = (r[1], r[2], r[3])
-        return out
+    def _known(self, conn: sqlite3.Connection, paths: set[str]) -> dict[str, Stamp]:
+        """What the index recorded of the files among `paths` that have a row as files."""
+        return {r[0]: (r[1], r[2], r[3]) for r in rows_in(
+            conn, "SELECT path, size, mtime_ns, blob FROM facts WHERE path IN ({marks}) "
+            "AND status IN ('live', 'broken')", sorted(paths))}
 
     def _parse_into(self, paths: list[str], outcomes: dict[str, ParseOutcome],
-                    files: dict[str, tuple[str, int, int]]) -> None:
+                    files: dict[str, FileStamp]) -> None:
         with contextlib.closing(parse_files(self.repo, paths)) as parsed:
             for outcome, blob, size, mtime in parsed:
                 outcomes[outcome.path] = outcome
@@ -733,37 +630,19 @@ class Indexer:
         for path, code, message in rows:
             if path in paths:
                 had.setdefault(path, set()).add((code, message))
-        return {p for p in had.keys() | now.keys() if had.get(p) != now.get(p)}
-
-    def _dependents(self, conn: sqlite3.Connection, changed: set[str]) -> set[str]:
-        """Every fact that cites a changed path, transitively (lineage for R1/R2/R3)."""
-        seen: set[str] = set()
-        frontier = set(changed)
-        while frontier:
-            batch = list(frontier)
-            frontier = set()
-            for i in range(0, len(batch), 500):
-                part = batch[i : i + 500]
-                marks = ",".join("?" * len(part))
-                for (src,) in conn.execute(
-                    f"SELECT DISTINCT src FROM refs WHERE target IN ({marks})", part
-                ):
-                    if src not in seen:
-                        seen.add(src)
-                        frontier.add(src)
-        return seen
+        return planning.file_problems_changed(had, now)
 
     def record_visit(self, when: int | None = None) -> bool:
         """Remember that a person looked at the corpus now (`since:last-visit` then finds
         what changed after). Best effort, for a window closing: False when the index is
         busy or missing. A fresh build of the index forgets it, as it forgets any cache."""
         try:
-            with _update_lock(self.path, 2.0):
+            with locking.update_lock(self.path, 2.0):
                 conn = self.connect()
                 try:
-                    with conn:
-                        conn.execute("INSERT OR REPLACE INTO meta VALUES ('last_visit', ?)",
-                                     (str(int(time.time()) if when is None else when),))
+                    sqlite_utils.Database(conn).table("meta").upsert(  # (its own transaction)
+                        {"key": "last_visit",
+                         "value": str(int(time.time()) if when is None else when)}, pk="key")
                 finally:
                     conn.close()
         except (IndexBusy, sqlite3.Error, OSError):
@@ -772,59 +651,14 @@ class Indexer:
 
     def staged_problems(self, conn: sqlite3.Connection) -> list[Problem]:
         """The problems of the files staged for commit, as staged (`check --staged`, the
-        pre-commit hook): the index's for a file whose working copy is what is staged; for
-        one changed again after `git add`, its staged blob checked (`check_versions`) with
-        the scan's findings about the file on disk kept."""
-        staged = gitrepo.staged_blobs(self.repo)
-        on_disk = dict(rows_in(conn, "SELECT path, blob FROM facts WHERE path IN ({marks})",
-                               list(staged)))
-        versions: dict[str, bytes] = {}
-        found: list[Problem] = []
-        with gitrepo.BlobReader(self.repo) as reader:
-            for path, blob in staged.items():
-                if not is_fact_path(path, self.root) or on_disk.get(path) == blob:
-                    continue
-                try:
-                    data = reader.read(blob, limit=MAX_BYTES)
-                except gitrepo.BlobTooLarge as exc:
-                    found.extend(too_large(path, exc.size).problems)
-                    continue
-                if data is not None:
-                    versions[path] = data
-        kept = [Problem(r[0], r[1], r[2], Severity(r[3]), r[4]) for r in rows_in(
-            conn, "SELECT path, line, code, severity, message FROM problems WHERE path IN ({marks})",
-            list(staged)) if r[0] not in versions or r[2] in SCAN_CODES]
-        found += self.check_versions(conn, versions)
-        return sorted(kept + found, key=lambda p: (p.path, p.line, p.code))
+        pre-commit hook): see `index.staged.staged_problems`."""
+        return staged.staged_problems(conn, self._rule_setting(), self.root)
 
     def check_versions(self, conn: sqlite3.Connection, versions: Mapping[str, bytes]
                        ) -> list[Problem]:
-        """The problems of other versions of some facts than the files on disk (those staged
-        for commit), each read and checked against the rest of the corpus as indexed (the
-        working tree's): the parse, every per-fact rule and the ontology's. Who created a
-        file is taken from its indexed history; what a synthesis's sources were when it was
-        written is not known here, so R1's "cited a hypothesis then" case is left to the
-        full check."""
-        registry, ontology = self._registry_and_ontology()
-        outcomes = {p: parse_fact(p, data) for p, data in versions.items()}
-        creators = {p: h.creator_email for p in versions
-                    if (h := path_history(conn, p)).creator_email}
-        ctx = CheckContext(
-            facts=_FactsView(conn, {p: o.fact for p, o in outcomes.items()}),
-            repo_id=self._repo_ids, registry=registry, today=self.today,
-            retracted=_FactsView(conn, {}, status="retracted"), creators=creators,
-            history_known=self._has_git())
-        engine = self._rule_engine() if ontology is not None else None
-        found: list[Problem] = []
-        for outcome in outcomes.values():
-            found.extend(outcome.problems)
-            if outcome.fact is None:
-                continue
-            found.extend(check_fact(outcome.fact, ctx))
-            if ontology is not None and engine is not None:
-                found.extend(check_ontology(outcome.fact, ontology, engine))
-                found.extend(topic_problems(outcome.fact, ontology))
-        return found
+        """The problems of other versions of some facts than the files on disk, checked
+        against the rest of the corpus as indexed: see `index.staged.check_versions`."""
+        return staged.check_versions(conn, self._rule_setting(), versions)
 
     # -- shared -------------------------------------------------------------------------
 
@@ -842,6 +676,13 @@ class Indexer:
         if self._engine is None:
             self._engine = shared_engine()
         return self._engine
+
+    def _rule_setting(self) -> writing.RuleSetting:
+        registry, ontology = self._registry_and_ontology()
+        return writing.RuleSetting(
+            repo=self.repo, registry=registry, ontology=ontology,
+            engine=self._rule_engine() if ontology is not None else None,
+            repo_id=self._repo_ids, today=self.today, history_known=self._has_git())
 
     def _set_aside(self) -> None:
         if (kept := schema.move_aside(self.path)) is not None:
@@ -887,213 +728,6 @@ class Indexer:
                 out[path] = hist
         return out
 
-    def _read_retracted(self, retracted: dict[str, PathHistory]) -> dict[str, ParseOutcome]:
-        """Retracted facts: their last version, read from git."""
-        gone: dict[str, ParseOutcome] = {}
-        if retracted:
-            with gitrepo.BlobReader(self.repo) as reader:
-                for path, hist in retracted.items():
-                    data = reader.read(hist.last_blob or "")
-                    gone[path] = parse_fact(path, data) if data else ParseOutcome(path, None)
-        return gone
-
-    def _delete_path(self, conn: sqlite3.Connection, path: str) -> None:
-        conn.execute("DELETE FROM facts WHERE path = ?", (path,))
-        conn.execute("DELETE FROM problems WHERE path = ?", (path,))
-        conn.execute("DELETE FROM refs WHERE src = ?", (path,))
-
-    def _write(self, conn: sqlite3.Connection, outcomes: dict[str, ParseOutcome],
-               files: dict[str, tuple[str, int, int]], retracted: dict[str, PathHistory],
-               scan_problems: list[Problem], *, full: bool,
-               rescanned: set[str] | None = None,
-               early: dict[str, list[Problem]] | None = None,
-               histories: Mapping[str, PathHistory] | None = None,
-               gone: dict[str, ParseOutcome] | None = None,
-               alongside: Callable[[], None] | None = None,
-               first_parent: FirstParentChanges | None = None) -> None:
-        """Check `outcomes` and write their rows, refs and problems. With `early` (the
-        streamed rebuild), their rows and the retracted facts' are already in, carrying the
-        parse and ontology findings given there; only the rows the corpus-wide rules change
-        are updated.
-
-        `gone`: the retracted facts' last versions, when the caller has read them already.
-        `alongside`: SQLite work to do on this thread
-        while another checks the rules (the rebuild builds its secondary indexes, during
-        which SQLite does not hold the GIL); it needs `full` and `first_parent` (the
-        history in memory: the rules' thread must not use the connection meanwhile)."""
-        repo_id = self._repo_ids
-        registry, ontology = self._registry_and_ontology()
-        retracted_outcomes = gone if gone is not None else self._read_retracted(retracted)
-        retracted_facts = {p: o.fact for p, o in retracted_outcomes.items() if o.fact}
-        overlay: dict[str, Fact | None] = {p: o.fact for p, o in outcomes.items()}
-        facts_view: Mapping[str, Fact]
-        retracted_view: Mapping[str, Fact]
-        if full:
-            facts_view = {p: f for p, f in overlay.items() if f is not None}
-            retracted_view = retracted_facts
-        else:
-            facts_view = _FactsView(conn, overlay)
-            retracted_view = _FactsView(conn, dict(retracted_facts), status="retracted")
-        if histories is None:
-            histories = {p: path_history(conn, p) for p in outcomes}
-        else:
-            histories = {p: histories.get(p, _NO_HISTORY) for p in outcomes}
-        creators = {p: h.creator_email for p, h in histories.items() if h.creator_email}
-        history_known = self._has_git()
-
-        def context() -> CheckContext:
-            return CheckContext(
-                facts=facts_view, repo_id=repo_id, registry=registry, today=self.today,
-                retracted=retracted_view, creators=creators, history_known=history_known,
-                cited_types_then=self._cited_types_then(
-                    None if first_parent is not None else conn, outcomes, files, histories,
-                    repo_id, first_parent),
-            )
-
-        engine = self._rule_engine() if ontology is not None else None
-        if not full:
-            for path in list(outcomes) + list(retracted):
-                conn.execute("DELETE FROM problems WHERE path = ?", (path,))
-                conn.execute("DELETE FROM refs WHERE src = ?", (path,))
-            conn.execute("DELETE FROM problems WHERE code IN ('ontology', 'registry')")
-            found_again = {p.path for p in scan_problems}
-            for pid, ppath, pcode in conn.execute(
-                    f"SELECT id, path, code FROM problems WHERE code IN "
-                    f"({','.join('?' * len(SCAN_CODES))})", SCAN_CODES).fetchall():
-                # a file the parse could not read keeps its io_error until it is read (its
-                # problems go above) or is gone (`_delete_path`); one the scan reports again
-                # (it could not even stat the file) is replaced like any scan problem
-                if pcode == "io_error" and not ppath.endswith("/") and ppath not in found_again:
-                    continue
-                if rescanned is None or ppath in rescanned or any(
-                        ppath.startswith(d) for d in rescanned if d.endswith("/")):
-                    conn.execute("DELETE FROM problems WHERE id = ?", (pid,))
-        problems: list[Problem] = list(scan_problems)
-        as_file = _by_path(scan_problems)  # a fact file's own, counted in its row too
-        problems.extend(registry.problems)
-        if ontology is not None:
-            problems.extend(ontology.problems)
-            if engine is not None:
-                problems.extend(rule_problems(ontology, engine))
-        ref_rows: list[tuple[str, str]] = []
-        late: list[tuple[int, int, float | None, str]] = []  # rows the rules change
-
-        def rows() -> Iterator[dict[str, object]]:
-            """One row at a time, so 100,000 row dicts never sit in memory together."""
-            ctx = context()
-            for path in sorted(outcomes):
-                outcome = outcomes[path]
-                fact = outcome.fact
-                if early is not None:
-                    found = list(early[path])
-                    known = len(found)
-                    if fact is not None:
-                        found[len(outcome.problems):len(outcome.problems)] = check_fact(fact, ctx)
-                else:
-                    found = list(outcome.problems)
-                    if fact is not None:
-                        found.extend(check_fact(fact, ctx))
-                        if ontology is not None and engine is not None:
-                            found.extend(check_ontology(fact, ontology, engine))
-                            found.extend(topic_problems(fact, ontology))
-                if fact is not None:
-                    ref_rows.extend((path, t) for t in local_targets(fact.refs, repo_id))
-                computed = (evidence_weight(fact, ctx.lookup, repo_id)
-                            if fact is not None and (is_weighted(fact)
-                                                     or fact.evidence_weight is not None)
-                            else None)
-                problems.extend(found)
-                if early is not None:
-                    if len(found) != known or computed is not None:
-                        errors, warnings = problem_counts(found + as_file.get(path, []))
-                        late.append((errors, warnings, computed, path))
-                    continue
-                yield fact_row(outcome, status="live" if fact else "broken",
-                               history=histories[path], registry=registry,
-                               file=files.get(path), computed_weight=computed,
-                               problems=found + as_file.get(path, []))
-
-        def gone_rows() -> Iterator[tuple[object, ...]]:
-            for path, hist in retracted.items():
-                yield row_values(_retracted_row(retracted_outcomes[path], hist, registry))
-
-        written: Iterator[tuple[object, ...]] = map(row_values, rows())
-        if alongside is not None:
-            assert full and first_parent is not None, \
-                "the rules run on another thread only over facts and history held in memory"
-            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="factdesk-rules") as pool:
-                checked = pool.submit(list, written)
-                alongside()
-                written = iter(checked.result())
-        # (with `early`, `written` is empty: consuming it runs the checks)
-        conn.executemany(_UPSERT_ROW, written if early is not None
-                         else itertools.chain(written, gone_rows()))
-        conn.executemany("UPDATE facts SET errors = ?, warnings = ?, evidence_weight_computed = ? "
-                         "WHERE path = ?", late)
-        conn.executemany("INSERT OR IGNORE INTO refs VALUES (?, ?)", ref_rows)
-        conn.executemany(
-            "INSERT INTO problems (path, line, code, severity, message) VALUES (?,?,?,?,?)",
-            [(p.path, p.line, p.code, str(p.severity), p.message) for p in problems],
-        )
-
-    def _cited_types_then(self, conn: sqlite3.Connection | None,
-                          outcomes: dict[str, ParseOutcome],
-                          files: dict[str, tuple[str, int, int]],
-                          histories: dict[str, PathHistory], repo_id: frozenset[str] | None,
-                          first_parent: FirstParentChanges | None = None
-                          ) -> dict[str, dict[str, str]]:
-        """For each synthesis: the type of each cited fact when the synthesis was written.
-        History comes from `first_parent` when given (a rebuild, on the rules' thread,
-        with `conn` None: every fact that is indexed is then in `outcomes`), else from the
-        index's tables."""
-        wanted: dict[str, dict[str, str]] = {}
-        blobs_needed: dict[str, list[tuple[str, str]]] = {}
-        for path, outcome in outcomes.items():
-            fact = outcome.fact
-            if fact is None or fact.type != FactType.SYNTHESIS:
-                continue
-            sha = histories[path].created_sha
-            if not sha:
-                continue
-            if first_parent is not None:
-                seq = first_parent.seq.get(sha)
-            else:
-                assert conn is not None
-                row = conn.execute("SELECT seq FROM commits WHERE sha = ?", (sha,)).fetchone()
-                seq = row[0] if row else None
-            if seq is None:
-                continue
-            for target in local_targets(fact.refs, repo_id):
-                blob = (first_parent.blob_at(target, seq) if first_parent is not None
-                        else blob_at(conn, target, seq))  # type: ignore[arg-type]
-                if blob:
-                    blobs_needed.setdefault(blob, []).append((path, target))
-        if not blobs_needed:
-            return wanted
-
-        def current_type(target: str, blob: str) -> str | None:
-            """The cited fact's type when that version is the one indexed or being indexed."""
-            if target in outcomes:
-                fact = outcomes[target].fact
-                return fact.type if fact and files.get(target, ("",))[0] == blob else None
-            if conn is None:
-                return None
-            row = conn.execute("SELECT type FROM facts WHERE path = ? AND blob = ?",
-                               (target, blob)).fetchone()
-            return row[0] if row else None
-
-        with gitrepo.BlobReader(self.repo) as reader:
-            for blob, users in blobs_needed.items():
-                type_ = current_type(users[0][1], blob)
-                if type_ is None:
-                    data = reader.read(blob)
-                    old = parse_fact(users[0][1], data).fact if data else None
-                    type_ = old.type if old else None
-                if type_:
-                    for path, target in users:
-                        wanted.setdefault(path, {})[target] = type_
-        return wanted
-
     def _set_meta(self, conn: sqlite3.Connection, head: str | None, *, dirty: str) -> None:
         meta = {"dirty": dirty, "head": head or "", "root": self.root, "complete": "1",
                 "registry": self._registry_stamp(), "ontology": self._ontology_stamp(),
@@ -1115,40 +749,6 @@ class Indexer:
             progress(stage, done, total)
 
 
-@contextlib.contextmanager
-def _update_lock(path: Path, wait: float | None = None) -> Iterator[None]:
-    """One updater per index file across processes. Without it a second process could find
-    a rebuild half-done (not yet marked complete), take it for damage and move it aside.
-    `wait`: seconds to wait for another updater before `IndexBusy` (None: no limit)."""
-    fd = os.open(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        if wait is None:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        else:
-            deadline = time.monotonic() + wait
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() >= deadline:
-                        raise IndexBusy(
-                            f"{path}: another factdesk process has been updating the index for "
-                            f"{wait:g} s; nothing was changed (try again when it is done)"
-                        ) from None
-                    time.sleep(0.05)
-        yield
-    finally:
-        os.close(fd)
-
-
-def _inode(path: Path) -> int | None:
-    try:
-        return path.stat().st_ino
-    except FileNotFoundError:
-        return None
-
-
 def _lines(text: str) -> list[str]:
     return [line for line in text.split("\n") if line]
 
@@ -1157,40 +757,6 @@ def _dirty_stamp(status: set[str]) -> str:
     """The paths git says differ from HEAD, as the text kept in `meta` and compared with it
     on the next update (a name that is not UTF-8 in its printable form)."""
     return printable("\n".join(sorted(status)))
-
-
-def _by_path(problems: list[Problem]) -> dict[str, list[Problem]]:
-    out: dict[str, list[Problem]] = {}
-    for problem in problems:
-        out.setdefault(problem.path, []).append(problem)
-    return out
-
-
-def _transaction(conn: sqlite3.Connection, work: Callable[[], IndexStats]) -> IndexStats:
-    """Run `work` in one write transaction: a crash or error leaves the old index intact."""
-    conn.isolation_level = None
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        result = work()
-    except BaseException:
-        # (a rollback that fails, or finds the transaction gone, must not hide the error:
-        # damage is told from other errors by it)
-        with contextlib.suppress(sqlite3.Error):
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-        raise
-    faults.point("index.txn_open")
-    conn.execute("COMMIT")
-    return result
-
-
-_NAMES = ",".join(ROW_COLUMNS)
-_MARKS = ",".join("?" * len(ROW_COLUMNS))
-_INSERT_ROW = f"INSERT INTO facts ({_NAMES}) VALUES ({_MARKS})"
-_INSERT_ROW_ID = f"INSERT INTO facts (id, {_NAMES}) VALUES (?, {_MARKS})"
-_UPSERT_ROW = (_INSERT_ROW + " ON CONFLICT(path) DO UPDATE SET "
-               + ",".join(f"{c}=excluded.{c}" for c in ROW_COLUMNS if c != "path"))
-_NO_HISTORY = PathHistory()
 
 
 class _PhaseClock:
@@ -1207,11 +773,14 @@ class _PhaseClock:
         self._wall, self._cpu = wall, cpu
 
 
-def _retracted_row(outcome: ParseOutcome, history: PathHistory, registry: Registry
-                   ) -> dict[str, object]:
-    """The row of a retracted fact: its last version, as it was; no file, no findings."""
-    return fact_row(outcome, status="retracted", history=history, registry=registry,
-                    file=None, computed_weight=None, problems=[])
+def _insert_retracted(conn: sqlite3.Connection, text: TextSink,
+                      retracted: Mapping[str, PathHistory], gone: Mapping[str, ParseOutcome],
+                      registry: Registry, *, first_id: int) -> None:
+    """The retracted facts' rows (ids from `first_id`) and full-text rows."""
+    rows = [writing.retracted_row(gone[path], hist, registry) for path, hist in retracted.items()]
+    conn.executemany(writing.INSERT_ROW_ID, [(first_id + k, *row_values(row))
+                                             for k, row in enumerate(rows)])
+    text.add([(first_id + k, *text_values(row)) for k, row in enumerate(rows)])
 
 
 def _slim(outcome: ParseOutcome) -> ParseOutcome:

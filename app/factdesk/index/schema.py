@@ -13,6 +13,8 @@ import sqlite3
 import time
 from pathlib import Path
 
+import sqlite_utils
+
 SCHEMA_VERSION = 8
 APPLICATION_ID = 0x46444B31  # "FDK1"
 
@@ -144,8 +146,7 @@ def is_foreign(path: Path) -> bool:
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
-            tables = {r[0] for r in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            tables = set(sqlite_utils.Database(conn).table_names())
         finally:
             conn.close()
     except DAMAGE:

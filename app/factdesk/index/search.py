@@ -14,7 +14,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from factdesk.index import columns
 from factdesk.index.query import CompiledQuery, compile_query, revision_resolver
+from factdesk.index.rows import rows_in as rows_in  # (re-exported for older callers)
 
 if TYPE_CHECKING:  # numpy is imported where it is used: not on the window's start-up path
     import numpy as np
@@ -28,13 +30,8 @@ else:
 RANK_WINDOW = 4000
 #: match sets up to this size are ordered by reading their rows (`_newest`)
 SMALL_SET = 4000
-SORTABLE = {
-    "title": "f.title COLLATE NOCASE", "kind": "f.kind", "type": "f.type", "origin": "f.origin",
-    "claim_type": "f.claim_type", "claimant": "f.claimant", "subject": "f.subject_kind",
-    "confidence": "f.confidence", "evidence_weight": "f.evidence_weight",
-    "status": "f.status", "updated": "f.updated_at", "author": "f.author", "path": "f.path",
-    "problems": "(f.errors * 1000 + f.warnings)", "created": "f.created_at",
-}
+#: (defined with the table's columns, index.columns)
+SORTABLE = columns.SORTABLE
 
 #: the covering (column, status) index of a sort order (schema.SORT_INDEXES)
 SORT_INDEX = {"updated": "facts_sort_updated", "created": "facts_sort_created",
@@ -91,9 +88,8 @@ def search(conn: sqlite3.Connection, query: str | CompiledQuery, *, limit: int =
         ranked = sorted(conn.execute(sql, [*params, RANK_WINDOW]).fetchall(),
                         key=lambda r: (r[1], -r[0]))[:limit]
         score = {r[0]: r[1] for r in ranked}
-        marks = ",".join("?" * len(ranked))
-        found = {r[0]: r for r in conn.execute(
-            f"SELECT id, path, title, type FROM facts WHERE id IN ({marks})", list(score))}
+        found = {r[0]: r for r in rows_in(
+            conn, "SELECT id, path, title, type FROM facts WHERE id IN ({marks})", list(score))}
         rows = [(*found[i][:4], score[i]) for i in score if i in found]
     return [SearchHit(r[0], r[1], r[2], r[3], -float(r[4])) for r in rows]
 
@@ -352,17 +348,6 @@ def _order_key(value: object, *, nocase: bool) -> tuple[object, ...]:
 _ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
 
 
-def rows_in(conn: sqlite3.Connection, sql: str, items: Sequence[object], *, batch: int = 500
-            ) -> list[Any]:
-    """`sql` with one `IN ({marks})` placeholder run over `items` in batches (SQLite's
-    variable limit), rows concatenated."""
-    out: list[Any] = []
-    for i in range(0, len(items), batch):
-        part = list(items[i : i + batch])
-        out += conn.execute(sql.format(marks=",".join("?" * len(part))), part).fetchall()
-    return out
-
-
 def ids_of_paths(conn: sqlite3.Connection, paths: Sequence[str]) -> dict[str, int]:
     return {p: i for p, i in rows_in(conn, "SELECT path, id FROM facts WHERE path IN ({marks})", paths)}
 
@@ -467,3 +452,30 @@ def cited_by(conn: sqlite3.Connection, path: str) -> list[sqlite3.Row]:
 def problems_for(conn: sqlite3.Connection, path: str) -> list[sqlite3.Row]:
     return conn.execute("SELECT * FROM problems WHERE path = ? ORDER BY severity, line, code",
                         (path,)).fetchall()
+
+
+def all_problems(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    """Every problem of the corpus, as `check` lists them (by path, line, code)."""
+    return [dict(r) for r in conn.execute(
+        "SELECT p.path, p.line, p.code, p.severity, p.message FROM problems p "
+        "ORDER BY p.path, p.line, p.code")]
+
+
+def fact_count(conn: sqlite3.Connection) -> int:
+    """Facts that are not retracted (live and broken)."""
+    return int(conn.execute("SELECT COUNT(*) FROM facts WHERE status != 'retracted'"
+                            ).fetchone()[0])
+
+
+def titles_of(conn: sqlite3.Connection, paths: Sequence[str]) -> dict[str, str]:
+    """The title of each of `paths` that has a row."""
+    return {r[0]: r[1] for r in rows_in(conn, "SELECT path, title FROM facts "
+                                              "WHERE path IN ({marks})", paths)}
+
+
+def live_paths_by_batch(conn: sqlite3.Connection, ids: Sequence[int]) -> list[str]:
+    """The paths of those facts that are not retracted, by path within each batch of
+    `rows_in` (the order `--query` selections have always had)."""
+    return [r[0] for r in rows_in(conn, "SELECT path FROM facts WHERE id IN ({marks}) "
+                                        "AND status != 'retracted' ORDER BY path", ids)]
+
