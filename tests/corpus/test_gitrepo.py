@@ -391,7 +391,7 @@ APP = Path(__file__).resolve().parents[2] / "app" / "factdesk"
 #: modules outside corpus/ that still run git themselves: gitwrite is the write protocol on
 #: top of gitrepo; ops.py and indexer.py are to switch to corpus.githistory's helpers
 #: (remove them here when they do); demo.py builds its repository through run_git
-GIT_OUTSIDE_CORPUS = {"curation/gitwrite.py", "curation/ops.py", "index/indexer.py", "demo.py"}
+GIT_OUTSIDE_CORPUS = {"curation/gitwrite.py", "demo.py"}
 RUNNERS = {"run_git", "git_argv", "GitRun", "_git"}
 VERBS = {"add", "cat-file", "checkout", "commit", "commit-tree", "config", "diff", "diff-tree",
          "hash-object", "init", "log", "ls-files", "ls-tree", "merge-base", "mktree",

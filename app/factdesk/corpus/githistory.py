@@ -128,6 +128,34 @@ def messages_with(repo: Path, rev_range: str, needle: str, *, depth: int = 2000,
     return found
 
 
+@dataclass(frozen=True, slots=True)
+class LoggedCommit:
+    """One commit of `decision_log`: its id, parents, author and committer e-mail, subject
+    and whole message."""
+
+    sha: str
+    parents: tuple[str, ...]
+    author_email: str
+    committer_email: str
+    subject: str
+    message: str
+
+
+def decision_log(repo: Path, tip: str, needle: str, *, depth: int = 2000) -> list[LoggedCommit]:
+    """The non-merge commits on `tip`'s first-parent line whose message holds `needle` (a
+    fixed string), newest first, at most `depth` of them (the curation trust rule reads
+    these)."""
+    out = run_git(repo, "log", "--first-parent", "--no-merges", f"-n{depth}",
+                  "--format=%x01%H%x00%P%x00%ae%x00%ce%x00%s%x00%B", "--fixed-strings",
+                  f"--grep={needle}", "--end-of-options", tip, "--", check=False)
+    found = []
+    for chunk in out.split(b"\x01")[1:]:
+        sha, parents, author, committer, subject, body = (
+            chunk.decode("utf-8", "replace").split("\x00", 5))
+        found.append(LoggedCommit(sha, tuple(parents.split()), author, committer, subject, body))
+    return found
+
+
 def config_get(repo: Path, key: str) -> str | None:
     """The value git itself uses for `key` in `repo` (every scope, includes, environment
     and `-c` as git reads them), or None. (The git CLI rather than GitPython's reader, which

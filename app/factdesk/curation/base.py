@@ -8,7 +8,6 @@ The families (`labels`, `files`, `settling`, `undo`, `dismiss`) are mixins over
 from __future__ import annotations
 
 import os
-import sqlite3
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ from factdesk.curation.changes import ChangeSet, Plan, run_plan
 from factdesk.curation.gitwrite import Conflict, Identity, Refused, refuse_links
 from factdesk.curation.identity import curator_identity
 from factdesk.fsio import NotRegular, TooLarge, read_regular
+from factdesk.index import DatabaseError
 from factdesk.index.curation_reads import stored_repo_ids
 from factdesk.index.indexer import Indexer
 from factdesk.model import legality
@@ -78,7 +78,7 @@ class CurationBase:
                     ids = stored_repo_ids(conn)
                 finally:
                     conn.close()
-            except sqlite3.Error:
+            except DatabaseError:
                 ids = None
             if ids is None:
                 ids = gitrepo.repo_ids(self.repo) if gitrepo.head_sha(self.repo) else frozenset()

@@ -23,10 +23,10 @@ heuristics' context out of the index (`queue_from_index`).
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 
@@ -35,6 +35,9 @@ from factdesk.errors import FactdeskError
 from factdesk.fsio import NotRegular, TooLarge, read_regular
 from factdesk.model.fact import Fact
 from factdesk.model.mislabels import CODES, MislabelContext, Suggestion, suggest_all
+
+if TYPE_CHECKING:
+    import sqlite3
 
 DISMISSALS_PATH = ".factdesk/dismissals.yaml"
 #: the most of the file that is read (about 50,000 dismissals)

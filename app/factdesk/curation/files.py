@@ -7,7 +7,7 @@ import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 
-from factdesk.corpus import gitrepo
+from factdesk.corpus import githistory, gitrepo
 from factdesk.corpus.codec import parse_fact
 from factdesk.corpus.ontology import load_ontology
 from factdesk.corpus.scan import unportable
@@ -187,18 +187,14 @@ class FileOps(CurationBase):
 
     def _deleted_in(self, path: str) -> str | None:
         """The first-parent commit that last deleted `path` (retracted or moved it), or None."""
-        out = gitrepo.run_git(self.repo, "log", "--first-parent", "-n", "1", "--format=%H",
-                              "--diff-filter=D", "HEAD", "--", path, check=False).decode().strip()
-        return out or None
+        return githistory.deleted_in(self.repo, path)
 
     def _moved_to(self, sha: str, path: str) -> str | None:
         """Where commit `sha`, which deleted `path`, moved it (a rename git sees), if it is
         still there; None for a retraction. (A file name alone says nothing: FORMAT §1.4,
         names are not unique across folders.)"""
-        out = gitrepo.run_git(self.repo, "diff-tree", "-r", "-M", "-z", "--no-commit-id",
-                              f"{sha}^", sha, check=False)
-        return next((c.new_path for c in gitrepo.raw_changes(out) if c.path == path and c.new_path
-                     and exists(self.repo, c.new_path)), None)
+        return next((c.new_path for c in githistory.commit_changes(self.repo, sha, renames=True)
+                     if c.path == path and c.new_path and exists(self.repo, c.new_path)), None)
 
 
 def _move_subject(moves: Mapping[str, str]) -> str:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import yaml
 
-from factdesk.corpus import gitrepo
+from factdesk.corpus import githistory
 from factdesk.corpus.yamlv3 import FieldError, YamlError, as_string, compose_mapping
 from factdesk.curation.gitwrite import CurationError, Identity
 from factdesk.curation.trust import AGENT_DOMAIN
@@ -127,5 +127,4 @@ def save_identity(settings_file: Path, name: str, email: str) -> None:
 
 
 def _git_config(repo: Path, key: str) -> str:
-    out = gitrepo.run_git(repo, "config", "--get", key, check=False)
-    return out.decode("utf-8", "replace").strip()
+    return (githistory.config_get(repo, key) or "").strip()

@@ -33,7 +33,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from factdesk.corpus import gitrepo
+from factdesk.corpus import githistory, gitrepo
 from factdesk.corpus.registry_io import load_registry
 from factdesk.model.enums import ClaimantType
 from factdesk.model.registry import Registry, op_token
@@ -118,14 +118,11 @@ def trusted_decisions(repo: Path, tip: str | None = None, *, registry: Registry 
         if tip is None:
             return []
     registry = registry if registry is not None else load_registry(repo)
-    out = gitrepo.run_git(repo, "log", "--first-parent", "--no-merges", f"-n{depth}",
-                          "--format=%x01%H%x00%P%x00%ae%x00%ce%x00%s%x00%B",
-                          "--fixed-strings", "--grep=Factdesk-Action-Id: ", tip, "--", check=False)
     decisions = []
-    for chunk in out.split(b"\x01")[1:]:
-        sha, parents, author, committer, subject, body = (
-            chunk.decode("utf-8", "replace").split("\x00", 5))
-        if len(parents.split()) > 1:
+    for logged in githistory.decision_log(repo, tip, "Factdesk-Action-Id: ", depth=depth):
+        sha, author, committer = logged.sha, logged.author_email, logged.committer_email
+        subject, body = logged.subject, logged.message
+        if len(logged.parents) > 1:
             continue
         if is_agent_identity(author, registry) or is_agent_identity(committer, registry):
             continue

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from factdesk.corpus import gitrepo
+from factdesk.corpus import githistory, gitrepo
 from factdesk.corpus.gitrepo import ZERO
 from factdesk.curation.base import CurationBase, read_file
 from factdesk.curation.changes import ChangeSet, FieldChange, Plan
@@ -82,8 +82,7 @@ class UndoOps(CurationBase):
                 changes.append(FileChange(path, disk, back))
                 fields.append(FieldChange(path, "content", new_blob, old_blob))
         if later:
-            log = gitrepo.run_git(self.repo, "log", "--format=%h %an: %s", f"{commit}..HEAD", "--",
-                                  *later, check=False).decode("utf-8", "replace").strip()
+            log = githistory.one_line_log(self.repo, f"{commit}..HEAD", later)
             raise Refused(f"cannot {action} '{target.subject}': later changes touched "
                           f"{', '.join(later)}" + (f"\n{log}" if log else " (uncommitted edits)"),
                           rule=action)
@@ -134,6 +133,4 @@ def replay(decisions: Sequence[Decision]) -> tuple[list[ActionRecord], list[Acti
 
 def _commit_changes(repo: Path, commit: str) -> list[tuple[str, str | None, str | None]]:
     """(path, blob before, blob after) for each file `commit` changed against its first parent."""
-    out = gitrepo.run_git(repo, "diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", "--root",
-                          "-m", "--first-parent", commit)
-    return [(c.path, c.old_blob, c.new_blob) for c in gitrepo.raw_changes(out)]
+    return [(c.path, c.old_blob, c.new_blob) for c in githistory.commit_changes(repo, commit)]

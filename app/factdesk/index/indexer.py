@@ -32,7 +32,7 @@ from typing import TypeVar
 
 import sqlite_utils
 
-from factdesk.corpus import gitrepo
+from factdesk.corpus import githistory, gitrepo
 from factdesk.corpus.codec import ParseOutcome
 from factdesk.corpus.ontology import (
     Ontology,
@@ -534,13 +534,10 @@ class Indexer:
         a rebase, a checkout of another branch). When their merge base lies on the new
         head's first-parent chain, drop the commits only the old head reached, add the new
         ones, and return every path either side touched; else None (rebuild)."""
-        base = gitrepo.run_git(self.repo, "merge-base", old_head, head, check=False).decode().strip()
-        if not base:
+        base = githistory.merge_base(self.repo, old_head, head)
+        if not base or base not in githistory.first_parent_chain(self.repo, head):
             return None
-        chain = gitrepo.run_git(self.repo, "rev-list", "--first-parent", head, check=False).split()
-        if base.encode() not in chain:
-            return None
-        gone = gitrepo.run_git(self.repo, "rev-list", f"{head}..{old_head}", check=False).decode().split()
+        gone = githistory.commits_only_in(self.repo, old_head, head)
         touched = {r[0] for r in rows_in(
             conn, "SELECT DISTINCT path FROM changes WHERE sha IN ({marks})", gone)}
         rows_in(conn, "DELETE FROM changes WHERE sha IN ({marks})", gone)

@@ -8,10 +8,10 @@ first), then hypotheses with a criterion but no date, then those with no criteri
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import date
+from typing import TYPE_CHECKING
 
 from factdesk.index import reflect_reads
 from factdesk.index.indexer import Indexer
@@ -20,6 +20,9 @@ from factdesk.index.search import cited_by
 from factdesk.model.enums import FactType
 from factdesk.model.rules import has_settlement_criterion, settle_by_date
 from factdesk.reflect.model import criterion_of
+
+if TYPE_CHECKING:
+    import sqlite3
 
 OVERDUE = "overdue"
 DUE = "due"

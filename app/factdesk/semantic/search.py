@@ -9,12 +9,13 @@ Sessions are thread-safe for reads (one lock); build them off the GUI thread.
 from __future__ import annotations
 
 import re
-import sqlite3
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from factdesk.index import DatabaseError
 from factdesk.index.indexer import Indexer
 from factdesk.index.query import (
     compile_query,
@@ -28,6 +29,9 @@ from factdesk.semantic.store import EmbeddingStore, EmbedProgress, EmbedStats
 from factdesk.semantic.thresholds import duplicate_threshold, similar_floor
 from factdesk.semantic.vectors import DuplicatePair, Neighbour, ScanStats, VectorIndex
 from factdesk.semantic.vectors import duplicate_scan as _duplicate_scan
+
+if TYPE_CHECKING:
+    import sqlite3
 
 #: Reciprocal-rank-fusion constant (Cormack et al.): damps the head of each list.
 RRF_K = 60
@@ -119,7 +123,7 @@ class SemanticSession:
         conn = self.indexer.connect(readonly=True)
         try:
             row = get_fact_row(conn, ref)
-        except sqlite3.Error:
+        except DatabaseError:
             row = None
         finally:
             conn.close()
