@@ -13,7 +13,7 @@ import re
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,9 +30,11 @@ class GitError(FactdeskError):
     """A git command failed; the message is git's own."""
 
 
-def git_env() -> dict[str, str]:
+def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of every git call; `extra` (an index file, an identity) is added last."""
     env = dict(os.environ)
     env.update({"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"})
+    env.update(extra or {})
     return env
 
 
@@ -45,13 +47,20 @@ def git_failed(command: str, stderr: bytes) -> GitError:
     return GitError(f"git {command} failed: {stderr.decode('utf-8', 'replace').strip()}")
 
 
-def run_git(repo: Path, *args: str, input: bytes | None = None, check: bool = True) -> bytes:
+def run_git(repo: Path, *args: str, input: bytes | None = None, check: bool = True,
+            env: Mapping[str, str] | None = None) -> bytes:
     """Run one git command in `repo` and return stdout bytes."""
+    return git_proc(repo, *args, input=input, check=check, env=env).stdout
+
+
+def git_proc(repo: Path, *args: str, input: bytes | None = None, check: bool = True,
+             env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    """`run_git`, with the exit status and stderr too (for callers that read a failure)."""
     proc = subprocess.run(git_argv(repo, *args), input=input, capture_output=True,
-                          env=git_env(), check=False)
+                          env=git_env(env), check=False)
     if check and proc.returncode != 0:
         raise git_failed(args[0], proc.stderr)
-    return proc.stdout
+    return proc
 
 
 def is_git_repo(path: Path) -> bool:
