@@ -257,14 +257,15 @@ def _after_publish(repo: Path, journal: _Journal, done: Committed, changes: Sequ
     sha = done.sha[:12]
     try:
         if done.switched_to is not None:
-            # the work tree follows another branch now: leave git's index alone, and put
-            # each file as that branch has it
+            # the work tree follows another branch now: each file, and git's index entry
+            # where it is still ours, go as that branch has them
             outcome = _put_back(repo, changes, done.parent, blobs)
+            sync_index(repo, paths, retry=True, expect=_expect(changes, staged))
             journal.remove()
-            left = ", ".join(outcome.restored) or "no file"
-            return _warn(done, f"committed on {done.branch} as {sha}, but the checkout switched to "
+            return with_warning(done, f"committed on {done.branch} as {sha}, but the checkout switched to "
                                f"{done.switched_to} during the action; the work tree follows "
-                               f"{done.switched_to}, so {left} was put back as that branch has it"
+                               f"{done.switched_to}, so its files were left as that branch has them"
+                         + (f" ({', '.join(outcome.restored)} put back)" if outcome.restored else "")
                          + outcome.note())
         if defer_sync:
             journal.hold()
@@ -279,11 +280,12 @@ def _after_publish(repo: Path, journal: _Journal, done: Committed, changes: Sequ
         return done
     except (OSError, GitError) as exc:
         journal.release()
-        return _warn(done, f"committed as {sha}, but git's index could not be brought up to date "
+        return with_warning(done, f"committed as {sha}, but git's index could not be brought up to date "
                            f"for its files ({_why(exc)}); the next factdesk command finishes it")
 
 
-def _warn(done: Committed, text: str) -> Committed:
+def with_warning(done: Committed, text: str) -> Committed:
+    """`done`, with one more thing to say (the commit stands)."""
     return Committed(done.sha, done.parent, done.branch, done.rebased, done.pending_sync,
                      done.journal, (*done.warnings, text), done.switched_to)
 
@@ -659,9 +661,10 @@ class _TreeIO:
     def __init__(self, repo: Path) -> None:
         self.repo = repo
         self.reader = gitrepo.BlobReader(repo)
+        self.errors = tempfile.TemporaryFile()  # noqa: SIM115 - closed in __exit__
         self.writer = subprocess.Popen(gitrepo.git_argv(repo, "mktree", "-z", "--batch"),
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                       env=gitrepo.git_env())
+                                       stderr=self.errors, env=gitrepo.git_env())
 
     def __enter__(self) -> _TreeIO:
         return self
@@ -673,6 +676,16 @@ class _TreeIO:
         self.writer.wait(timeout=10)
         if self.writer.stdout:
             self.writer.stdout.close()
+        self.errors.close()
+
+    def _failed(self) -> GitError:
+        """git's own words for why mktree stopped (a full disk, a missing object)."""
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+            if self.writer.stdin:
+                self.writer.stdin.close()
+            self.writer.wait(timeout=10)
+        self.errors.seek(0)
+        return gitrepo.git_failed("mktree", self.errors.read()[-2000:])
 
     def root_of(self, commit: str) -> str | None:
         if commit == ZERO:
@@ -705,12 +718,19 @@ class _TreeIO:
         for name, (mode, sha) in items.items():
             kind = "tree" if mode == "40000" else ("commit" if mode == "160000" else "blob")
             raw = name.encode("utf-8", "surrogateescape")
-            self.writer.stdin.write(f"{mode} {kind} {sha}\t".encode() + raw + b"\0")
-        self.writer.stdin.write(b"\0")
-        self.writer.stdin.flush()
+            chunk = f"{mode} {kind} {sha}\t".encode() + raw + b"\0"
+            try:
+                self.writer.stdin.write(chunk)
+            except BrokenPipeError:
+                raise self._failed() from None
+        try:
+            self.writer.stdin.write(b"\0")
+            self.writer.stdin.flush()
+        except BrokenPipeError:
+            raise self._failed() from None
         line = self.writer.stdout.readline().decode().strip()
         if len(line) != 40:
-            raise GitError("git mktree failed")
+            raise self._failed()
         return line
 
     def build(self, tree: str | None, changes: Mapping[str, object]) -> str | None:

@@ -50,7 +50,9 @@ from factdesk.curation.gitwrite import (
     current_branch,
     finish_sync,
     refuse_links,
+    with_warning,
 )
+from factdesk.errors import FactdeskError
 from factdesk.fsio import read_or_none
 from factdesk.index.indexer import Indexer, IndexStats
 from factdesk.index.search import resolve_local_ref, rows_in
@@ -856,7 +858,12 @@ class Curation:
         result.commit = committed.sha
         result.rebased = committed.rebased
         if self.update_index:
-            result.index = self.indexer.update(hint=result.paths_touched)
+            try:
+                result.index = self.indexer.update(hint=result.paths_touched)
+            except (sqlite3.Error, OSError, FactdeskError) as exc:  # the ref moved: committed
+                result.committed = with_warning(committed, f"committed as {committed.sha[:12]}, but the "
+                                                f"index could not be brought up to date ({exc}); the "
+                                                "next command does it")
         return result
 
 
