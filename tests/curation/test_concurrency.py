@@ -347,3 +347,18 @@ def test_journal_temp_files_a_kill_left_are_removed(corpus: Corpus, cur: Curatio
     left.write_bytes(b'{"action_id": "half')  # a journal write killed before its rename
     assert recover(repo) == []
     assert not left.exists()
+
+
+def test_a_file_name_with_glob_characters_is_one_path_to_git(corpus: Corpus, cur: Curation) -> None:
+    """The neighbour of the tip comparisons: git reads `--` arguments as pathspecs, so
+    `[ab]1a1a1a1.md` matched `a1a1a1a1.md` too, and an agent's commit to that other file
+    was taken for a change to ours (a spurious Conflict). Every pathspec is literal."""
+    repo = corpus.root
+    odd = "kb/gotchas/db/[ab]1a1a1a1.md"
+    corpus.fact(odd, title="A fact whose name has brackets")
+    corpus.commit("learn: odd name")
+    seen = head(repo)
+    (repo / A).write_bytes((repo / A).read_bytes().replace(b"0.8", b"0.6"))
+    agent(repo, "commit", "-qam", "update: the other file")
+    done = cur.relabel([odd], {"type": "pattern"}, "p", expected_head=seen)
+    assert done.commit == head(repo)

@@ -58,7 +58,7 @@ def _git(repo: Path, *args: str, ok: tuple[bytes, ...] = ()) -> subprocess.Compl
         if proc.returncode == 0 or any(s in proc.stdout + proc.stderr for s in ok) or (
                 ok and not proc.stderr.strip()):  # `commit -q` with nothing to commit says nothing
             return proc
-        if b".lock" not in proc.stderr:
+        if b".lock" not in proc.stderr and b"cannot lock ref" not in proc.stderr:
             raise RuntimeError(f"git {args}: {proc.stderr.decode()}")
         time.sleep(0.005)
     raise RuntimeError(f"git {args}: gave up on locks")

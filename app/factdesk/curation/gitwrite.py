@@ -193,7 +193,8 @@ def touched_between(repo: Path, old: str, new: str, paths: Sequence[str]) -> lis
         return []
     if old == ZERO:
         return [p for p in paths if p in tree_entries(repo, new, paths)]
-    out = _git(repo, "diff", "--name-only", "-z", "--no-renames", old, new, "--", *paths).stdout
+    out = _git(repo, "--literal-pathspecs", "diff", "--name-only", "-z", "--no-renames", old, new,
+               "--", *paths).stdout
     return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
 
 
@@ -402,7 +403,8 @@ def _abandon(repo: Path, journal: _Journal, changes: Sequence[FileChange], r0: s
 
 
 def _took_in(repo: Path, base: str, head: str, paths: Sequence[str]) -> str:
-    line = _git(repo, "log", "-1", "--format=%h (%an: %s)", f"{base}..{head}", "--", *paths,
+    line = _git(repo, "--literal-pathspecs", "log", "-1", "--format=%h (%an: %s)", f"{base}..{head}",
+                "--", *paths,
                 check=False).stdout.decode("utf-8", "replace").strip()
     return f"commit {line}" if line else "another commit"
 
@@ -462,7 +464,7 @@ def _exists(repo: Path, sha: str) -> bool:
 
 
 def _moved_message(repo: Path, old: str, new: str, moved: Sequence[str]) -> str:
-    log = _git(repo, "log", "--format=%h %an: %s", f"{old}..{new}", "--", *moved,
+    log = _git(repo, "--literal-pathspecs", "log", "--format=%h %an: %s", f"{old}..{new}", "--", *moved,
                check=False).stdout.decode("utf-8", "replace").strip()
     return (f"the branch moved since you looked ({old[:8]} → {new[:8]}) and these files "
             f"changed: {', '.join(moved)}\n{log}\nReload and review before trying again.")
