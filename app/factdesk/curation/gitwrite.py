@@ -263,11 +263,11 @@ def _after_publish(repo: Path, journal: _Journal, done: Committed, changes: Sequ
             outcome = _put_back(repo, changes, done.parent, blobs)
             sync_index(repo, paths, retry=True, expect=_expect(changes, staged))
             journal.remove()
-            return with_warning(done, f"committed on {done.branch} as {sha}, but the checkout switched to "
-                               f"{done.switched_to} during the action; the work tree follows "
-                               f"{done.switched_to}, so its files were left as that branch has them"
-                         + (f" ({', '.join(outcome.restored)} put back)" if outcome.restored else "")
-                         + outcome.note())
+            put = f" ({', '.join(outcome.restored)} put back)" if outcome.restored else ""
+            return with_warning(done, f"committed on {done.branch} as {sha}, but the checkout "
+                                f"switched to {done.switched_to} during the action; the work tree "
+                                f"follows {done.switched_to}, so its files were left as that branch "
+                                f"has them{put}{outcome.note()}")
         if defer_sync:
             journal.hold()
             return Committed(done.sha, done.parent, done.branch, done.rebased,
@@ -281,8 +281,9 @@ def _after_publish(repo: Path, journal: _Journal, done: Committed, changes: Sequ
         return done
     except (OSError, GitError) as exc:
         journal.release()
-        return with_warning(done, f"committed as {sha}, but git's index could not be brought up to date "
-                           f"for its files ({_why(exc)}); the next factdesk command finishes it")
+        return with_warning(done, f"committed as {sha}, but git's index could not be brought up to "
+                                  f"date for its files ({_why(exc)}); the next factdesk command "
+                                  "finishes it")
 
 
 def with_warning(done: Committed, text: str) -> Committed:
