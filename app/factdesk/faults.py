@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 ENV = "FACTDESK_CRASH_AT"
 
@@ -38,7 +40,28 @@ INDEX_POINTS: tuple[str, ...] = ("index.txn_open",)
 ALL_POINTS: tuple[str, ...] = WRITE_POINTS + INDEX_POINTS
 
 
+#: in-process test hooks: what another writer does at a point (an agent's `git commit -a`,
+#: a branch switch, a full disk), set only by tests through `at()`
+_HOOKS: dict[str, Callable[[], None]] = {}
+
+
+@contextmanager
+def at(name: str, action: Callable[[], None]) -> Iterator[None]:
+    """Run `action` each time the write path passes `name`, while the block runs (tests only)."""
+    if name not in ALL_POINTS:
+        raise ValueError(f"no crash point named {name!r}")
+    _HOOKS[name] = action
+    try:
+        yield
+    finally:
+        _HOOKS.pop(name, None)
+
+
 def point(name: str) -> None:
     """Crash here when asked to (a no-op otherwise)."""
+    if _HOOKS:
+        hook = _HOOKS.get(name)
+        if hook is not None:
+            hook()
     if os.environ.get(ENV) == name:
         os.kill(os.getpid(), signal.SIGKILL)

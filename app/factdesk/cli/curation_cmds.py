@@ -75,7 +75,7 @@ def _report(fmt: str, action: Callable[[], ChangeSet]) -> None:
         result = action()
     except CurationError as exc:
         rule = getattr(exc, "rule", None)
-        kind = "conflict" if type(exc).__name__ == "Conflict" else "refused"
+        kind = {"Conflict": "conflict", "Failed": "failed"}.get(type(exc).__name__, "refused")
         if fmt == "json":
             click.echo(json.dumps({"ok": False, "error": kind, "rule": rule, "message": str(exc)}))
         else:
@@ -94,6 +94,8 @@ def _report(fmt: str, action: Callable[[], ChangeSet]) -> None:
             say(f"[{result.commit[:12] if result.commit else ''}] {result.subject}{extra}")
             if result.index is not None and result.index.note:
                 say(result.index.note, err=True)
+    for warning in result.committed.warnings if result.committed else ():
+        say(f"warning: {warning}", err=True)  # committed all the same (the ref moved)
     _exit(0)
 
 

@@ -49,14 +49,19 @@ class UnsafeConfig(GitError):
     """The repository's config names a program in a way factdesk cannot override."""
 
 
-def git_env(*, isolated: bool = False) -> dict[str, str]:
-    """The environment of factdesk's git calls. `isolated`: without the user's git config
-    and GIT_* variables too (the demo's reproducible build)."""
+def git_env(extra: Mapping[str, str] | None = None, *, isolated: bool = False) -> dict[str, str]:
+    """The environment of factdesk's git calls; `extra` (an index file, an identity) is added
+    last. `isolated`: without the user's git config and GIT_* variables too (the demo's
+    reproducible build)."""
     env = dict(os.environ)
     if isolated:
         env = {k: v for k, v in env.items() if not k.startswith("GIT_")}
         env.update({"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull})
-    env.update({"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"})
+    # (GIT_LITERAL_PATHSPECS: a file named `[ab]1.md` is that file, never a glob matching
+    # `a1.md`, in every call that names paths)
+    env.update({"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0",
+                "GIT_LITERAL_PATHSPECS": "1"})
+    env.update(extra or {})
     return env
 
 
@@ -249,15 +254,19 @@ def run_git(repo: Path, *args: str, input: bytes | None = None, check: bool = Tr
             env: Mapping[str, str] | None = None, isolated: bool = False) -> bytes:
     """Run one git command in `repo` and return stdout bytes. `env`: variables added to
     `git_env()` (an identity, an index file); `isolated`: see `git_env`."""
-    full = git_env(isolated=isolated)
-    if env:
-        full.update(env)
+    return git_proc(repo, *args, input=input, check=check, env=env, isolated=isolated).stdout
+
+
+def git_proc(repo: Path, *args: str, input: bytes | None = None, check: bool = True,
+             env: Mapping[str, str] | None = None, isolated: bool = False
+             ) -> subprocess.CompletedProcess[bytes]:
+    """`run_git`, with the exit status and stderr too (for callers that read a failure)."""
     proc = subprocess.run(git_argv(repo, *args), input=input, capture_output=True,
-                          env=full, check=False, stdin=None if input is not None
-                          else subprocess.DEVNULL)
+                          env=git_env(env, isolated=isolated), check=False,
+                          stdin=None if input is not None else subprocess.DEVNULL)
     if check and proc.returncode != 0:
         raise git_failed(args[0], proc.stderr)
-    return proc.stdout
+    return proc
 
 
 def is_git_repo(path: Path) -> bool:

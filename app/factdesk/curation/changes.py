@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import errno
 import re
 import secrets
 from collections.abc import Mapping, Sequence
@@ -17,8 +18,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from factdesk.corpus.codec import parse_fact
-from factdesk.curation.gitwrite import Committed, FileChange, Identity, Refused, commit_files, finish_sync
+from factdesk.curation.gitwrite import (
+    Committed,
+    Failed,
+    FileChange,
+    Identity,
+    Refused,
+    commit_files,
+    finish_sync,
+    with_warning,
+)
+from factdesk.errors import FactdeskError
 from factdesk.fsio import WriteFailed
+from factdesk.index import DatabaseError
 from factdesk.index.indexer import Indexer, IndexStats
 
 
@@ -240,11 +252,25 @@ def run_plan(plan: Plan, reason: str, *, repo: Path, curator: Identity | None, i
                                  author=with_op(curator, plan.action), committer=curator,
                                  action_id=action_id, expected_head=expected_head,
                                  defer_sync=defer_sync)
+    except Failed as exc:  # the files were put back; an immutable or read-only file or
+        # folder is the user's to fix, and gets its hint
+        cause = exc.__cause__
+        if isinstance(cause, OSError) and cause.errno in (errno.EPERM, errno.EACCES, errno.EROFS):
+            raise Refused(f"{exc} — is the file or its folder read-only or immutable "
+                          "(chattr +i)?", rule="write") from None
+        raise
     except WriteFailed as exc:
         # (raised while the files are replaced, before the branch moves; gitwrite has put
         # the old bytes back): a read-only or immutable (`chattr +i`) file or folder
         raise Refused(f"{exc.strerror or exc} — is the file or its folder read-only or "
                       "immutable (chattr +i)? Nothing was committed", rule="write") from None
-    index = indexer.update(hint=list(result.paths_touched)) if indexer is not None else None
+    index = None
+    if indexer is not None:
+        try:
+            index = indexer.update(hint=list(result.paths_touched))
+        except (DatabaseError, OSError, FactdeskError) as exc:  # the ref moved: committed
+            committed = with_warning(committed, f"committed as {committed.sha[:12]}, but the "
+                                     f"index could not be brought up to date ({exc}); the "
+                                     "next command does it")
     return dataclasses.replace(result, committed=committed, commit=committed.sha,
                                rebased=committed.rebased, index=index)
