@@ -171,24 +171,34 @@ def config_get(repo: Path, key: str) -> str | None:
 _TRAILER_LINE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9-]*):[ \t]?(.*)$")
 
 
-def final_trailers(message: str) -> dict[str, str]:
-    """The trailers of a commit message's final paragraph, when every line of it is a
-    trailer (`Key: value`, or a continuation line indented under one); the first value of
-    each key. Trailer-like lines anywhere else (a subject, a reason, a quoted field value)
-    are text, never trailers."""
+def trailer_lines(message: str) -> list[tuple[str, str]] | None:
+    """The `(key, value)` lines of a commit message's final trailer block: its last
+    paragraph, when that is not the subject and every line of it is a trailer (`Key: value`,
+    or a continuation line indented under one, which is skipped: factdesk writes none);
+    else None. Trailer-like lines anywhere else (a subject, a reason, a quoted field value)
+    are text, never trailers. (The one reader of trailers: undo's cancelling here, the
+    curation trust rule and recovery all use it.)"""
     paragraphs = [p for p in re.split(r"\n[ \t]*\n", message.replace("\r\n", "\n").strip()) if p]
     if len(paragraphs) < 2:  # the subject alone is never a trailer block
-        return {}
-    found: dict[str, str] = {}
+        return None
+    found: list[tuple[str, str]] = []
     key = None
     for line in paragraphs[-1].split("\n"):
         if line[:1] in (" ", "\t") and key is not None:
-            continue  # a continuation: factdesk writes none, and reads none
+            continue
         m = _TRAILER_LINE.match(line)
         if m is None:
-            return {}
+            return None
         key = m.group(1)
-        found.setdefault(key, m.group(2).strip())
+        found.append((key, m.group(2).strip()))
+    return found
+
+
+def final_trailers(message: str) -> dict[str, str]:
+    """The final trailer block (`trailer_lines`) as a mapping: the first value of each key."""
+    found: dict[str, str] = {}
+    for key, value in trailer_lines(message) or ():
+        found.setdefault(key, value)
     return found
 
 

@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from factdesk import faults, fsio
-from factdesk.corpus import gitrepo
+from factdesk.corpus import githistory, gitrepo
 from factdesk.corpus.gitrepo import ZERO, GitError
 from factdesk.errors import FactdeskError
 from factdesk.index.locking import file_lock
@@ -982,7 +982,8 @@ def _recover_one(repo: Path, record: dict[str, object], *, failed: bool = False)
     paths = [str(e["path"]) for e in entries]
     expect = {str(e["path"]): {e.get("old"), e.get("index", e.get("old"))} for e in entries}
     tip = _git(repo, "rev-parse", "-q", "--verify", ref, check=False).stdout.decode().strip() or ZERO
-    if not failed and _action_in_history(repo, ref, action_id, base):
+    if not failed and _action_in_history(repo, ref, action_id, base, {
+            str(e["path"]): e.get("new") for e in entries}):
         if not sync_index(repo, paths, retry=True, expect=expect):
             raise _KeepJournal(Recovered(
                 action_id, "needs attention",
@@ -1071,8 +1072,23 @@ def _blob_or_none(path: Path) -> str | None:
     return gitrepo.blob_id(data) if data is not None else None
 
 
-def _action_in_history(repo: Path, ref: str, action_id: str, base: str) -> bool:
+def _action_in_history(repo: Path, ref: str, action_id: str, base: str,
+                       blobs: Mapping[str, object]) -> bool:
+    """Whether the interrupted action was committed: a commit since `base` carries its id in
+    its final trailer block AND holds the action's new version of each of its files (so a
+    commit forging the id — an agent can read the journal — never makes recovery drop an
+    action whose bytes are not in the history: issue 15 #2's neighbour)."""
     rng = ref if base == ZERO else f"{base}..{ref}"
-    out = _git(repo, "log", "--format=%H", "-n", "50", "--fixed-strings",
+    out = _git(repo, "log", "--format=%H%x00%B%x01", "-n", "50", "--fixed-strings",
                f"--grep=Factdesk-Action-Id: {action_id}", rng, "--", check=False).stdout
-    return bool(out.strip())
+    for chunk in out.split(b"\x01"):
+        sha, _, body = chunk.strip(b"\n").partition(b"\x00")
+        if not sha:
+            continue
+        trailers = githistory.final_trailers(body.decode("utf-8", "replace"))
+        if trailers.get("Factdesk-Action-Id") != action_id:
+            continue
+        held = tree_entries(repo, sha.decode(), list(blobs))
+        if all((held.get(p) or ("", None))[1] == blob for p, blob in blobs.items()):
+            return True
+    return False

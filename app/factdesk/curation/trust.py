@@ -42,7 +42,6 @@ AGENT_DOMAIN = "agents.knomit.io"
 #: the actions factdesk commits (an unknown one is not a decision)
 ACTIONS = frozenset({"relabel", "edit", "attest", "move", "retract", "restore", "confirm",
                      "refute", "extend", "promote", "dismiss", "undo", "redo"})
-_TOKEN_LINE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9-]*): (.*)$")
 _ACTION_ID = re.compile(r"^[0-9a-f]{16}$")
 #: the keys that must appear at most once in a decision's trailer block
 _SINGLE = ("Factdesk-Action", "Factdesk-Action-Id", "Factdesk-Reverts")
@@ -63,18 +62,9 @@ class Decision:
 
 
 def trailer_block(message: str) -> list[tuple[str, str]] | None:
-    """The `(token, value)` lines of the message's final trailer block: its last paragraph,
-    if that is not the subject and every line in it is `Token: value`; else None."""
-    paragraphs = [p for p in re.split(r"\n[ \t]*\n", message.strip("\n")) if p.strip()]
-    if len(paragraphs) < 2:
-        return None
-    out = []
-    for line in paragraphs[-1].split("\n"):
-        m = _TOKEN_LINE.match(line)
-        if m is None:
-            return None
-        out.append((m.group(1), m.group(2)))
-    return out
+    """The `(token, value)` lines of the message's final trailer block, else None (the one
+    reader: `githistory.trailer_lines`)."""
+    return githistory.trailer_lines(message)
 
 
 def decision_in(message: str) -> tuple[str, str, str | None] | None:
