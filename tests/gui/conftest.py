@@ -162,3 +162,10 @@ def submit(window: MainWindow, qtbot, text: str) -> None:
     qtbot.keyClicks(line, text)
     line.completer_popup.popup().hide()
     qtbot.keyClick(line, Qt.Key.Key_Return)
+
+
+def relabel_dialog(qtbot, window: MainWindow):  # type: ignore[no-untyped-def]
+    """The relabel editor once it is open (its facts are read in the background first)."""
+    qtbot.waitUntil(lambda: window.relabel_dialog is not None and window.relabel_dialog.isVisible(),
+                    timeout=5000)
+    return window.relabel_dialog

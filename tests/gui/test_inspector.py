@@ -10,7 +10,7 @@ from factdesk.corpus.gitrepo import blob_id
 from factdesk.gui import history_panel
 from factdesk.gui.history_panel import BLOB_ROLE, COMPARING, version_diff
 from tests.conftest import Corpus
-from tests.gui.conftest import fact_id
+from tests.gui.conftest import fact_id, relabel_dialog
 
 
 def ref_items(window) -> dict[str, list[QTreeWidgetItem]]:
@@ -244,5 +244,5 @@ def test_an_action_applies_to_the_fact_followed_to(qtbot, window) -> None:
     assert window.selected_paths() == ["kb/gotchas/db/a1a1a1a1.md"]
     window.table.view.setFocus()
     qtbot.keyClick(window.table.view, Qt.Key.Key_R)
-    assert window.relabel_dialog is not None and window.relabel_dialog.paths == ["kb/gotchas/db/a1a1a1a1.md"]
+    assert relabel_dialog(qtbot, window).paths == ["kb/gotchas/db/a1a1a1a1.md"]
     window.relabel_dialog.reject()

@@ -11,7 +11,7 @@ from factdesk.corpus.codec import parse_fact
 from factdesk.gui.main_window import MainWindow
 from factdesk.model.mislabels import Proposal, Suggestion
 from tests.conftest import git
-from tests.gui.conftest import _commit, _write
+from tests.gui.conftest import _commit, _write, relabel_dialog
 
 HEDGED = "kb/gotchas/db/f6f6f6f6.md"
 IMPERATIVE = "kb/gotchas/db/a7a7a7a7.md"
@@ -78,8 +78,7 @@ def test_accept_dismiss_and_edit_with_the_keyboard(qtbot, window: MainWindow, re
     # the hedged observation needs a settlement criterion: E opens the editor prefilled
     go_to(qtbot, panel, HEDGED)
     qtbot.keyClick(panel, Qt.Key.Key_A)  # needs input → the editor opens
-    dialog = window.relabel_dialog
-    assert dialog is not None and dialog.isVisible()
+    dialog = relabel_dialog(qtbot, window)
     assert dialog.combos["type"].currentText() == "hypothesis"
     qtbot.keyClicks(dialog.edits["settlement"], "pool errors at 300 clients in the load test")
     with qtbot.waitSignal(window.index_did_update, timeout=10_000):

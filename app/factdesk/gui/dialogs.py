@@ -50,3 +50,32 @@ def show_error(parent: QWidget | None, title: str, message: str) -> QMessageBox:
     box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     box.open()
     return box
+
+
+def ask_identity(parent: QWidget | None) -> tuple[str, str] | None:
+    """Name and e-mail for the commits (asked once when neither git nor factdesk's
+    settings have them; kept in factdesk's settings, never in git's config)."""
+    from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QLabel, QLineEdit
+
+    dialog = QDialog(parent)
+    dialog.setObjectName("identityDialog")
+    dialog.setWindowTitle("Who is curating?")
+    form = QFormLayout(dialog)
+    note = QLabel("Your commits need a name and an e-mail. git has none configured; factdesk "
+                  "keeps these in its own settings.", dialog)
+    note.setWordWrap(True)
+    form.addRow(note)
+    name, email = QLineEdit(dialog), QLineEdit(dialog)
+    name.setObjectName("identityName")
+    email.setObjectName("identityEmail")
+    form.addRow("Name", name)
+    form.addRow("E-mail", email)
+    buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
+                               | QDialogButtonBox.StandardButton.Cancel, dialog)
+    buttons.accepted.connect(dialog.accept)
+    buttons.rejected.connect(dialog.reject)
+    form.addRow(buttons)
+    ok = dialog.exec() == QDialog.DialogCode.Accepted
+    answer = (name.text().strip(), email.text().strip())
+    dialog.deleteLater()
+    return answer if ok and all(answer) and "@" in answer[1] else None

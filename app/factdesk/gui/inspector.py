@@ -100,13 +100,15 @@ class InspectorPanel(QWidget):
     fact_link_did_activate = Signal(int)
     status_did_change = Signal(str)
 
-    def __init__(self, session: IndexSession, parent: QWidget | None = None) -> None:
+    def __init__(self, session: IndexSession, parent: QWidget | None = None, *,
+                 attestations: Callable[[], dict[str, list[dict[str, str]]]] | None = None,
+                 track_record: Callable[[str], str | None] | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("inspector")
         self._session = session
         #: path → attestation entries (read from the corpus), and agent → track-record line
-        self.attestations: Callable[[], dict[str, list[dict[str, str]]]] | None = None
-        self.track_record: Callable[[str], str | None] | None = None
+        self.attestations = attestations
+        self.track_record = track_record
         self.fact_id: int | None = None
         self.path: str | None = None
         self.title = plain_label("No fact selected", self, name="inspectorTitle")

@@ -65,12 +65,13 @@ class FacetSidebar(QWidget):
     ontology_did_update = Signal()  # after a count on the worker thread
 
     def __init__(self, connection: Callable[[], sqlite3.Connection | None],
-                 settings: QSettings, parent: QWidget | None = None) -> None:
+                 settings: QSettings, parent: QWidget | None = None, *,
+                 open_reader: Callable[[], sqlite3.Connection] | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("sidebar")
         self._connection = connection
         #: opens a private read connection for the worker thread (None: always count inline)
-        self.open_reader: Callable[[], sqlite3.Connection] | None = None
+        self.open_reader = open_reader
         self.async_threshold = ASYNC_FACTS
         # counts read on a worker thread (a large corpus); the newest request wins
         self._facet_read = BackgroundRead(

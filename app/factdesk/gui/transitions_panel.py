@@ -45,6 +45,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QScrollArea,
     QSplitter,
     QTableView,
     QTableWidget,
@@ -54,6 +55,7 @@ from PySide6.QtWidgets import (
 )
 
 from factdesk.gui import theme
+from factdesk.gui.panel import IndexChange
 from factdesk.gui.workers import failure_text
 from factdesk.index.indexer import Indexer
 from factdesk.model.words import count
@@ -384,6 +386,10 @@ class TransitionsPanel(QWidget):
 
     did_load = Signal(int)
     fact_activated = Signal(str)
+    caption_did_change = Signal(str)
+    caption = "Transitions"
+    menu_text = "Transitions and track records"
+    action_name = "showTransitions"
 
     def __init__(self, repo: Path, indexer: Indexer, parent: QWidget | None = None, *,
                  today: date | None = None) -> None:
@@ -393,6 +399,7 @@ class TransitionsPanel(QWidget):
         self.indexer = indexer
         self.today = today  #: reference date for overdue hypotheses (None: today)
         self.loaded = False
+        self._frame: QScrollArea | None = None
         self.since: str | None = None
         self.transitions: list[Transition] = []
         self.commits = 0
@@ -537,6 +544,25 @@ class TransitionsPanel(QWidget):
         row = current.row() + delta if current.isValid() else 0
         if 0 <= row < self.model.rowCount():
             self.table.selectRow(row)
+
+    # -- Panel ------------------------------------------------------------------------------
+
+    def tab_widget(self) -> QWidget:
+        """The panel in a scroll area: its charts and toolbar must not set the window's
+        minimum width."""
+        if self._frame is None:
+            self._frame = QScrollArea(self.parentWidget())
+            self._frame.setWidgetResizable(True)
+            self._frame.setWidget(self)
+        return self._frame
+
+    def index_did_change(self, change: IndexChange) -> None:
+        if self.loaded or not change.light:
+            self.load()  # in the background; the inspector's track records follow
+
+    def tab_did_show(self) -> None:
+        if not self.loaded:
+            self.load()
 
     def close_worker(self) -> None:
         """Wait for a running computation (before the window or the index goes away)."""
