@@ -213,7 +213,9 @@ def test_a_diff_answered_after_close_worker_is_not_shown(window, qtbot) -> None:
     assert shown == []
 
 
-def test_version_diff_shows_git_hunks_and_refuses_oversize_versions(corpus: Corpus) -> None:
+def test_version_diff_shows_git_hunks_and_refuses_oversize_versions(corpus: Corpus,
+                                                                     gui_thread_watch) -> None:
+    gui_thread_watch.allow("version_diff is the history tab's worker job, called here directly")
     path = "kb/gotchas/db/a1a1a1a1.md"
     before = blob_id((corpus.root / path).read_bytes())
     edited = (corpus.root / path).read_bytes().replace(b"Body text", b"Edited text")

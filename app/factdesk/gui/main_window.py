@@ -599,8 +599,10 @@ class MainWindow(QMainWindow):
             part.close_worker()
         self._attestation_read.close()
         self.semantic.close()
+        # (since:last-visit, in the next session: a write, so the lane's last job)
+        self.session.lane.submit(self.session.indexer.record_visit, done=lambda _r: None,
+                                 failed=lambda _e: None)
         self.session.close()  # (finishes the queued writes first)
-        self.session.indexer.record_visit()  # (since:last-visit, in the next session)
         if self._heap_frozen:  # this window's objects become collectable again
             gc.unfreeze()
             self._heap_frozen = False
