@@ -311,7 +311,7 @@ def test_field_captions_are_readable(qtbot, window: MainWindow) -> None:
 
 
 def test_undo_keys_work_after_the_edit_menu_was_opened(qtbot, window: MainWindow, repo: Path) -> None:
-    qtbot.waitUntil(lambda: window._undo_labels is not None, timeout=5000)  # (read on the lane)
+    qtbot.waitUntil(lambda: window.undo_stack.labels is not None, timeout=5000)  # (read on the lane)
     menu = window.menuBar().actions()[1].menu()  # Edit
     assert menu.title() == "&Edit"
     menu.popup(window.mapToGlobal(window.rect().center()))  # nothing to undo yet: greyed out

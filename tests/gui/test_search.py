@@ -15,7 +15,7 @@ def chips(window) -> list[QPushButton]:
 def test_typed_query_filters_the_table(window, qtbot) -> None:
     submit(window, qtbot, "type:hypothesis")
     assert window.table.model.ids == [fact_id(window, "hyp")]
-    assert window.count_label.text() == "1 fact"
+    assert window.status.count_label.text() == "1 fact"
     submit(window, qtbot, "pool")
     assert fact_id(window, "pool") in window.table.model.ids
 

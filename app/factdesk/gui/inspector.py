@@ -24,11 +24,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from factdesk.curation.ops import load_attestations
 from factdesk.gui import theme
 from factdesk.gui.history_panel import HistoryPanel
 from factdesk.gui.safe_browser import SafeTextBrowser, confirm_open_url
 from factdesk.gui.session import IndexSession
 from factdesk.gui.theme import clip
+from factdesk.gui.workers import BackgroundRead
 from factdesk.index.search import cited_by, get_fact_row, problems_for, resolve_local_ref
 from factdesk.model.authority import attribution
 from factdesk.model.refs import RefKind, classify_ref
@@ -101,13 +103,17 @@ class InspectorPanel(QWidget):
     status_did_change = Signal(str)
 
     def __init__(self, session: IndexSession, parent: QWidget | None = None, *,
-                 attestations: Callable[[], dict[str, list[dict[str, str]]]] | None = None,
                  track_record: Callable[[str], str | None] | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("inspector")
         self._session = session
-        #: path → attestation entries (read from the corpus), and agent → track-record line
-        self.attestations = attestations
+        #: path → attestation entries, read from the corpus off the GUI thread
+        #: (`reload_attestations`, after each index update); agent → track-record line
+        self.attestations: dict[str, list[dict[str, str]]] = {}
+        repo = session.repo
+        self._attestation_read = BackgroundRead(None, lambda: load_attestations(repo),
+                                                done=self._attestations_read,
+                                                failed=lambda _message: None, parent=self)
         self.track_record = track_record
         self.fact_id: int | None = None
         self.path: str | None = None
@@ -199,6 +205,16 @@ class InspectorPanel(QWidget):
     def close_worker(self) -> None:
         """Stop the History tab's diff still running (window closing)."""
         self.history.close_worker()
+        self._attestation_read.close()
+
+    def reload_attestations(self) -> None:
+        """Read the attestations again (they arrive with commits) in the background."""
+        self._attestation_read.start()
+
+    def _attestations_read(self, attestations: dict[str, list[dict[str, str]]]) -> None:
+        self.attestations = attestations
+        if self.fact_id is not None:
+            self.show_fact(self.fact_id)
 
     def show_fact(self, fact_id: int | None) -> None:
         """Show the fact with this id (any status), or an empty inspector for None."""
@@ -274,7 +290,7 @@ class InspectorPanel(QWidget):
         """A curator's attestation (the one way to ground truth) and the claimant's track
         record of predictions, when known."""
         lines = []
-        for entry in (self.attestations() if self.attestations else {}).get(row["path"], []):
+        for entry in self.attestations.get(row["path"], []):
             lines.append(clip(f"✔ envelope attested by {entry.get('by', '?')} at "
                               f"{entry.get('at', '?')}: {entry.get('reason', '')}"))
         if self.track_record is not None and row["claimant"]:

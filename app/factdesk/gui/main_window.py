@@ -14,29 +14,25 @@ import gc
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
+from PySide6.QtCore import QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QCloseEvent, QGuiApplication
 from PySide6.QtWidgets import (
     QDialog,
-    QInputDialog,
-    QLabel,
     QMainWindow,
-    QMenu,
-    QProgressBar,
     QSplitter,
     QTabWidget,
 )
 
 from factdesk.core import Settings
-from factdesk.curation import ChangeSet, Refused, recover
+from factdesk.curation import ChangeSet, recover
 from factdesk.curation.identity import identity_file
-from factdesk.curation.ops import EMPTY_STACK, load_attestations
+from factdesk.curation.ops import EMPTY_STACK
 from factdesk.errors import FactdeskError, QueryError
 from factdesk.gui import dialogs
-from factdesk.gui.commit_notice import CommitNotice
 from factdesk.gui.facts_tab import FactsTab
 from factdesk.gui.history import VisitHistory
 from factdesk.gui.inspector import InspectorPanel
+from factdesk.gui.menus import MenuBuilder
 from factdesk.gui.mislabel_panel import MislabelPanel
 from factdesk.gui.operations import Executed, Operations
 from factdesk.gui.overview import OverviewPanel
@@ -44,18 +40,17 @@ from factdesk.gui.panel import IndexChange, Panel
 from factdesk.gui.problems_panel import ProblemsPanel
 from factdesk.gui.relabel_dialog import RelabelOpener
 from factdesk.gui.search_bar import SearchBar, add_term
-from factdesk.gui.semantic_controller import MODELS, SemanticController
+from factdesk.gui.semantic_controller import SemanticController
 from factdesk.gui.session import IndexSession
 from factdesk.gui.settlement_panel import SettlementPanel
 from factdesk.gui.sidebar import FacetSidebar
+from factdesk.gui.status_area import StatusArea
 from factdesk.gui.table import FactTableController, Place
 from factdesk.gui.transitions_panel import TransitionsPanel, track_record_line
+from factdesk.gui.undo_stack import UndoStack
 from factdesk.gui.watcher import CorpusWatcher
-from factdesk.gui.workers import BackgroundRead
-from factdesk.index.indexer import IndexStats
 from factdesk.index.query import vocabulary_hints
 from factdesk.index.search import ids_of_paths, live_paths_of_ids, seen_state
-from factdesk.model.words import count
 
 
 class MainWindow(QMainWindow):
@@ -77,8 +72,6 @@ class MainWindow(QMainWindow):
         self.semantic = SemanticController(self.session.indexer, settings, enabled=semantic, parent=self)
         self.history = VisitHistory()
         self.last_error: str | None = None
-        self._attestations: dict[str, list[dict[str, str]]] = {}
-        self._undo_labels: tuple[str | None, str | None] | None = None  # (undo, redo) tops
         conn = lambda: self.session.conn  # noqa: E731 - the live connection, read at use
         self.table = FactTableController(self.session, settings, self, id_source=lambda text:
                                          self.semantic.similar_ids(self.session.conn, text))
@@ -87,22 +80,20 @@ class MainWindow(QMainWindow):
                                     open_reader=lambda: self.session.indexer.connect(readonly=True))
         self.relabel = RelabelOpener(self.ops, self)
         self.panels: list[Panel] = self._make_panels(conn)
-        self.inspector = InspectorPanel(self.session, self, attestations=lambda: self._attestations,
-                                        track_record=lambda agent: track_record_line(
-                                            self.transitions.reflection, agent))
-        self._attestation_read = BackgroundRead(None, lambda: load_attestations(self.session.repo),
-                                                done=self._attestations_read,
-                                                failed=lambda _m: None, parent=self)
+        self.inspector = InspectorPanel(self.session, self, track_record=lambda agent: track_record_line(
+            self.transitions.reflection, agent))
         self._build_layout()
-        self._build_status_bar()
-        self.actions_by_name: dict[str, QAction] = {}
-        self._build_menus()
+        self.status = StatusArea(self, self.table)
+        self.progress, self.commit_notice = self.status.progress, self.status.commit_notice
+        self.actions_by_name = MenuBuilder(self).build()
+        self.undo_stack = UndoStack(self.ops, self.actions_by_name["undo"], self.actions_by_name["redo"],
+                                    self)
         self._connect()
         self._heap_frozen = False
         self.watcher = CorpusWatcher(self.session.repo, self.session.indexer.git_dir, self)
         self.watcher.corpus_did_change.connect(self.reindex)
         self.watcher.enabled = watch
-        self._restore_geometry()
+        dialogs.restore_geometry(self.settings, self, self._splitters())
         if self.session.conn is not None:
             self._refresh(IndexChange(None, None, in_front=False))
         self.recovered: list[object] = []
@@ -134,7 +125,7 @@ class MainWindow(QMainWindow):
             panel.caption_did_change.connect(  # type: ignore[attr-defined]
                 functools.partial(self._set_caption, panel))
         self.transitions_tab = self.transitions.tab_widget()
-        self.center.currentChanged.connect(lambda _i: self._front().tab_did_show())
+        self.center.currentChanged.connect(lambda _i: self.front().tab_did_show())
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.splitter.setObjectName("mainSplitter")
         for part in (self.sidebar, self.center, self.inspector):
@@ -146,101 +137,21 @@ class MainWindow(QMainWindow):
     def _set_caption(self, panel: Panel, text: str) -> None:
         self.center.setTabText(self.center.indexOf(panel.tab_widget()), text)
 
-    def _front(self) -> Panel:
+    def front(self) -> Panel:
         return self.panels[max(self.center.currentIndex(), 0)]
-
-    def _build_status_bar(self) -> None:
-        bar = self.statusBar()
-        self.count_label = QLabel("", self)
-        self.count_label.setTextFormat(Qt.TextFormat.PlainText)
-        self.progress = QProgressBar(self)
-        self.progress.setObjectName("indexProgress")
-        self.progress.setMaximumWidth(220)
-        self.progress.setTextVisible(True)
-        self.progress.hide()
-        self.commit_notice = CommitNotice(self)
-        self.legend_label = QLabel(dialogs.legend_summary(), self)
-        self.legend_label.setTextFormat(Qt.TextFormat.PlainText)
-        for widget in (self.commit_notice, self.legend_label, self.progress, self.count_label):
-            bar.addPermanentWidget(widget)
-
-    def _action(self, menu: QMenu, name: str, text: str, slot: Callable[[], object],
-                shortcut: str | QKeySequence | QKeySequence.StandardKey | None = None) -> QAction:
-        action = QAction(text, self)
-        action.setObjectName(name)
-        if shortcut is not None:
-            action.setShortcut(QKeySequence(shortcut))
-        action.triggered.connect(lambda _=False: slot())
-        menu.addAction(action)
-        self.addAction(action)
-        self.actions_by_name[name] = action
-        return action
-
-    def _build_menus(self) -> None:
-        bar = self.menuBar()
-        file = bar.addMenu("&File")
-        self._action(file, "reindex", "Reindex", self.reindex, "F5")
-        self._action(file, "rebuild", "Rebuild index", lambda: self.reindex(rebuild=True), "Shift+F5")
-        file.addSeparator()
-        self._action(file, "quit", "Quit", self.close, QKeySequence.StandardKey.Quit)
-        edit = bar.addMenu("&Edit")
-        self._action(edit, "undo", "Undo", self.undo, "Ctrl+Z")
-        self._action(edit, "redo", "Redo", self.redo, "Ctrl+Shift+Z")
-        # greyed out only while the menu shows the stacks (read on the writer lane after
-        # each update): a disabled action's shortcut is dead
-        edit.aboutToShow.connect(lambda: self._name_undo_actions(greyed=True))
-        edit.aboutToHide.connect(lambda: self._name_undo_actions(greyed=False))
-        edit.addSeparator()
-        self._action(edit, "relabel", "Relabel…", self.open_relabel, "R")
-        self._action(edit, "retract", "Retract…", self.retract_selected, "Ctrl+Delete")
-        edit.addSeparator()
-        self._action(edit, "copyPath", "Copy path", self.copy_path, "Ctrl+L")
-        self._action(edit, "find", "Search", self.focus_search, "/")
-        self._action(edit, "moreLikeThis", "More like this", self.more_like_this, "Shift+M")
-        self._action(edit, "saveSearch", "Save search…",
-                     lambda: self.sidebar.ask_and_save(self.search.text()), "Ctrl+S")
-        go = bar.addMenu("&Go")
-        self._action(go, "next", "Next fact", lambda: self._front().step(1), "J")
-        self._action(go, "previous", "Previous fact", lambda: self._front().step(-1), "K")
-        self._action(go, "back", "Back", lambda: self._go(-1), "Alt+Left")
-        self._action(go, "forward", "Forward", lambda: self._go(1), "Alt+Right")
-        # Enter is handled by the table itself (a Return shortcut would steal the search
-        # bar's Enter); the menu shows it as the entry's key.
-        self._action(go, "inspect", "Focus inspector\tEnter", self.focus_inspector)
-        self._action(go, "focusTable", "Focus table", self.focus_table, "Ctrl+T")
-        view = bar.addMenu("&View")
-        for n, panel in enumerate(self.panels, start=1):
-            self._action(view, panel.action_name, panel.menu_text,
-                         functools.partial(self.center.setCurrentWidget, panel.tab_widget()), f"Ctrl+{n}")
-        models = view.addMenu("Semantic model")
-        for key, text in MODELS:
-            action = self._action(models, f"model_{key}", text,
-                                  functools.partial(self.choose_embedding_model, key))
-            action.setCheckable(True)
-            action.setChecked(key == (self.semantic.model() or "static"))
-        columns = view.addMenu("Columns")
-        columns.aboutToShow.connect(
-            lambda: (columns.clear(), columns.addActions(self.table.column_menu().actions())))
-        watch = self._action(view, "watch", "Watch for external changes", lambda: setattr(
-            self.watcher, "enabled", self.actions_by_name["watch"].isChecked()))
-        watch.setCheckable(True)
-        watch.setChecked(True)
-        help_menu = bar.addMenu("&Help")
-        self._action(help_menu, "legend", "Legend", lambda: dialogs.show_legend(self), "F1")
-        self._action(help_menu, "queryHelp", "Query language", lambda: dialogs.show_query_help(self))
 
     def _connect(self) -> None:
         s = self.session
         s.index_did_update.connect(lambda stats: self._refresh(IndexChange(stats, None, in_front=True)))
         s.index_did_fail.connect(self._on_index_failed)
-        s.progress_did_change.connect(self._on_progress)
+        s.progress_did_change.connect(self.status.stage)
         s.lane.busy_did_change.connect(self._on_busy)
-        s.lane.tail_did_fail.connect(lambda m: self.statusBar().showMessage(m, 10000))
+        s.lane.tail_did_fail.connect(lambda m: self.status.say(m, 10000))
         self.ops.operation_did_execute.connect(self._on_executed)
         self.ops.operation_did_fail.connect(self._on_failed)
-        self.commit_notice.undo_did_request.connect(self.undo_action)
-        self.commit_notice.redo_did_request.connect(self.redo)
-        self.semantic.status_did_change.connect(self.statusBar().showMessage)
+        self.commit_notice.undo_did_request.connect(self.undo_stack.undo_exactly)
+        self.commit_notice.redo_did_request.connect(self.undo_stack.redo)
+        self.semantic.status_did_change.connect(self.status.say)
         self.semantic.did_become_ready.connect(
             lambda: self.settlement.refresh_candidates() if self.settlement.loaded else None)
         self.search.query_did_submit.connect(self.apply_query)
@@ -253,12 +164,10 @@ class MainWindow(QMainWindow):
         for queue in (self.mislabels, self.settlement):  # the inspector shows the queue's fact
             queue.path_did_select.connect(self.inspect_path)
         self.table.fact_did_select.connect(self._on_table_selection)
-        self.table.rows_did_change.connect(lambda _n: self._show_count())
-        self.table.view.selectionModel().selectionChanged.connect(lambda *_: self._show_count())
         self.table.view.enter_did_press.connect(self.focus_inspector)
         self.table.view.escape_did_press.connect(self.search.clear)
         self.inspector.fact_link_did_activate.connect(self.show_fact)
-        self.inspector.status_did_change.connect(lambda m: self.statusBar().showMessage(m, 5000))
+        self.inspector.status_did_change.connect(self.status.say)
 
     # -- queries ------------------------------------------------------------------------------
 
@@ -288,11 +197,6 @@ class MainWindow(QMainWindow):
         if self.inspector.path:
             self.set_query(f"similar:{self.inspector.path}")
 
-    def choose_embedding_model(self, name: str) -> None:
-        for key, _text in MODELS:
-            self.actions_by_name[f"model_{key}"].setChecked(key == name)
-        self.semantic.choose(name)
-
     # -- navigation ---------------------------------------------------------------------------
 
     def show_fact(self, fact_id: int) -> None:
@@ -307,7 +211,7 @@ class MainWindow(QMainWindow):
         """Show a fact by path (from the transitions list: it may be retracted by now)."""
         fact_id = self._id_of(path)
         if fact_id is None:
-            self.statusBar().showMessage(f"{path} is not in the index", 5000)
+            self.status.say(f"{path} is not in the index")
             return
         self.show_fact(fact_id)
 
@@ -326,7 +230,7 @@ class MainWindow(QMainWindow):
         if fact_id is not None:
             self.history.visit(fact_id)
 
-    def _go(self, delta: int) -> None:
+    def go(self, delta: int) -> None:
         fact_id = self.history.step(delta)
         if fact_id is not None:
             self.center.setCurrentIndex(0)
@@ -350,23 +254,13 @@ class MainWindow(QMainWindow):
     def copy_path(self) -> None:
         if self.inspector.path:
             QGuiApplication.clipboard().setText(self.inspector.path)
-            self.statusBar().showMessage(f"Copied {self.inspector.path}", 3000)
+            self.status.say(f"Copied {self.inspector.path}", 3000)
 
     # -- questions ----------------------------------------------------------------------------
 
     def ask_text(self, title: str, label: str, default: str) -> str | None:
-        """A one-line question (tests replace this with an answer). The label may quote
-        corpus text: it is plain text, never markup (RELIABILITY H01)."""
-        dialog = QInputDialog(self)
-        dialog.setWindowTitle(title)
-        dialog.setLabelText(label)
-        dialog.setTextValue(default)
-        for child in dialog.findChildren(QLabel):
-            child.setTextFormat(Qt.TextFormat.PlainText)
-        ok = dialog.exec() == QDialog.DialogCode.Accepted
-        text = dialog.textValue()
-        dialog.deleteLater()
-        return text if ok and text.strip() else None
+        """A one-line question (tests replace this with an answer)."""
+        return dialogs.ask_text(self, title, label, default)
 
     def ask_identity(self) -> tuple[str, str] | None:
         """Name and e-mail for commits, asked once (tests replace this with an answer)."""
@@ -392,7 +286,7 @@ class MainWindow(QMainWindow):
         paths = paths if paths is not None else self.selected_paths()
         conn = self.session.conn
         if not paths or conn is None:
-            self.statusBar().showMessage("Select one or more facts to relabel", 4000)
+            self.status.say("Select one or more facts to relabel", 4000)
             return
         self.relabel.open(conn, paths, initial=initial, reason=reason, applied=applied)
 
@@ -426,20 +320,10 @@ class MainWindow(QMainWindow):
         self.ops.run(lambda _cur: action(), success=success)
 
     def undo(self) -> None:
-        self.ops.run(lambda cur: cur.undo())
+        self.undo_stack.undo()
 
     def redo(self) -> None:
-        self.ops.run(lambda cur: cur.redo())
-
-    def undo_action(self, action_id: str) -> None:
-        """The status bar's Undo: that action, only while it is the last one."""
-        def op(cur):  # type: ignore[no-untyped-def]
-            undo, _redo = cur.stacks()
-            if not undo or undo[-1].action_id != action_id:
-                raise Refused("that action is no longer the last one: use Edit ▸ Undo", rule="undo")
-            return cur.undo()
-
-        self.ops.run(op)
+        self.undo_stack.redo()
 
     def _on_executed(self, executed: Executed) -> None:
         changes = executed.changes
@@ -458,21 +342,9 @@ class MainWindow(QMainWindow):
         rule = getattr(exc, "rule", None)
         self.last_error = str(exc)
         if rule == EMPTY_STACK:  # a word in the status bar, never a dialog
-            self.statusBar().showMessage(str(exc).split(":")[0].capitalize(), 4000)
+            self.status.say(str(exc).split(":")[0].capitalize(), 4000)
             return
         dialogs.show_error(self, "Not done" + (f" [{rule}]" if rule else ""), str(exc))
-
-    def _name_undo_actions(self, *, greyed: bool) -> None:
-        undo, redo = self._undo_labels or (None, None)
-        for name, top in (("undo", undo), ("redo", redo)):
-            action = self.actions_by_name[name]
-            action.setText(f"{name.capitalize()} {top}" if top else name.capitalize())
-            action.setEnabled(not greyed or top is not None or self._undo_labels is None)
-
-    def _stacks_read(self, stacks: tuple[list, list]) -> None:  # type: ignore[type-arg]
-        undo, redo = stacks
-        self._undo_labels = (undo[-1].label if undo else None, redo[-1].label if redo else None)
-        self._name_undo_actions(greyed=False)
 
     def _recovered(self, recovered: list[object]) -> None:
         self.recovered = recovered
@@ -487,25 +359,16 @@ class MainWindow(QMainWindow):
 
     def reindex(self, *, rebuild: bool = False) -> None:
         """Bring the index up to date in the background (F5)."""
-        self.progress.setRange(0, 0)
-        self.progress.setFormat("indexing…")
-        self.progress.show()
+        self.status.working("indexing…")
         self.session.update(rebuild=rebuild)
 
     def _on_busy(self, busy: bool) -> None:
         """The writer lane works: say so (the window stays usable; the table serves the
         rows it has)."""
         if busy:
-            self.progress.setRange(0, 0)
-            self.progress.setFormat("writing…" if not self.session.is_updating else "indexing…")
-            self.progress.show()
+            self.status.working("indexing…" if self.session.is_updating else "writing…")
         else:
-            self.progress.hide()
-
-    def _on_progress(self, stage: str, done: int, total: int) -> None:
-        self.progress.setRange(0, max(total, 0))
-        self.progress.setValue(min(done, total))
-        self.progress.setFormat(f"{stage} %v/%m")
+            self.status.done()
 
     def _refresh(self, change: IndexChange, *, place: Place | None = None) -> None:
         """Every view after the index moved on (a reindex, an outside commit, our action)."""
@@ -521,48 +384,28 @@ class MainWindow(QMainWindow):
             if not self._heap_frozen:
                 self._heap_frozen = True
                 QTimer.singleShot(0, self._freeze_heap)  # after the first paint
-        front = self._front()
+        front = self.front()
         for panel in self.panels:
             panel.index_did_change(IndexChange(change.stats, change.changes, in_front=panel is front))
         self._refresh_inspector()
         if place is not None:
             self.table.restore(place)
-        self._attestation_read.start()
-        self.ops.read(lambda cur: cur.stacks(), done=self._stacks_read)
+        self.inspector.reload_attestations()
+        self.undo_stack.reread()
         if change.stats is not None:
             self.semantic.start()
-            self._index_said(change.stats)
-
-    def _index_said(self, stats: IndexStats) -> None:
-        self.progress.hide()
-        self.statusBar().showMessage(
-            f"Index up to date: {stats.facts + stats.broken} facts"
-            + (f" ({stats.broken} unreadable)" if stats.broken else "")
-            + f", {stats.retracted} retracted, {stats.problems} findings ({stats.seconds:.1f}s)", 5000)
-        self.index_did_update.emit(stats)
+            self.status.index_updated(change.stats)
+            self.index_did_update.emit(change.stats)
 
     def _on_index_failed(self, message: str) -> None:
-        self.progress.hide()
-        self.statusBar().showMessage(f"Indexing failed: {message}", 10000)
+        self.status.done()
+        self.status.say(f"Indexing failed: {message}", 10000)
         self.last_error = message
         dialogs.show_error(self, "Indexing failed", message)
-
-    def _attestations_read(self, attestations: dict[str, list[dict[str, str]]]) -> None:
-        self._attestations = attestations
-        self._refresh_inspector()
 
     def _refresh_inspector(self) -> None:
         if self.inspector.fact_id is not None:
             self.inspector.show_fact(self.inspector.fact_id)
-
-    def _show_count(self) -> None:
-        """`2000 facts`, and how many are selected when more than one is: an action applies
-        to all of them (Ctrl+A then R relabels every one)."""
-        # (the ranges, not selectedRows(): an index per row, 100,000 after Ctrl+A, each change)
-        ranges = self.table.view.selectionModel().selection()
-        selected = sum(ranges.at(i).height() for i in range(ranges.count()))
-        self.count_label.setText(f"{count(self.table.model.rowCount(), 'fact')}"
-                                 + (f" · {selected:,} selected" if selected > 1 else ""))
 
     def _freeze_heap(self) -> None:
         """The objects of the built window leave the garbage collector's scans: its full
@@ -574,21 +417,11 @@ class MainWindow(QMainWindow):
 
     # -- persistence --------------------------------------------------------------------------
 
-    def _restore_geometry(self) -> None:
-        geometry = self.settings.value("window/geometry")
-        if isinstance(geometry, QByteArray):
-            self.restoreGeometry(geometry)
-        else:
-            self.resize(1400, 850)
-        for key, splitter in (("window/splitter", self.splitter), ("window/sidebar", self.sidebar.splitter)):
-            state = self.settings.value(key)
-            if isinstance(state, QByteArray):
-                splitter.restoreState(state)
+    def _splitters(self) -> dict[str, QSplitter]:
+        return {"window/splitter": self.splitter, "window/sidebar": self.sidebar.splitter}
 
     def save_state(self) -> None:
-        self.settings.setValue("window/geometry", self.saveGeometry())
-        self.settings.setValue("window/splitter", self.splitter.saveState())
-        self.settings.setValue("window/sidebar", self.sidebar.splitter.saveState())
+        dialogs.save_geometry(self.settings, self, self._splitters())
         self.table.save_header()
         self.settings.sync()
 
@@ -597,7 +430,6 @@ class MainWindow(QMainWindow):
         self.watcher.enabled = False
         for part in (*self.panels, self.sidebar, self.inspector, self.relabel):
             part.close_worker()
-        self._attestation_read.close()
         self.semantic.close()
         # (since:last-visit, in the next session: a write, so the lane's last job)
         self.session.lane.submit(self.session.indexer.record_visit, done=lambda _r: None,
