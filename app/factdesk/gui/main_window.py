@@ -46,11 +46,12 @@ from factdesk.gui.settlement_panel import SettlementPanel
 from factdesk.gui.sidebar import FacetSidebar
 from factdesk.gui.status_area import StatusArea
 from factdesk.gui.table import FactTableController, Place
-from factdesk.gui.transitions_panel import TransitionsPanel, track_record_line
+from factdesk.gui.transitions_panel import TransitionsPanel
 from factdesk.gui.undo_stack import UndoStack
 from factdesk.gui.watcher import CorpusWatcher
 from factdesk.index.query import vocabulary_hints
 from factdesk.index.search import ids_of_paths, live_paths_of_ids, seen_state
+from factdesk.reflect.charts import track_record_line
 
 
 class MainWindow(QMainWindow):
