@@ -126,8 +126,12 @@ class QueryLineEdit(QLineEdit):
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         popup = self.completer_popup.popup()
-        if popup.isVisible() and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter,
-                                                 Qt.Key.Key_Escape, Qt.Key.Key_Tab):
+        enter = event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+        if popup.isVisible() and enter and not popup.currentIndex().isValid():
+            # no completion chosen: Return applies what was typed (the completer would
+            # hide itself and swallow the key, leaving the filter for a second Return)
+            popup.hide()
+        elif popup.isVisible() and (enter or event.key() in (Qt.Key.Key_Escape, Qt.Key.Key_Tab)):
             event.ignore()  # the completer's popup handles these
             return
         if event.key() == Qt.Key.Key_Escape:
@@ -150,6 +154,9 @@ class SearchBar(QWidget):
         self.line.setPlaceholderText('Search  (/)   e.g. type:hypothesis confidence:<0.5 "retry"')
         self.line.setClearButtonEnabled(True)
         self.line.returnPressed.connect(self.submit)
+        # the clear button (and a query erased by hand) shows everything again, chips too:
+        # it emptied the text and left the filter applied
+        self.line.textEdited.connect(lambda text: None if text else self.submit())
         self.line.escape_did_press.connect(self.clear)
         self.error = QLabel(self)
         self.error.setObjectName("searchError")
