@@ -29,7 +29,9 @@ def test_badges_trust_and_attribution(window) -> None:
     assert ins.badges["type"].text() == "type: ● observation"
     assert ins.badges["kind"].text() == "kind: E epistemic"
     assert ins.badges["origin"].text() == "origin: ✎ authored"
-    assert ins.badges["writer"].text() == "writer: codex (tool)"
+    # "claimant", as the table's column, the relabel editor and the query language say
+    # (it said "writer:"; issue 14, bug 7)
+    assert ins.badges["claimant"].text() == "claimant: codex (tool)"
     assert ins.badges["subject"].text() == "subject: codebase repo:ledger"
     assert ins.badges["claim"].text() == "claim: observation"
     assert "0.90" in ins.trust["confidence"].text()
@@ -43,7 +45,7 @@ def test_derived_values_and_stale_weight_are_flagged(window) -> None:
     window.show_fact(fact_id(window, "syn"))
     ins = window.inspector
     assert ins.badges["claim"].text().endswith("(derived)")
-    assert ins.badges["writer"].text().endswith("(derived)")
+    assert ins.badges["claimant"].text().endswith("(derived)")
     weight = ins.trust["weight"].text()
     assert "recorded 0.99" in weight
     assert "stale" in weight

@@ -335,3 +335,16 @@ def test_undo_keys_work_after_the_edit_menu_was_opened(qtbot, window: MainWindow
     with qtbot.waitSignal(window.index_did_update, timeout=10_000):
         qtbot.keyClick(window.table.view, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert (repo / IDS["pool"]).read_bytes() == before
+
+
+def test_the_preview_names_the_claimant_the_inspector_names(qtbot, window: MainWindow) -> None:
+    # issue 14, bug 7: a fact that writes no claimant (git's author is the claimant) was
+    # previewed as "unknown agent" while the inspector named the claimant
+    dialog = open_on(qtbot, window, "hyp")
+    claimant = window.session.conn.execute("SELECT claimant FROM facts WHERE path = ?",
+                                           (IDS["hyp"],)).fetchone()[0]
+    assert claimant and claimant in window.inspector.badges["claimant"].text()
+    text = dialog.attribution_label.text()
+    assert "unknown agent" not in text and claimant in text
+    dialog.set_field("claimant_agent_id", "someone-else")  # a new claimant is shown as chosen
+    qtbot.waitUntil(lambda: "someone-else" in dialog.attribution_label.text(), timeout=3000)

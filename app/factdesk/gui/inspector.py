@@ -133,12 +133,12 @@ class InspectorPanel(QWidget):
                                      "padding: 4px; border-left: 3px solid #757575; }")
         self.retracted.hide()
         self.badges = {name: badge(self, f"badge_{name}") for name in (
-            "kind", "type", "origin", "writer", "subject", "claim")}
+            "kind", "type", "origin", "claimant", "subject", "claim")}
         axes = QGridLayout()
         axes.setHorizontalSpacing(6)
         for i, name in enumerate(("kind", "type", "origin")):
             axes.addWidget(self.badges[name], 0, i)
-        axes.addWidget(self.badges["writer"], 1, 0, 1, 3)
+        axes.addWidget(self.badges["claimant"], 1, 0, 1, 3)
         axes.addWidget(self.badges["claim"], 2, 0, 1, 3)
         axes.addWidget(self.badges["subject"], 3, 0, 1, 3)
         self.trust = {name: plain_label("", self, name=f"trust_{name}") for name in (
@@ -260,9 +260,9 @@ class InspectorPanel(QWidget):
         for name in ("kind", "type", "origin"):
             mark = theme.mark_for(name, row[name]) or theme.UNKNOWN
             _style_badge(b[name], name, theme.labelled(name, row[name]), mark.color)
-        writer = f"{row['claimant'] or 'unknown'} ({row['claimant_type'] or 'unverified'})"
+        claimant = f"{row['claimant'] or 'unknown'} ({row['claimant_type'] or 'unverified'})"
         derived = bool(row["claimant_derived"] or row["claimant_type_derived"])
-        _style_badge(b["writer"], "writer", writer, "#37474f", derived=derived)
+        _style_badge(b["claimant"], "claimant", claimant, "#37474f", derived=derived)
         subject = " ".join(x for x in (row["subject_kind"], row["subject_ref"]) if x) or None
         _style_badge(b["subject"], "subject", subject, "#37474f")
         _style_badge(b["claim"], "claim", row["claim_type"], "#37474f",
