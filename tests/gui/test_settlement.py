@@ -162,3 +162,15 @@ def test_confirming_with_a_new_observation_asks_its_confidence(qtbot, window: Ma
     fact = parse_fact(created[0], (repo / created[0]).read_bytes()).fact
     assert fact is not None and fact.confidence == 0.95 and fact.type == "observation"
     assert "p99 12 ms over 30 days of traffic" in fact.body
+
+
+def test_the_inspector_shows_the_hypothesis_being_decided(qtbot, window: MainWindow, repo: Path) -> None:
+    # issue 14, bug 3: the panes and the inspector showed different facts
+    prepare(repo)
+    window.show_path(IDS["policy"])
+    open_tab(qtbot, window)
+    panel = window.settlement
+    for path in (HYP, LATER):
+        assert panel.select_path(path)
+        assert window.inspector.path == path
+        assert window.inspector.title.text() in panel.hyp_view.toPlainText()
