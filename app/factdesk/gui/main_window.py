@@ -429,7 +429,9 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_state()
         self.watcher.enabled = False
-        for part in (*self.panels, self.sidebar, self.inspector, self.relabel):
+        for panel in self.panels:
+            panel.close_worker()
+        for part in (self.sidebar, self.inspector, self.relabel):
             part.close_worker()
         self.semantic.close()
         # (since:last-visit, in the next session: a write, so the lane's last job)

@@ -89,12 +89,15 @@ class MenuBuilder:
             action.setCheckable(True)
             action.setChecked(key == (w.semantic.model() or "static"))
         columns = view.addMenu("Columns")
-        columns.aboutToShow.connect(
-            lambda: (columns.clear(), columns.addActions(w.table.column_menu().actions())))
+        columns.aboutToShow.connect(functools.partial(self._fill_columns, columns))
         watch = self.action(view, "watch", "Watch for external changes",
                             lambda: setattr(w.watcher, "enabled", self.actions["watch"].isChecked()))
         watch.setCheckable(True)
         watch.setChecked(True)
+
+    def _fill_columns(self, menu: QMenu) -> None:
+        menu.clear()
+        menu.addActions(self._w.table.column_menu().actions())
 
     def _choose_model(self, name: str) -> None:
         for key, _text in MODELS:

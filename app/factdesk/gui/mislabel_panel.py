@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 
 from PySide6.QtCore import Qt, Signal
@@ -237,7 +237,7 @@ class MislabelPanel(LazyRefresh, QWidget):
         else:
             self._ops.run(lambda cur: cur.relabel([s.path], changes, reason), success=partial(self._did, s))
 
-    def _accept_edit(self, s: Suggestion, changes: dict[str, object], needs: tuple[str, ...] | list[str],
+    def _accept_edit(self, s: Suggestion, changes: Mapping[str, object], needs: Sequence[str],
                      reason: str) -> None:
         """An edit that asks the curator for each field it needs; a list is added to, never
         replaced (asked for "refs", a single-source synthesis lost the one it had)."""

@@ -42,7 +42,7 @@ class UndoStack(QObject):
         """Read the stacks again (after every index update: ours, or an agent's commit)."""
         self._ops.read(lambda cur: cur.stacks(), done=self._read)
 
-    def _read(self, stacks: tuple[list, list]) -> None:  # type: ignore[type-arg]
+    def _read(self, stacks: tuple[list, list]) -> None:
         undo, redo = stacks
         self.labels = (undo[-1].label if undo else None, redo[-1].label if redo else None)
         self.name_actions(greyed=False)

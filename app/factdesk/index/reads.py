@@ -44,5 +44,6 @@ def repo_ids(conn: sqlite3.Connection) -> frozenset[str]:
 
 def live_fact(conn: sqlite3.Connection, path: str) -> sqlite3.Row | None:
     """The indexed fact at `path` (id, title, body, envelope columns), None if absent."""
-    return conn.execute("SELECT * FROM facts WHERE path = ? ORDER BY status = 'retracted' LIMIT 1",
-                        (path,)).fetchone()
+    row: sqlite3.Row | None = conn.execute(
+        "SELECT * FROM facts WHERE path = ? ORDER BY status = 'retracted' LIMIT 1", (path,)).fetchone()
+    return row
