@@ -472,8 +472,11 @@ class TransitionsPanel(QWidget):
         return self._frame
 
     def index_did_change(self, change: IndexChange) -> None:
-        if self.loaded or not change.light:
-            self.load()  # in the background; the inspector's track records follow
+        # after an update (not the window's first fill from the index as it was: the
+        # update on open follows at once), and after our action only when shown or when a
+        # file came or went; in the background, the inspector's track records follow
+        if change.stats is not None and (self.loaded or not change.light):
+            self.load()
 
     def tab_did_show(self) -> None:
         if not self.loaded:
