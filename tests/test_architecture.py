@@ -60,15 +60,7 @@ def test_no_unsafe_yaml_loading() -> None:
 
 #: the import-linter contracts in `.importlinter` (run by `make lint` too)
 CONTRACTS = ("layers", "gui-runs-no-git", "sql-in-its-room", "git-in-its-room")
-#: contracts that other helpers' areas still break on this branch (issue 14: SQL out of
-#: the GUI, curation, reflect.queue and semantic.search; git out of demo.py and the
-#: history panel); strict, so the mark must go as soon as they hold
-_PENDING = {"gui-runs-no-git", "sql-in-its-room", "git-in-its-room"}
-
-
-@pytest.mark.parametrize("contract", [
-    pytest.param(c, marks=pytest.mark.xfail(strict=True, reason="fixed after the merge"))
-    if c in _PENDING else c for c in CONTRACTS])
+@pytest.mark.parametrize("contract", CONTRACTS)
 def test_import_contracts(contract: str) -> None:
     """The layer order (cli | gui > curation | reflect | semantic > core > index > corpus >
     model) and the rooms of SQL and git, as `.importlinter` declares them."""

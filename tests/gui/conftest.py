@@ -3,7 +3,11 @@ and a MainWindow over that corpus with its index brought up to date."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+import subprocess
+import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -111,6 +115,79 @@ def repo(corpus_template: Path, tmp_path: Path) -> Path:
     return dest
 
 
+#: the one place where the GUI may run git on its own thread: opening the corpus checks that
+#: the folder is a repository's top (`core.open_corpus`), once, before the window exists
+STARTUP_CHECK = ("open_corpus",)
+
+
+def _gui_frames() -> list[str]:
+    """`file:line function` of the factdesk.gui frames on the calling stack (none: not
+    the app's doing — a test's own git, say); empty too inside the startup check."""
+    frames = []
+    frame = sys._getframe(2)
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name in STARTUP_CHECK and "factdesk" in code.co_filename:
+            return []
+        if "/factdesk/gui/" in code.co_filename.replace("\\", "/"):
+            frames.append(f"{Path(code.co_filename).name}:{frame.f_lineno} {code.co_name}")
+        frame = frame.f_back
+    return frames
+
+
+class GuiThreadWatch:
+    """Records forbidden work started by the app on the GUI (main) thread: a subprocess
+    (git above all), the writer lock, the index update lock (RELIABILITY, STYLE §7)."""
+
+    def __init__(self) -> None:
+        self.violations: list[str] = []
+        self.allowed: str | None = None
+
+    def allow(self, why: str) -> None:
+        """A test that calls a worker's function directly on its own thread says why."""
+        self.allowed = why
+
+    def note(self, what: str) -> None:
+        if self.allowed or threading.current_thread() is not threading.main_thread():
+            return
+        frames = _gui_frames()
+        if frames:
+            self.violations.append(f"{what} from the GUI thread, via {' < '.join(frames[:4])}")
+
+
+@pytest.fixture(autouse=True)
+def gui_thread_watch(monkeypatch: pytest.MonkeyPatch) -> Iterator[GuiThreadWatch]:
+    """Fails a GUI test whose app code started a subprocess, or waited on the writer lock
+    or the index update lock, on the GUI thread."""
+    from factdesk.curation import gitwrite
+    from factdesk.index import indexer
+
+    watch = GuiThreadWatch()
+    real_popen = subprocess.Popen
+
+    class WatchedPopen(real_popen):  # type: ignore[misc, valid-type]
+        def __init__(self, args, *rest, **kw):  # type: ignore[no-untyped-def]
+            watch.note(f"subprocess {args if isinstance(args, str) else ' '.join(map(str, args))[:120]}")
+            super().__init__(args, *rest, **kw)
+
+    def watched(name: str, real):  # type: ignore[no-untyped-def]
+        @contextlib.contextmanager
+        def lock(*args, **kw):  # type: ignore[no-untyped-def]
+            watch.note(name)
+            with real(*args, **kw):
+                yield
+
+        return lock
+
+    monkeypatch.setattr(subprocess, "Popen", WatchedPopen)
+    monkeypatch.setattr(gitwrite, "writer_lock", watched("the writer lock", gitwrite.writer_lock))
+    monkeypatch.setattr(indexer, "_update_lock", watched("the index update lock", indexer._update_lock))
+    yield watch
+    if watch.violations:
+        pytest.fail("forbidden work on the GUI thread:\n" + "\n".join(dict.fromkeys(watch.violations)),
+                    pytrace=False)
+
+
 @pytest.fixture(autouse=True)
 def no_background_embedding(monkeypatch: pytest.MonkeyPatch) -> None:
     """GUI tests do not load the embedding model unless they ask for it."""
@@ -162,3 +239,10 @@ def submit(window: MainWindow, qtbot, text: str) -> None:
     qtbot.keyClicks(line, text)
     line.completer_popup.popup().hide()
     qtbot.keyClick(line, Qt.Key.Key_Return)
+
+
+def relabel_dialog(qtbot, window: MainWindow):  # type: ignore[no-untyped-def]
+    """The relabel editor once it is open (its facts are read in the background first)."""
+    qtbot.waitUntil(lambda: window.relabel_dialog is not None and window.relabel_dialog.isVisible(),
+                    timeout=5000)
+    return window.relabel_dialog

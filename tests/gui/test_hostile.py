@@ -271,6 +271,10 @@ def test_every_tooltip_in_the_window_is_plain_or_escaped(qtbot, window, repo) ->
     window.center.setCurrentWidget(window.transitions_tab)
     qtbot.waitUntil(lambda: window.transitions.loaded, timeout=20_000)
     assert HOSTILE_NAME in [item.path for item in window.settlement.items]
+    # (the inspector follows a queue's current fact: shown again, with its history tab)
+    window.center.setCurrentWidget(window.transitions_tab)
+    window.inspect_path(HOSTILE_NAME)
+    window.inspector.tabs.setCurrentWidget(window.inspector.history)
     assert window.inspector.path == HOSTILE_NAME
 
     bad: list[str] = []

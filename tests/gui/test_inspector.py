@@ -10,7 +10,7 @@ from factdesk.corpus.gitrepo import blob_id
 from factdesk.gui import history_panel
 from factdesk.gui.history_panel import BLOB_ROLE, COMPARING, version_diff
 from tests.conftest import Corpus
-from tests.gui.conftest import fact_id
+from tests.gui.conftest import fact_id, relabel_dialog
 
 
 def ref_items(window) -> dict[str, list[QTreeWidgetItem]]:
@@ -29,7 +29,9 @@ def test_badges_trust_and_attribution(window) -> None:
     assert ins.badges["type"].text() == "type: ● observation"
     assert ins.badges["kind"].text() == "kind: E epistemic"
     assert ins.badges["origin"].text() == "origin: ✎ authored"
-    assert ins.badges["writer"].text() == "writer: codex (tool)"
+    # "claimant", as the table's column, the relabel editor and the query language say
+    # (it said "writer:"; issue 14, bug 7)
+    assert ins.badges["claimant"].text() == "claimant: codex (tool)"
     assert ins.badges["subject"].text() == "subject: codebase repo:ledger"
     assert ins.badges["claim"].text() == "claim: observation"
     assert "0.90" in ins.trust["confidence"].text()
@@ -43,7 +45,7 @@ def test_derived_values_and_stale_weight_are_flagged(window) -> None:
     window.show_fact(fact_id(window, "syn"))
     ins = window.inspector
     assert ins.badges["claim"].text().endswith("(derived)")
-    assert ins.badges["writer"].text().endswith("(derived)")
+    assert ins.badges["claimant"].text().endswith("(derived)")
     weight = ins.trust["weight"].text()
     assert "recorded 0.99" in weight
     assert "stale" in weight
@@ -213,7 +215,9 @@ def test_a_diff_answered_after_close_worker_is_not_shown(window, qtbot) -> None:
     assert shown == []
 
 
-def test_version_diff_shows_git_hunks_and_refuses_oversize_versions(corpus: Corpus) -> None:
+def test_version_diff_shows_git_hunks_and_refuses_oversize_versions(corpus: Corpus,
+                                                                     gui_thread_watch) -> None:
+    gui_thread_watch.allow("version_diff is the history tab's worker job, called here directly")
     path = "kb/gotchas/db/a1a1a1a1.md"
     before = blob_id((corpus.root / path).read_bytes())
     edited = (corpus.root / path).read_bytes().replace(b"Body text", b"Edited text")
@@ -244,5 +248,5 @@ def test_an_action_applies_to_the_fact_followed_to(qtbot, window) -> None:
     assert window.selected_paths() == ["kb/gotchas/db/a1a1a1a1.md"]
     window.table.view.setFocus()
     qtbot.keyClick(window.table.view, Qt.Key.Key_R)
-    assert window.relabel_dialog is not None and window.relabel_dialog.paths == ["kb/gotchas/db/a1a1a1a1.md"]
+    assert relabel_dialog(qtbot, window).paths == ["kb/gotchas/db/a1a1a1a1.md"]
     window.relabel_dialog.reject()

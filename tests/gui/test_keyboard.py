@@ -56,9 +56,9 @@ def test_the_count_says_how_many_are_selected(window, qtbot) -> None:
     view = window.table.view
     view.setFocus()
     qtbot.keyClick(view, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
-    assert window.count_label.text() == "5 facts · 5 selected"  # (R now acts on all five)
+    assert window.status.count_label.text() == "5 facts · 5 selected"  # (R now acts on all five)
     qtbot.keyClick(view, Qt.Key.Key_J)
-    assert window.count_label.text() == "5 facts"
+    assert window.status.count_label.text() == "5 facts"
 
 
 def test_j_types_into_the_search_bar_instead(window, qtbot) -> None:

@@ -11,7 +11,7 @@ from factdesk.corpus.codec import parse_fact
 from factdesk.gui.main_window import MainWindow
 from factdesk.model.mislabels import Proposal, Suggestion
 from tests.conftest import git
-from tests.gui.conftest import _commit, _write
+from tests.gui.conftest import _commit, _write, fact_id, relabel_dialog
 
 HEDGED = "kb/gotchas/db/f6f6f6f6.md"
 IMPERATIVE = "kb/gotchas/db/a7a7a7a7.md"
@@ -78,8 +78,7 @@ def test_accept_dismiss_and_edit_with_the_keyboard(qtbot, window: MainWindow, re
     # the hedged observation needs a settlement criterion: E opens the editor prefilled
     go_to(qtbot, panel, HEDGED)
     qtbot.keyClick(panel, Qt.Key.Key_A)  # needs input → the editor opens
-    dialog = window.relabel_dialog
-    assert dialog is not None and dialog.isVisible()
+    dialog = relabel_dialog(qtbot, window)
     assert dialog.combos["type"].currentText() == "hypothesis"
     qtbot.keyClicks(dialog.edits["settlement"], "pool errors at 300 clients in the load test")
     with qtbot.waitSignal(window.index_did_update, timeout=10_000):
@@ -149,3 +148,18 @@ def test_a_number_key_takes_an_alternative(qtbot, window: MainWindow, repo: Path
     fact = parse_fact(syn, (repo / syn).read_bytes()).fact
     assert fact is not None and fact.type == "synthesis"  # not made an insight (proposal 1)
     assert list(fact.refs) == ["kb/gotchas/db/a1a1a1a1.md", IMPERATIVE]
+
+
+def test_the_inspector_shows_the_fact_of_the_queue(qtbot, window: MainWindow, repo: Path) -> None:
+    # issue 14, bug 3: the side-by-side pane showed the queue's fact, the inspector the
+    # table's selection: two different facts on one screen
+    add_mislabels(repo)
+    window.show_fact(fact_id(window, "policy"))  # something else selected in the table
+    open_queue(qtbot, window)
+    panel = window.mislabels
+    assert len(panel.queue) >= 2
+    for _ in range(2):
+        current = panel.current()
+        assert window.inspector.path == current.path
+        assert window.inspector.title.text() == panel.title.text()
+        qtbot.keyClick(panel, Qt.Key.Key_J)

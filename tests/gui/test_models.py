@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 from shiboken6 import getCppPointer
 
 from factdesk.gui.main_window import MainWindow
-from tests.gui.conftest import _commit, _write, fact_id
+from tests.gui.conftest import _commit, _write, fact_id, relabel_dialog
 
 ROOT = Path(__file__).resolve().parents[2]
 NEW_FACT = "kb/gotchas/db/f1f1f1f1.md"
@@ -267,8 +267,8 @@ def test_every_model_passes_and_keeps_passing_through_refreshes(qtbot, window: M
 def test_relabel_dialog_models(qtbot, window: MainWindow, testers: ModelWatch,
                                qt_messages: list[Message]) -> None:
     window.show_fact(fact_id(window, "pool"))
-    dialog = window.open_relabel([window.inspector.path or ""])
-    assert dialog is not None
+    window.open_relabel([window.inspector.path or ""])
+    dialog = relabel_dialog(qtbot, window)
     combos = dialog.findChildren(QComboBox)
     assert combos
     testers.attach({getCppPointer(c.model())[0]: (c.objectName(), c.model()) for c in combos})

@@ -42,26 +42,27 @@ def test_semantic_search_in_the_window_and_the_model_setting(qtbot, repo: Path, 
     with qtbot.waitSignal(win.index_did_update, timeout=20_000):
         win.reindex()
     assert win.actions_by_name["model_static"].isChecked()
-    assert not win.apply_query("similar:pool") or win.semantic is not None  # not ready: explained
-    qtbot.waitUntil(lambda: win.semantic is not None or win.semantic_notice is not None, timeout=300_000)
-    assert win.semantic is not None, win.semantic_notice
-    neighbours = win.semantic.neighbours(IDS["pool"], 5)  # type: ignore[attr-defined]
+    assert not win.apply_query("similar:pool") or win.semantic.session is not None  # not ready: explained
+    qtbot.waitUntil(lambda: win.semantic.session is not None or win.semantic.notice is not None,
+                    timeout=300_000)
+    assert win.semantic.session is not None, win.semantic.notice
+    neighbours = win.semantic.session.neighbours(IDS["pool"], 5)  # type: ignore[attr-defined]
     assert len(neighbours) == 4 and IDS["pool"] not in [n.path for n in neighbours]  # 5 live facts
     assert win.apply_query(f"similar:{IDS['pool']}")
     # the table lists exactly the neighbours above the model's similarity floor, best first
-    above = [n.path for n in win.semantic.similar(IDS["pool"], 200)]  # type: ignore[attr-defined]
+    above = [n.path for n in win.semantic.session.similar(IDS["pool"], 200)]  # type: ignore[attr-defined]
     conn = win.session.conn
     shown = [conn.execute("SELECT path FROM facts WHERE id = ?", (i,)).fetchone()[0]
              for i in win.table.model.ids]
     assert shown == above
     started: list[bool] = []
     # not the slow full model here (tests/semantic loads it)
-    win.start_semantic = lambda: started.append(True)  # type: ignore[method-assign]
+    win.semantic.start = lambda: started.append(True)  # type: ignore[method-assign]
     win.actions_by_name["model_full"].trigger()
-    assert win.settings.value("semantic/model") == "full" and win.embedding_model() == "full"
+    assert win.settings.value("semantic/model") == "full" and win.semantic.model() == "full"
     assert win.actions_by_name["model_full"].isChecked()
     assert not win.actions_by_name["model_static"].isChecked()
     # re-embedding with the new model: at once, or when the previous embedding thread ends
     qtbot.waitUntil(lambda: started == [True], timeout=10_000)
-    assert win.semantic is None
+    assert win.semantic.session is None
     win.close()

@@ -15,7 +15,7 @@ def chips(window) -> list[QPushButton]:
 def test_typed_query_filters_the_table(window, qtbot) -> None:
     submit(window, qtbot, "type:hypothesis")
     assert window.table.model.ids == [fact_id(window, "hyp")]
-    assert window.count_label.text() == "1 fact"
+    assert window.status.count_label.text() == "1 fact"
     submit(window, qtbot, "pool")
     assert fact_id(window, "pool") in window.table.model.ids
 
@@ -88,3 +88,40 @@ def test_completion_offers_fields_then_values(window, qtbot) -> None:
     line.insert_completion("origin:")
     assert line.text() == "foo origin:"
     line.completer_popup.popup().hide()
+
+
+def test_return_with_the_completion_popup_open_applies_the_typed_filter(window, qtbot) -> None:
+    # bug 4: the popup swallowed Return: the typed filter waited for a second Return
+    line = window.search.line
+    line.setFocus()
+    line.clear()
+    qtbot.keyClicks(line, "type:hypothesis")
+    assert line.completer_popup.popup().isVisible()  # (it offers type:hypothesis)
+    qtbot.keyClick(line, Qt.Key.Key_Return)  # once
+    assert window.table.model.ids == [fact_id(window, "hyp")]
+    assert [c.text() for c in chips(window)] == ["type:hypothesis  ×"]
+    assert not line.completer_popup.popup().isVisible()
+
+
+def test_a_chosen_completion_is_still_inserted_by_return(window, qtbot) -> None:
+    line = window.search.line
+    line.setFocus()
+    line.clear()
+    qtbot.keyClicks(line, "type:hypo")
+    popup = line.completer_popup.popup()
+    assert popup.isVisible()
+    qtbot.keyClick(popup, Qt.Key.Key_Down)  # the user picks the offer
+    qtbot.keyClick(popup, Qt.Key.Key_Return)
+    assert line.text() == "type:hypothesis "
+
+
+def test_the_clear_button_clears_the_filter_and_its_chips(window, qtbot) -> None:
+    # bug 4: it emptied the text but left the chips and the filter
+    from PySide6.QtWidgets import QToolButton
+
+    submit(window, qtbot, "type:hypothesis")
+    assert window.table.model.rowCount() == 1 and chips(window)
+    button = next(b for b in window.search.line.findChildren(QToolButton) if b.isVisible())
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    assert window.search.text() == ""
+    assert window.table.model.rowCount() == 5 and chips(window) == []

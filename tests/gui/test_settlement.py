@@ -108,8 +108,31 @@ def test_refute_and_extend_with_keys(qtbot, window: MainWindow, repo: Path) -> N
         qtbot.keyClick(panel.list, Qt.Key.Key_F)
     assert not (repo / HYP).exists()
     msg = git(repo, "log", "-1", "--format=%B")
-    # the candidate chosen when F was pressed (the first) is recorded as the evidence
-    assert msg.startswith(f"retract(refuted): {HYP}") and "Factdesk-Evidence: kb/gotchas/db/" in msg
+    # bug 2: the candidate merely highlighted (the first, by default) is no evidence: only
+    # what the curator ticks is recorded
+    assert msg.startswith(f"retract(refuted): {HYP}") and "Factdesk-Evidence" not in msg
+
+
+def test_refute_records_only_the_ticked_evidence(qtbot, window: MainWindow, repo: Path) -> None:
+    prepare(repo)
+    open_tab(qtbot, window)
+    panel = window.settlement
+    assert panel.select_path(HYP)
+    cands = panel.candidate_list
+    assert cands.topLevelItemCount() >= 2
+    # tick the second candidate with the keyboard (Space on the current row)
+    second = cands.topLevelItem(1)
+    cands.setFocus()
+    cands.setCurrentItem(second)
+    qtbot.keyClick(cands, Qt.Key.Key_Space)
+    assert second.checkState(0) == Qt.CheckState.Checked
+    ticked = second.data(0, Qt.ItemDataRole.UserRole)
+    window.ask_text = lambda *a: "the lock never happened"  # type: ignore[method-assign]
+    with qtbot.waitSignal(window.index_did_update, timeout=10_000):
+        qtbot.keyClick(panel.list, Qt.Key.Key_F)
+    msg = git(repo, "log", "-1", "--format=%B")
+    assert [line for line in msg.splitlines() if line.startswith("Factdesk-Evidence")] == \
+        [f"Factdesk-Evidence: {ticked}"]
 
 
 def test_confirming_with_a_new_observation_asks_its_confidence(qtbot, window: MainWindow,
@@ -123,7 +146,7 @@ def test_confirming_with_a_new_observation_asks_its_confidence(qtbot, window: Ma
                     timeout=5000)
     assert panel.chosen_candidate() is None  # nothing cites it: C writes a new observation
     asked: list[tuple[str, str]] = []
-    answers = iter(["Reads stayed at 12 ms for a month", "0.95", "p99 reads 12 ms, 30 days"])
+    answers = iter(["Reads stayed at 12 ms for a month", "p99 12 ms over 30 days of traffic", "0.95"])
 
     def answer(_title: str, label: str, default: str) -> str:
         asked.append((label, default))
@@ -132,8 +155,22 @@ def test_confirming_with_a_new_observation_asks_its_confidence(qtbot, window: Ma
     window.ask_text = answer  # type: ignore[method-assign]
     with qtbot.waitSignal(window.index_did_update, timeout=10_000):
         qtbot.keyClick(panel.list, Qt.Key.Key_C)
-    assert asked[1][1] == "0.8" and "Confidence" in asked[1][0]  # offered, shown, changed
+    assert "body" in asked[1][0]  # the observation's text is asked for too (issue 14, bug 5)
+    assert asked[2][1] == "0.8" and "Confidence" in asked[2][0]  # offered, shown, changed
     new = git(repo, "show", "--name-only", "--format=", "HEAD").split()
     created = [p for p in new if p != LATER]
     fact = parse_fact(created[0], (repo / created[0]).read_bytes()).fact
     assert fact is not None and fact.confidence == 0.95 and fact.type == "observation"
+    assert "p99 12 ms over 30 days of traffic" in fact.body
+
+
+def test_the_inspector_shows_the_hypothesis_being_decided(qtbot, window: MainWindow, repo: Path) -> None:
+    # issue 14, bug 3: the panes and the inspector showed different facts
+    prepare(repo)
+    window.show_path(IDS["policy"])
+    open_tab(qtbot, window)
+    panel = window.settlement
+    for path in (HYP, LATER):
+        assert panel.select_path(path)
+        assert window.inspector.path == path
+        assert window.inspector.title.text() in panel.hyp_view.toPlainText()

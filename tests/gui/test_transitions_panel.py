@@ -16,14 +16,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel
 
 from factdesk.core import open_corpus
-from factdesk.gui.transitions_panel import (
-    HYPOTHESES_ONLY,
-    TransitionsPanel,
-    outcomes_over_time,
-    target_path,
-    track_record_line,
-)
+from factdesk.gui.transitions_panel import HYPOTHESES_ONLY, TransitionsPanel
 from factdesk.index.indexer import Indexer
+from factdesk.reflect.charts import outcomes_over_time, target_path, track_record_line
 from factdesk.reflect.model import Transition
 from factdesk.reflect.stats import Reflection, TrackRecord
 from tests.conftest import Corpus, GeneratedCorpus

@@ -8,7 +8,14 @@ rules, write with minimal diffs, commit once, update the index, return what chan
     cur.undo()
 """
 
-from factdesk.curation.gitwrite import Conflict, CurationError, Recovered, Refused, recover
+from factdesk.curation.gitwrite import (
+    Conflict,
+    CurationError,
+    Identity,
+    Recovered,
+    Refused,
+    recover,
+)
 from factdesk.curation.ops import (
     ActionRecord,
     ChangeSet,
@@ -21,5 +28,5 @@ from factdesk.curation.ops import (
 )
 
 __all__ = ["ActionRecord", "ChangeSet", "Conflict", "Curation", "CurationError", "FieldChange",
-           "FileDiff", "Recovered", "Refused", "Relabelable", "curator_identity", "finish_change",
+           "FileDiff", "Identity", "Recovered", "Refused", "Relabelable", "curator_identity", "finish_change",
            "recover"]

@@ -1,12 +1,13 @@
-"""Small dialogs: the type/kind/origin legend, query-language help, error messages.
+"""Small dialogs: the type/kind/origin legend, query-language help, error messages, a
+one-line question, the curator's identity; and the window geometry kept in settings.
 
 All text is plain (corpus text never reaches a rich-text widget).
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QMessageBox, QWidget
+from PySide6.QtCore import QByteArray, QSettings, Qt
+from PySide6.QtWidgets import QDialog, QInputDialog, QLabel, QMessageBox, QSplitter, QWidget
 
 from factdesk.gui import theme
 from factdesk.index.query import FIELDS
@@ -50,3 +51,66 @@ def show_error(parent: QWidget | None, title: str, message: str) -> QMessageBox:
     box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     box.open()
     return box
+
+
+def ask_identity(parent: QWidget | None) -> tuple[str, str] | None:
+    """Name and e-mail for the commits (asked once when neither git nor factdesk's
+    settings have them; kept in factdesk's settings, never in git's config)."""
+    from PySide6.QtWidgets import QDialogButtonBox, QFormLayout, QLineEdit
+
+    dialog = QDialog(parent)
+    dialog.setObjectName("identityDialog")
+    dialog.setWindowTitle("Who is curating?")
+    form = QFormLayout(dialog)
+    note = QLabel("Your commits need a name and an e-mail. git has none configured; factdesk "
+                  "keeps these in its own settings.", dialog)
+    note.setWordWrap(True)
+    form.addRow(note)
+    name, email = QLineEdit(dialog), QLineEdit(dialog)
+    name.setObjectName("identityName")
+    email.setObjectName("identityEmail")
+    form.addRow("Name", name)
+    form.addRow("E-mail", email)
+    buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
+                               | QDialogButtonBox.StandardButton.Cancel, dialog)
+    buttons.accepted.connect(dialog.accept)
+    buttons.rejected.connect(dialog.reject)
+    form.addRow(buttons)
+    ok = dialog.exec() == QDialog.DialogCode.Accepted
+    answer = (name.text().strip(), email.text().strip())
+    dialog.deleteLater()
+    return answer if ok and all(answer) and "@" in answer[1] else None
+
+
+def ask_text(parent: QWidget | None, title: str, label: str, default: str) -> str | None:
+    """A one-line question; None when cancelled or blank. The label may quote corpus text:
+    it is plain text, never markup (RELIABILITY H01)."""
+    dialog = QInputDialog(parent)
+    dialog.setWindowTitle(title)
+    dialog.setLabelText(label)
+    dialog.setTextValue(default)
+    for child in dialog.findChildren(QLabel):
+        child.setTextFormat(Qt.TextFormat.PlainText)
+    ok = dialog.exec() == QDialog.DialogCode.Accepted
+    text = dialog.textValue()
+    dialog.deleteLater()
+    return text if ok and text.strip() else None
+
+
+def restore_geometry(settings: QSettings, window: QWidget, splitters: dict[str, QSplitter]) -> None:
+    """The window's size and place, and its splitters, as last saved (a default size first)."""
+    geometry = settings.value("window/geometry")
+    if isinstance(geometry, QByteArray):
+        window.restoreGeometry(geometry)
+    else:
+        window.resize(1400, 850)
+    for key, splitter in splitters.items():
+        state = settings.value(key)
+        if isinstance(state, QByteArray):
+            splitter.restoreState(state)
+
+
+def save_geometry(settings: QSettings, window: QWidget, splitters: dict[str, QSplitter]) -> None:
+    settings.setValue("window/geometry", window.saveGeometry())
+    for key, splitter in splitters.items():
+        settings.setValue(key, splitter.saveState())

@@ -9,9 +9,9 @@ answer for a selection that has since changed is dropped. Everything shown is pl
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontDatabase
@@ -32,6 +32,9 @@ from factdesk.gui import theme
 from factdesk.gui.safe_browser import raw_text
 from factdesk.gui.workers import BackgroundRead
 from factdesk.index.history import commits_touching
+
+if TYPE_CHECKING:
+    import sqlite3
 
 BLOB_ROLE = Qt.ItemDataRole.UserRole + 1
 _STATUS = {"A": "added", "M": "modified", "D": "deleted"}

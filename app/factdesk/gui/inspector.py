@@ -5,9 +5,9 @@ and history (DESIGN.md §5). Every label showing corpus text is plain text (RELI
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Callable
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QBrush, QColor, QDesktopServices
@@ -24,15 +24,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from factdesk.curation.ops import load_attestations
 from factdesk.gui import theme
 from factdesk.gui.history_panel import HistoryPanel
 from factdesk.gui.safe_browser import SafeTextBrowser, confirm_open_url
 from factdesk.gui.session import IndexSession
 from factdesk.gui.theme import clip
+from factdesk.gui.workers import BackgroundRead
 from factdesk.index.search import cited_by, get_fact_row, problems_for, resolve_local_ref
 from factdesk.model.authority import attribution
 from factdesk.model.refs import RefKind, classify_ref
 from factdesk.model.weight import is_stale
+
+if TYPE_CHECKING:
+    import sqlite3
 
 REF_ROLE = Qt.ItemDataRole.UserRole + 1
 REF_GROUPS = ("Facts", "Retracted facts", "Missing facts", "Cited by", "Foreign facts",
@@ -100,13 +105,19 @@ class InspectorPanel(QWidget):
     fact_link_did_activate = Signal(int)
     status_did_change = Signal(str)
 
-    def __init__(self, session: IndexSession, parent: QWidget | None = None) -> None:
+    def __init__(self, session: IndexSession, parent: QWidget | None = None, *,
+                 track_record: Callable[[str], str | None] | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("inspector")
         self._session = session
-        #: path → attestation entries (read from the corpus), and agent → track-record line
-        self.attestations: Callable[[], dict[str, list[dict[str, str]]]] | None = None
-        self.track_record: Callable[[str], str | None] | None = None
+        #: path → attestation entries, read from the corpus off the GUI thread
+        #: (`reload_attestations`, after each index update); agent → track-record line
+        self.attestations: dict[str, list[dict[str, str]]] = {}
+        repo = session.repo
+        self._attestation_read = BackgroundRead(None, lambda: load_attestations(repo),
+                                                done=self._attestations_read,
+                                                failed=lambda _message: None, parent=self)
+        self.track_record = track_record
         self.fact_id: int | None = None
         self.path: str | None = None
         self.title = plain_label("No fact selected", self, name="inspectorTitle")
@@ -125,12 +136,12 @@ class InspectorPanel(QWidget):
                                      "padding: 4px; border-left: 3px solid #757575; }")
         self.retracted.hide()
         self.badges = {name: badge(self, f"badge_{name}") for name in (
-            "kind", "type", "origin", "writer", "subject", "claim")}
+            "kind", "type", "origin", "claimant", "subject", "claim")}
         axes = QGridLayout()
         axes.setHorizontalSpacing(6)
         for i, name in enumerate(("kind", "type", "origin")):
             axes.addWidget(self.badges[name], 0, i)
-        axes.addWidget(self.badges["writer"], 1, 0, 1, 3)
+        axes.addWidget(self.badges["claimant"], 1, 0, 1, 3)
         axes.addWidget(self.badges["claim"], 2, 0, 1, 3)
         axes.addWidget(self.badges["subject"], 3, 0, 1, 3)
         self.trust = {name: plain_label("", self, name=f"trust_{name}") for name in (
@@ -197,6 +208,16 @@ class InspectorPanel(QWidget):
     def close_worker(self) -> None:
         """Stop the History tab's diff still running (window closing)."""
         self.history.close_worker()
+        self._attestation_read.close()
+
+    def reload_attestations(self) -> None:
+        """Read the attestations again (they arrive with commits) in the background."""
+        self._attestation_read.start()
+
+    def _attestations_read(self, attestations: dict[str, list[dict[str, str]]]) -> None:
+        self.attestations = attestations
+        if self.fact_id is not None:
+            self.show_fact(self.fact_id)
 
     def show_fact(self, fact_id: int | None) -> None:
         """Show the fact with this id (any status), or an empty inspector for None."""
@@ -242,9 +263,9 @@ class InspectorPanel(QWidget):
         for name in ("kind", "type", "origin"):
             mark = theme.mark_for(name, row[name]) or theme.UNKNOWN
             _style_badge(b[name], name, theme.labelled(name, row[name]), mark.color)
-        writer = f"{row['claimant'] or 'unknown'} ({row['claimant_type'] or 'unverified'})"
+        claimant = f"{row['claimant'] or 'unknown'} ({row['claimant_type'] or 'unverified'})"
         derived = bool(row["claimant_derived"] or row["claimant_type_derived"])
-        _style_badge(b["writer"], "writer", writer, "#37474f", derived=derived)
+        _style_badge(b["claimant"], "claimant", claimant, "#37474f", derived=derived)
         subject = " ".join(x for x in (row["subject_kind"], row["subject_ref"]) if x) or None
         _style_badge(b["subject"], "subject", subject, "#37474f")
         _style_badge(b["claim"], "claim", row["claim_type"], "#37474f",
@@ -272,7 +293,7 @@ class InspectorPanel(QWidget):
         """A curator's attestation (the one way to ground truth) and the claimant's track
         record of predictions, when known."""
         lines = []
-        for entry in (self.attestations() if self.attestations else {}).get(row["path"], []):
+        for entry in self.attestations.get(row["path"], []):
             lines.append(clip(f"✔ envelope attested by {entry.get('by', '?')} at "
                               f"{entry.get('at', '?')}: {entry.get('reason', '')}"))
         if self.track_record is not None and row["claimant"]:

@@ -8,8 +8,10 @@ remembered in git) or moves on (J/K). The queue is computed off the GUI thread.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -20,30 +22,45 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from factdesk.curation import ChangeSet, Curation, CurationError
-from factdesk.gui import dialogs, theme
+from factdesk.curation import Curation
+from factdesk.gui import theme
 from factdesk.gui.inspector import text_label
 from factdesk.gui.keys import panel_keys
+from factdesk.gui.operations import Operations
+from factdesk.gui.panel import IndexChange, LazyRefresh
 from factdesk.gui.safe_browser import SafeTextBrowser
 from factdesk.gui.workers import BackgroundRead
+from factdesk.index import reads
 from factdesk.model.mislabels import Suggestion
 
+if TYPE_CHECKING:
+    import sqlite3
 
-class MislabelPanel(QWidget):
-    """The queue tab. `actions` are the main window's hooks (run an action, open the editor,
-    ask for text) so the panel holds no write path of its own."""
+#: fields whose value is a list: an answer adds to it, never replaces it
+LISTED = ("domain", "entities", "refs")
+
+
+class MislabelPanel(LazyRefresh, QWidget):
+    """The queue tab. Its decisions run through the window's operation pipeline (`ops`);
+    `open_editor` and `ask_text` are the window's, so the panel holds no write path of its
+    own. The fact shown beside the suggestion is the index's, as in the inspector, which
+    follows the queue (`path_did_select`)."""
 
     queue_did_load = Signal(int)
     count_did_change = Signal(int)
+    caption_did_change = Signal(str)
+    path_did_select = Signal(str)
+    caption = "Mislabels"
+    menu_text = "Suspected mislabels"
+    action_name = "showMislabels"
 
-    def __init__(self, curation: Curation, *,
-                 run_action: Callable[[Callable[[], ChangeSet]], ChangeSet | None],
+    def __init__(self, ops: Operations, connection: Callable[[], sqlite3.Connection | None], *,
                  open_editor: Callable[..., object], ask_text: Callable[[str, str, str], str | None],
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("mislabelPanel")
-        self.curation = curation
-        self._run_action = run_action
+        self._ops = ops
+        self._connection = connection
         self._open_editor = open_editor
         self._ask_text = ask_text
         self.queue: list[Suggestion] = []
@@ -51,9 +68,9 @@ class MislabelPanel(QWidget):
         self.loaded = False
         from factdesk.curation.dismissals import queue_from_index
 
-        repo = curation.repo
+        repo = ops.indexer.repo
         self._reader = BackgroundRead.of_index(
-            curation.indexer, lambda conn: queue_from_index(repo, conn),
+            ops.indexer, lambda conn: queue_from_index(repo, conn),
             done=self._loaded, failed=self._failed, parent=self)
         self._last_pos = 0
         self._build()
@@ -134,6 +151,7 @@ class MislabelPanel(QWidget):
         self._show()
         self.queue_did_load.emit(len(queue))
         self.count_did_change.emit(len(queue))
+        self.caption_did_change.emit(f"Mislabels ({len(queue)})")
 
     def _failed(self, message: str) -> None:
         self.status.setText(f"Could not compute the queue: {message}")
@@ -173,22 +191,23 @@ class MislabelPanel(QWidget):
             lines += [f"  {n} {p.label or ', '.join(p.changes)}"
                       for n, p in enumerate(s.proposals[1:9], start=2)]
         self.proposal.setText("\n".join(lines) or "(confirm the envelope)")
-        try:
-            fact = self.curation.read_fact(s.path)
-        except Exception as exc:
+        self.path_did_select.emit(s.path)
+        conn = self._connection()
+        row = reads.live_fact(conn, s.path) if conn is not None else None
+        if row is None:
             self.title.setText(theme.clip(s.path))
-            self.envelope.setText(theme.clip(str(exc)))
+            self.envelope.setText("not in the index")
             self.body.show_markdown("")
             return
-        env = fact.envelope
-        self.title.setText(theme.clip(fact.title))
+        claim = "(derived)" if row["claim_type_derived"] else (row["claim_type"] or "(derived)")
+        self.title.setText(theme.clip(row["title"]))
         self.path_label.setText(theme.clip(f"{s.path}:{s.line}"))
         self.envelope.setText(
-            f"kind {fact.kind} · type {fact.type} · origin {fact.origin_raw or '(default)'}\n"
-            f"claim {env.claim_type or '(derived)'} · claimant {env.claimant_agent_id or '?'} "
-            f"({env.claimant_type or '?'}) · subject {env.subject_kind or '?'}\n"
-            f"refs: {', '.join(fact.refs) or '(none)'}")
-        self.body.show_markdown(fact.body)
+            f"kind {row['kind']} · type {row['type']} · origin {row['origin_raw'] or '(default)'}\n"
+            f"claim {claim} · claimant {row['claimant'] or '?'} "
+            f"({row['claimant_type'] or '?'}) · subject {row['subject_kind'] or '?'}\n"
+            f"refs: {', '.join(json.loads(row['refs'])) or '(none)'}")
+        self.body.show_markdown(row["body"])
 
     # -- decisions ------------------------------------------------------------------------
 
@@ -200,6 +219,7 @@ class MislabelPanel(QWidget):
         self._last_pos = self.item_index
         self._show()
         self.count_did_change.emit(len(self.queue))
+        self.caption_did_change.emit(f"Mislabels ({len(self.queue)})")
 
     def accept(self, choice: int = 0) -> None:
         """A: apply the preferred proposal (2 … 9: an alternative); asks only for what the
@@ -214,32 +234,55 @@ class MislabelPanel(QWidget):
             self.edit(choice)
             return
         if proposal.action == "edit":
-            try:
-                fact = self.curation.read_fact(s.path)
-            except CurationError as exc:
-                dialogs.show_error(self, "Cannot accept", str(exc))
-                return
-            edits: dict[str, object] = dict(changes)
-            for field in proposal.needs_input:
-                # a list is added to, never replaced (asked for "refs", a single-source
-                # synthesis lost the one it had); the answer is plain text, the title shown
-                value = getattr(fact, field, "")
-                listed = isinstance(value, (list, tuple))
-                text = self._ask_text(
-                    "Accept suggestion", f"{field} to add to “{theme.clip(fact.title, 120)}” "
-                    "(comma-separated):" if listed else
-                    f"{field} of “{theme.clip(fact.title, 120)}”:", "" if listed else str(value))
-                if not text:
-                    return
-                # (the core strips the items and drops empty ones: `Curation.edit`)
-                edits[field] = [*value, *text.split(",")] if listed else text
-            result = self._run_action(lambda: self.curation.edit([s.path], edits, reason))
+            self._accept_edit(s, changes, proposal.needs_input, reason)
         elif proposal.action == "attest":
-            result = self._run_action(lambda: self.curation.attest([s.path], reason, changes))
+            self._ops.run(lambda cur: cur.attest([s.path], reason, changes), success=partial(self._did, s))
         else:
-            result = self._run_action(lambda: self.curation.relabel([s.path], changes, reason))
-        if result is not None:
-            self._done()
+            self._ops.run(lambda cur: cur.relabel([s.path], changes, reason), success=partial(self._did, s))
+
+    def _accept_edit(self, s: Suggestion, changes: Mapping[str, object], needs: Sequence[str],
+                     reason: str) -> None:
+        """An edit that asks the curator for each field it needs; a list is added to, never
+        replaced (asked for "refs", a single-source synthesis lost the one it had)."""
+        conn = self._connection()
+        row = reads.live_fact(conn, s.path) if conn is not None else None
+        title = theme.clip(row["title"] if row is not None else s.path, 120)
+        added: dict[str, list[str]] = {}
+        edits: dict[str, object] = dict(changes)
+        for field in needs:
+            listed = field in LISTED
+            text = self._ask_text(  # (the answer is plain text, the title shown)
+                "Accept suggestion", f"{field} to add to “{title}” (comma-separated):" if listed
+                else f"{field} of “{title}”:",
+                "" if listed or row is None or field not in row.keys()  # noqa: SIM118 - a Row's `in` tests values
+                else str(row[field]))
+            if not text:
+                return
+            if listed:  # (the core strips the items and drops empty ones: `Curation.edit`)
+                added[field] = text.split(",")
+            else:
+                edits[field] = text
+
+        def op(cur: Curation):  # type: ignore[no-untyped-def]
+            fact = cur.read_fact(s.path)  # the list as the file has it now, on the writer
+            return cur.edit([s.path], {**edits, **{f: [*getattr(fact, f), *items]
+                                                   for f, items in added.items()}}, reason)
+
+        self._ops.run(op, success=partial(self._did, s))
+
+    def _did(self, s: Suggestion, _changes: object = None) -> None:
+        """`s` was handled (its action committed): drop it, show the next one."""
+        if s not in self.queue:
+            return
+        at = self.queue.index(s)
+        if at < self.item_index:
+            self.item_index -= 1
+        elif at > self.item_index:  # (the curator moved on meanwhile: stay there)
+            del self.queue[at]
+            self._show()
+            self.count_did_change.emit(len(self.queue))
+            return
+        self._done()
 
     def edit(self, choice: int = 0) -> None:
         """E: open the relabel editor prefilled with the proposal (`choice`: an
@@ -251,11 +294,8 @@ class MislabelPanel(QWidget):
         if s.proposals[choice].action == "edit":
             self.accept(choice)
             return
-        dialog = self._open_editor([s.path], initial=dict(s.proposals[choice].changes),
-                                   reason=f"{s.code}: {s.explanation}")
-        accepted = getattr(dialog, "accepted", None)
-        if accepted is not None:
-            accepted.connect(self._done)
+        self._open_editor([s.path], initial=dict(s.proposals[choice].changes),
+                          reason=f"{s.code}: {s.explanation}", applied=partial(self._did, s))
 
     def dismiss(self) -> None:
         """D: not a mislabel; the reason and the fact's version are committed."""
@@ -266,5 +306,21 @@ class MislabelPanel(QWidget):
                                 "checked: correctly labelled")
         if not reason:
             return
-        if self._run_action(lambda: self.curation.dismiss(s.path, s.code, reason)) is not None:
-            self._done()
+        self._ops.run(lambda cur: cur.dismiss(s.path, s.code, reason), success=partial(self._did, s))
+
+    # -- Panel ------------------------------------------------------------------------------
+
+    def tab_widget(self) -> QWidget:
+        return self
+
+    def index_did_change(self, change: IndexChange) -> None:
+        # (a fix from the Facts tab, an undo, an agent's commit) read again when in front:
+        # it takes ~15 s at 100,000 facts, too long to redo for every commit unseen
+        if self.loaded:
+            self.refresh_when_seen(change)
+
+    def tab_did_show(self) -> None:
+        if not self.loaded:
+            self.load()
+        else:
+            self.catch_up()

@@ -5,8 +5,8 @@ Bars are painted directly (no QtCharts dependency); every link sets a query.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPaintEvent
@@ -21,8 +21,13 @@ from PySide6.QtWidgets import (
 )
 
 from factdesk.gui import theme
+from factdesk.gui.panel import IndexChange, LazyRefresh
+from factdesk.index import reads
 from factdesk.index.search import count as search_count
 from factdesk.index.search import facet_counts
+
+if TYPE_CHECKING:
+    import sqlite3
 
 CHARTS = (("type", "Type"), ("kind", "Kind"), ("origin", "Origin"),
           ("claim_type", "Claim type"), ("claimant_type", "Claimant type"),
@@ -84,10 +89,13 @@ class BarChart(QWidget):
         painter.end()
 
 
-class OverviewPanel(QScrollArea):
+class OverviewPanel(LazyRefresh, QScrollArea):
     """Corpus composition and curator work lists; emits `query_did_request(text)`."""
 
     query_did_request = Signal(str)
+    caption_did_change = Signal(str)
+    caption = menu_text = "Overview"
+    action_name = "showOverview"
 
     def __init__(self, connection: Callable[[], sqlite3.Connection | None],
                  parent: QWidget | None = None) -> None:
@@ -133,6 +141,22 @@ class OverviewPanel(QScrollArea):
         for caption, query in CURATOR_LINKS:
             count = search_count(conn, query)
             self.links[query].setText(f"{caption}  ({count})")
-        live = conn.execute("SELECT COUNT(*) FROM facts WHERE status = 'live'").fetchone()[0]
-        problems = conn.execute("SELECT COUNT(*) FROM problems").fetchone()[0]
+        live, problems = reads.totals(conn)
         self.summary.setText(f"{live} live facts, {problems} findings")
+
+    # -- Panel ------------------------------------------------------------------------------
+
+    def tab_widget(self) -> QWidget:
+        return self
+
+    def step(self, delta: int) -> None:
+        """(No list: j/k move nothing here.)"""
+
+    def index_did_change(self, change: IndexChange) -> None:
+        self.refresh_when_seen(change)
+
+    def tab_did_show(self) -> None:
+        self.catch_up()
+
+    def close_worker(self) -> None:
+        """(No background work.)"""

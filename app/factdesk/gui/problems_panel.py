@@ -5,28 +5,32 @@ Double-clicking a finding emits `fact_did_request(id)` so the window can show th
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from factdesk.gui import theme
+from factdesk.gui.panel import IndexChange, LazyRefresh
+from factdesk.index import reads
+from factdesk.index.search import problem_count
+
+if TYPE_CHECKING:
+    import sqlite3
 
 FACT_ROLE = Qt.ItemDataRole.UserRole + 1
 MAX_PER_CODE = 2000
-PROBLEMS_SQL = """
-SELECT p.code, p.severity, p.path, p.line, p.message, f.id, f.title
-FROM problems p LEFT JOIN facts f ON f.path = p.path
-ORDER BY CASE p.severity WHEN 'error' THEN 0 WHEN 'warning' THEN 1 ELSE 2 END, p.code, p.path
-"""
 
 
-class ProblemsPanel(QWidget):
+class ProblemsPanel(LazyRefresh, QWidget):
     """A tree: rule code (count) → `path:line message` rows."""
 
     fact_did_request = Signal(int)
+    caption_did_change = Signal(str)
+    caption = menu_text = "Problems"
+    action_name = "showProblems"
 
     def __init__(self, connection: Callable[[], sqlite3.Connection | None],
                  parent: QWidget | None = None) -> None:
@@ -52,7 +56,7 @@ class ProblemsPanel(QWidget):
             return
         groups: dict[str, QTreeWidgetItem] = {}
         counts: dict[str, int] = {}
-        for r in conn.execute(PROBLEMS_SQL):
+        for r in reads.problem_rows(conn):
             code = r["code"]
             counts[code] = counts.get(code, 0) + 1
             self.total += 1
@@ -92,3 +96,20 @@ class ProblemsPanel(QWidget):
         fact_id = item.data(0, FACT_ROLE)
         if fact_id is not None:
             self.fact_did_request.emit(int(fact_id))
+
+    # -- Panel ------------------------------------------------------------------------------
+
+    def tab_widget(self) -> QWidget:
+        return self
+
+    def index_did_change(self, change: IndexChange) -> None:
+        conn = self._connection()
+        if conn is not None:  # (the count in the caption, whether shown or not)
+            self.caption_did_change.emit(f"Problems ({problem_count(conn)})")
+        self.refresh_when_seen(change)
+
+    def tab_did_show(self) -> None:
+        self.catch_up()
+
+    def close_worker(self) -> None:
+        """(No background work.)"""

@@ -4,15 +4,19 @@ Each closed-vocabulary field is a combo box whose illegal values (given the othe
 are disabled, with the rule that excludes them as the item's tooltip (`model.legality`).
 Below: the attribution sentence the result implies, the exact diff of every file, how
 many facts change, and the required reason. Apply (Ctrl+Return) commits through
-`Curation.relabel` with the blobs and branch tip the user saw (a changed file is a
-conflict, never overwritten); Esc cancels. The dialog holds no rules of its own.
+`Curation.relabel` on the window's writer lane (`operations.Operations`) with the blobs and
+branch tip the user saw (a changed file is a conflict, never overwritten); Esc cancels.
+The files are read, and each diff preview is worked out, off the GUI thread (the newest
+request wins; keystrokes are debounced). The dialog holds no rules of its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -37,13 +41,22 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from factdesk.curation import ChangeSet, Conflict, Curation, CurationError
-from factdesk.gui import theme
+from factdesk.curation import ChangeSet, Conflict, Curation, CurationError, Relabelable
+from factdesk.errors import FactdeskError
+from factdesk.gui import dialogs, theme
 from factdesk.gui.inspector import caption_label
+from factdesk.gui.operations import Operations, reading_curation
+from factdesk.gui.workers import BackgroundRead
+from factdesk.index import reads
+from factdesk.index.indexer import Indexer
+from factdesk.index.search import seen_state
 from factdesk.model import legality
 from factdesk.model.authority import attribution
 from factdesk.model.fact import Fact
 from factdesk.model.words import count
+
+if TYPE_CHECKING:
+    import sqlite3
 
 KEEP = "(keep each)"
 NONE = "(none)"
@@ -89,24 +102,102 @@ class DiffHighlighter(QSyntaxHighlighter):
             self.setFormat(0, len(text), self.formats[text[0]])
 
 
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """What the editor starts from, read off the GUI thread (`prepare`)."""
+
+    curation: Curation  #: a reading one (previews; its legality context is warmed)
+    labels: list[Relabelable]
+
+
+def prepare(indexer: Indexer, paths: Sequence[str]) -> Prepared | CurationError:
+    """(On a worker.) Read the facts to relabel; a refusal is answered, not raised."""
+    try:
+        curation = reading_curation(indexer)
+        curation.repo_ids  # noqa: B018 - read here, not on the GUI thread at the first check
+        return Prepared(curation, [curation.read_labels(p) for p in list(paths)[:MAX_CHECKED]])
+    except CurationError as exc:
+        return exc
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """The index's view of the facts when the editor opened: blobs and branch tip (a file
+    changed since is a conflict), and the first fact's claimant as the inspector names it
+    (derived from git when the file writes none)."""
+
+    blobs: dict[str, str]
+    head: str | None
+    claimant: str | None = None
+    claimant_type: str | None = None
+
+    @classmethod
+    def of(cls, conn: sqlite3.Connection, paths: Sequence[str]) -> Seen:
+        blobs, head = seen_state(conn, paths)
+        row = reads.live_fact(conn, paths[0]) if paths else None
+        return cls(blobs, head, row["claimant"] if row else None, row["claimant_type"] if row else None)
+
+
+class RelabelOpener(QObject):
+    """Opens the editor once its facts are read in the background; `dialog` is the open one."""
+
+    def __init__(self, ops: Operations, parent: QWidget) -> None:
+        super().__init__(parent)
+        self._ops = ops
+        self._parent = parent
+        self.dialog: RelabelDialog | None = None
+        self._read = BackgroundRead(None, lambda paths, *_: prepare(ops.indexer, paths),
+                                    done=self._prepared, failed=self._failed, parent=self)
+
+    def open(self, conn: sqlite3.Connection, paths: list[str], *,
+             initial: Mapping[str, str | None] | None = None, reason: str = "",
+             applied: Callable[[ChangeSet], None] | None = None) -> None:
+        self._read.start(paths, Seen.of(conn, paths), initial, reason, applied)
+
+    def _prepared(self, prepared: Prepared | CurationError, paths: list[str], seen: Seen,
+                  initial: Mapping[str, str | None] | None, reason: str,
+                  applied: Callable[[ChangeSet], None] | None) -> None:
+        if isinstance(prepared, CurationError):
+            dialogs.show_error(self._parent, "Cannot relabel", str(prepared))
+            return
+        dialog = RelabelDialog(self._ops, prepared, paths, seen=seen, parent=self._parent,
+                               initial=initial, reason=reason, applied=applied)
+        self.dialog = dialog
+        dialog.open()
+
+    def _failed(self, message: str, *_args: object) -> None:
+        dialogs.show_error(self._parent, "Cannot relabel", message)
+
+    def close_worker(self) -> None:
+        self._read.close()
+        if self.dialog is not None:
+            self.dialog.close_worker()
+
+
 class RelabelDialog(QDialog):
     """Relabel one or many facts; `change` holds the ChangeSet after Apply."""
 
-    def __init__(self, curation: Curation, paths: Sequence[str], *, seen_blobs: Mapping[str, str],
-                 seen_head: str | None, parent: QWidget | None = None,
-                 initial: Mapping[str, str | None] | None = None, reason: str = "") -> None:
+    def __init__(self, ops: Operations, prepared: Prepared, paths: Sequence[str], *, seen: Seen,
+                 parent: QWidget | None = None, initial: Mapping[str, str | None] | None = None,
+                 reason: str = "", applied: Callable[[ChangeSet], None] | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("relabelDialog")
-        self.curation = curation
+        self._ops = ops
+        self.curation = prepared.curation
         self.paths = list(paths)
-        self.seen_blobs = dict(seen_blobs)
-        self.seen_head = seen_head
+        self.seen = seen
+        self._applied = applied
         self.change: ChangeSet | None = None
         self.preview: ChangeSet | None = None
         self.error: str | None = None
+        #: the changes the shown preview (or error) is for; None while one is worked out
+        self._previewed_for: dict[str, str | None] | None = None
+        self._preview_read = BackgroundRead(None, self._work_preview, done=self._previewed,
+                                            failed=self._preview_failed, parent=self)
+        self.finished.connect(lambda _result: self.close_worker())
         #: what each checked fact starts from; a fact unreadable only for its kind or type
         #: (`type: factoid`) is offered too: the relabel repairs it (RELIABILITY B01)
-        labels = [curation.read_labels(p) for p in self.paths[:MAX_CHECKED]]
+        labels = prepared.labels
         self.facts: list[Fact] = [item.fact for item in labels]
         self.values = [item.values for item in labels]
         self.faults = [item.fault for item in labels if item.fault]
@@ -300,6 +391,7 @@ class RelabelDialog(QDialog):
                 item.setToolTip(theme.tooltip(reason) if reason else "")
 
     def update_preview(self) -> None:
+        """Legality and attribution now (pure); the diff on a worker (`_previewed`)."""
         changes = self.changes()
         self._sync_combos(changes)
         self._mark_options(changes)
@@ -308,36 +400,57 @@ class RelabelDialog(QDialog):
                                                    if len(self.paths) > MAX_CHECKED else ""))
         fact, values = self.facts[0], self.values[0]
         after = legality.follow(values, changes)
-        claim = legality.claim_of(after)
+        written = values.get("claimant_agent_id") == after.get("claimant_agent_id")
         self.attribution_label.setText(
             ("Agents will be shown (the first of these facts): " if self.bulk
              else "Agents will be shown: ") + attribution(
-            fact.title, claimant=after.get("claimant_agent_id"), claimant_type=after.get("claimant_type"),
-            subject_kind=after.get("subject_kind"), claim_type=claim))
+            fact.title,  # the claimant as the inspector names it, unless the user changes it
+            claimant=after.get("claimant_agent_id") or (self.seen.claimant if written else None),
+            claimant_type=after.get("claimant_type") or (self.seen.claimant_type if written else None),
+            subject_kind=after.get("subject_kind"), claim_type=legality.claim_of(after)))
         self.error = None
         self.preview = None
         if not changes:
+            self._previewed_for = changes
             self.diff_view.setPlainText("")
             self.error_label.setText(
                 "Unreadable until relabelled — " + "; ".join(self.faults[:3])
                 + ". Choose a known kind and type to repair it." if self.faults
                 else "Change a field to see the diff.")
         else:
-            try:
-                self.preview = self.curation.relabel(self.paths, changes, "preview",
-                                                     expected=self.seen_blobs, preview=True)
-            except CurationError as exc:
-                self.error = str(exc)
-                rule = getattr(exc, "rule", None)
-                self.error_label.setText(f"Refused{f' [{rule}]' if rule else ''}: {exc}")
-                self.diff_view.setPlainText("")
-            else:
-                self.error_label.setText("")
-                n = len(self.preview.files)
-                self.count_label.setText(f"{n} of {count(len(self.paths), 'fact')} "
-                                         f"change{'s' if n == 1 else ''}")
-                text = "".join(f.diff for f in self.preview.files)
-                self.diff_view.setPlainText(text[:400_000])
+            self._previewed_for = None
+            self._preview_read.start(dict(changes))
+        self._update_buttons()
+
+    def _work_preview(self, changes: dict[str, str | None]) -> ChangeSet | CurationError:
+        """(On a worker.) The diff `changes` would make, or the refusal."""
+        try:
+            return self.curation.relabel(self.paths, changes, "preview", expected=self.seen.blobs,
+                                         preview=True)
+        except CurationError as exc:
+            return exc
+
+    def _previewed(self, result: ChangeSet | CurationError, changes: dict[str, str | None]) -> None:
+        if changes != self.changes():
+            return  # the user changed a field meanwhile: that preview is on its way
+        self._previewed_for = changes
+        if isinstance(result, CurationError):
+            self.error = str(result)
+            rule = getattr(result, "rule", None)
+            self.error_label.setText(f"Refused{f' [{rule}]' if rule else ''}: {result}")
+            self.diff_view.setPlainText("")
+        else:
+            self.preview = result
+            self.error_label.setText("")
+            n = len(result.files)
+            self.count_label.setText(f"{n} of {count(len(self.paths), 'fact')} "
+                                     f"change{'s' if n == 1 else ''}")
+            self.diff_view.setPlainText("".join(f.diff for f in result.files)[:400_000])
+        self._update_buttons()
+
+    def _preview_failed(self, message: str, *_args: object) -> None:
+        self.error = message
+        self.error_label.setText(f"Could not preview: {message}")
         self._update_buttons()
 
     def _update_buttons(self) -> None:
@@ -345,25 +458,37 @@ class RelabelDialog(QDialog):
         self.apply_button.setEnabled(ok)
 
     def apply(self) -> None:
-        """Commit (Ctrl+Return). A conflict or refusal is shown and the dialog stays open."""
-        self._timer.stop()
-        self.update_preview()
-        if not self.apply_button.isEnabled():
-            if not self.reason_edit.text().strip():
-                self.error_label.setText("A reason is required.")
-                self.reason_edit.setFocus()
+        """Commit (Ctrl+Return) on the writer lane. A conflict or refusal is shown and the
+        dialog stays open."""
+        if self._timer.isActive():
+            self._timer.stop()
+            self.update_preview()
+        if not self.reason_edit.text().strip():
+            self.error_label.setText("A reason is required.")
+            self.reason_edit.setFocus()
             return
-        try:
-            self.change = self.curation.relabel(self.paths, self.changes(), self.reason_edit.text(),
-                                                expected=self.seen_blobs, expected_head=self.seen_head)
-        except Conflict as exc:
-            self.error = str(exc)
-            self.error_label.setText(f"Conflict — nothing was written: {exc}")
-            self.apply_button.setEnabled(False)
-            return
-        except CurationError as exc:
-            self.error = str(exc)
-            self.error_label.setText(f"Refused: {exc}")
-            return
-        self.accept()
+        changes = self.changes()
+        if not changes or (self._previewed_for == changes and self.error is not None):
+            return  # nothing to change, or refused: the label says why
+        paths, reason, seen = self.paths, self.reason_edit.text(), self.seen
+        self.apply_button.setEnabled(False)  # (once: the lane runs it)
+        self._ops.run(lambda cur: cur.relabel(paths, changes, reason, expected=seen.blobs,
+                                              expected_head=seen.head),
+                      success=self._did_apply, failed=self._apply_failed)
 
+    def _did_apply(self, changes: ChangeSet) -> None:
+        self.change = changes
+        self.accept()
+        if self._applied is not None:
+            self._applied(changes)
+
+    def _apply_failed(self, exc: FactdeskError) -> None:
+        self.error = str(exc)
+        if isinstance(exc, Conflict):
+            self.error_label.setText(f"Conflict — nothing was written: {exc}")
+            return
+        self.error_label.setText(f"Refused: {exc}")
+        self._update_buttons()
+
+    def close_worker(self) -> None:
+        self._preview_read.close()

@@ -7,8 +7,8 @@ Chips are removable buttons, one per `field:value` token of the current query.
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QStringListModel, Qt, Signal
 from PySide6.QtGui import QKeyEvent
@@ -25,6 +25,9 @@ from PySide6.QtWidgets import (
 from factdesk.gui import theme
 from factdesk.index.query import FIELDS, SINGLE_VALUED, field_of
 from factdesk.index.search import facet_counts
+
+if TYPE_CHECKING:
+    import sqlite3
 
 TOKEN_RE = re.compile(r'-?\w+:"(?:[^"]|"")*"?|-?\w+:\S+|"(?:[^"]|"")*"?|\S+')
 FIELD_TOKEN_RE = re.compile(r"^-?(\w+):(.+)$")
@@ -126,8 +129,12 @@ class QueryLineEdit(QLineEdit):
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         popup = self.completer_popup.popup()
-        if popup.isVisible() and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter,
-                                                 Qt.Key.Key_Escape, Qt.Key.Key_Tab):
+        enter = event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+        if popup.isVisible() and enter and not popup.currentIndex().isValid():
+            # no completion chosen: Return applies what was typed (the completer would
+            # hide itself and swallow the key, leaving the filter for a second Return)
+            popup.hide()
+        elif popup.isVisible() and (enter or event.key() in (Qt.Key.Key_Escape, Qt.Key.Key_Tab)):
             event.ignore()  # the completer's popup handles these
             return
         if event.key() == Qt.Key.Key_Escape:
@@ -150,6 +157,9 @@ class SearchBar(QWidget):
         self.line.setPlaceholderText('Search  (/)   e.g. type:hypothesis confidence:<0.5 "retry"')
         self.line.setClearButtonEnabled(True)
         self.line.returnPressed.connect(self.submit)
+        # the clear button (and a query erased by hand) shows everything again, chips too:
+        # it emptied the text and left the filter applied
+        self.line.textEdited.connect(lambda text: None if text else self.submit())
         self.line.escape_did_press.connect(self.clear)
         self.error = QLabel(self)
         self.error.setObjectName("searchError")

@@ -1,68 +1,33 @@
 """The open corpus as the GUI sees it: repository, index, the GUI thread's read connection,
-and the background worker that brings the index up to date.
+and the writer lane that brings the index up to date.
 
-Index updates run on a QThread with their own connection (the indexer opens it); the GUI
-thread only reads, through one read-only connection opened once the index is usable.
+Index updates run on the window's one writer thread (`operations.WriterLane`, shared with
+the curation calls) with their own connection (the indexer opens it); the GUI thread only
+reads, through one read-only connection opened once the index is usable.
 """
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, QThread, QTimer, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from factdesk.core import open_corpus
+from factdesk.gui.operations import WriterLane
 from factdesk.gui.workers import BackgroundRead
-from factdesk.index import locking, schema
-from factdesk.index.indexer import Indexer, IndexStats
+from factdesk.index import locking, reads, schema
+from factdesk.index.indexer import IndexStats
 from factdesk.index.search import IdArray, SortOrders, full_order
+
+if TYPE_CHECKING:
+    import sqlite3
 
 _inode = locking.inode
 
 
 #: quiet time before the sort orders are read in the background
 WARM_DELAY_MS = 300
-
-
-class IndexWorker(QThread):
-    """Runs `Indexer.update()` off the GUI thread and reports progress through signals."""
-
-    progress_did_change = Signal(str, int, int)
-    update_did_finish = Signal(object)  # IndexStats
-    update_did_fail = Signal(str)
-
-    def __init__(self, indexer: Indexer, *, rebuild: bool = False, hint: list[str] | None = None,
-                 after: list[Callable[[], None]] | None = None,
-                 parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._indexer = indexer
-        self._rebuild = rebuild
-        self._hint = hint
-        self._after = after or []
-
-    def run(self) -> None:
-        try:
-            stats = self._indexer.update(rebuild=self._rebuild, progress=self._progress,
-                                         hint=self._hint)
-        except Exception as exc:  # a failed update must reach the user, not kill the thread
-            self._run_after()
-            self.update_did_fail.emit(f"{type(exc).__name__}: {exc}")
-            return
-        self.update_did_finish.emit(stats)
-        self._run_after()
-
-    def _run_after(self) -> None:
-        """Work that must follow the update but not delay the view (git's index sync)."""
-        for job in self._after:
-            try:
-                job()
-            except Exception as exc:  # reported; the journal makes the next start finish it
-                self.update_did_fail.emit(f"{type(exc).__name__}: {exc}")
-
-    def _progress(self, stage: str, done: int, total: int) -> None:
-        self.progress_did_change.emit(stage, done, total)
 
 
 class IndexSession(QObject):
@@ -77,9 +42,10 @@ class IndexSession(QObject):
         self.indexer = open_corpus(repo)
         self.repo = self.indexer.repo
         self.conn: sqlite3.Connection | None = None
-        self._worker: IndexWorker | None = None
+        #: the one writer thread: index updates and curation calls, in order
+        self.lane = WriterLane(self)
+        self._updating = False
         self._pending = False
-        self._after: list[Callable[[], None]] = []
         self.repo_ids: frozenset[str] = frozenset()
         #: every sort order of the table, read in the background (`warm_orders`)
         self.orders = SortOrders()
@@ -98,7 +64,7 @@ class IndexSession(QObject):
 
     @property
     def is_updating(self) -> bool:
-        return self._worker is not None
+        return self._updating
 
     def _open_reader(self) -> None:
         """The GUI thread's read connection — opened anew when the index file was replaced
@@ -112,27 +78,18 @@ class IndexSession(QObject):
         if self.conn is None:
             self.conn = self.indexer.connect(readonly=True)
             self._reader_inode = inode
-        row = self.conn.execute("SELECT value FROM meta WHERE key = 'repo_id'").fetchone()
-        self.repo_ids = frozenset((row[0] if row else "").split())
+        self.repo_ids = reads.repo_ids(self.conn)
 
-    def update(self, *, rebuild: bool = False, hint: list[str] | None = None,
-               after: Callable[[], None] | None = None) -> None:
-        """Start a background update; a request during a running one is queued once.
-        `hint`: the paths factdesk's own action just committed (a fast update); `after`:
-        run on the worker thread once the update is done."""
-        if after is not None:
-            self._after.append(after)
-        if self._worker is not None:
+    def update(self, *, rebuild: bool = False, hint: list[str] | None = None) -> None:
+        """Queue an update on the writer lane; a request during a running one is queued
+        once. `hint`: the paths just committed (a fast update)."""
+        if self._updating:
             self._pending = True
             return
-        jobs, self._after = self._after, []
-        worker = IndexWorker(self.indexer, rebuild=rebuild, hint=hint, after=jobs, parent=self)
-        worker.progress_did_change.connect(self.progress_did_change)
-        worker.update_did_finish.connect(self._on_finished)
-        worker.update_did_fail.connect(self._on_failed)
-        worker.finished.connect(self._on_thread_done)
-        self._worker = worker
-        worker.start()
+        self._updating = True
+        indexer, progress = self.indexer, self.progress_did_change.emit
+        self.lane.submit(lambda: indexer.update(rebuild=rebuild, progress=progress, hint=hint),
+                         done=self._on_finished, failed=self._on_failed)
 
     # -- sort orders ------------------------------------------------------------------------
 
@@ -165,21 +122,21 @@ class IndexSession(QObject):
             self._warm_again = False
             self.warm_orders(self._warm_first)
 
-    def _on_finished(self, stats: IndexStats) -> None:
-        """The index is up to date: the views refresh now, while the worker may still be
-        finishing its `after` jobs (the thread is reaped when it ends, never waited for)."""
+    def accept_update(self, stats: IndexStats | None) -> None:
+        """The index moved on (an update, or an operation's own update on the lane): read
+        it from now on, and warm the sort orders again."""
         self._open_reader()
-        self.index_did_update.emit(stats)
         self.warm_orders()
 
-    def _on_failed(self, message: str) -> None:
-        self.index_did_fail.emit(message)
+    def _on_finished(self, stats: IndexStats) -> None:
+        self._updating = False
+        self.accept_update(stats)
+        self.index_did_update.emit(stats)
+        self._run_pending()
 
-    def _on_thread_done(self) -> None:
-        if self._worker is not None:
-            self._worker.wait()
-            self._worker.deleteLater()
-            self._worker = None
+    def _on_failed(self, exc: BaseException) -> None:
+        self._updating = False
+        self.index_did_fail.emit(f"{type(exc).__name__}: {exc}")
         self._run_pending()
 
     def _run_pending(self) -> None:
@@ -188,18 +145,13 @@ class IndexSession(QObject):
             self.update()
 
     def close(self) -> None:
-        """Wait for a running update (it is one transaction) and close the connection."""
+        """Finish the queued writes (each is one transaction or one commit), then close the
+        connection."""
         self._pending = False
         self._warm_again = False
         self._warm_timer.stop()
         self._warm.close()
-        if self._worker is not None:
-            self._worker.wait()
-            self._worker.deleteLater()
-            self._worker = None
-        jobs, self._after = self._after, []
-        for job in jobs:  # deferred git-index syncs queued behind an update: do them now
-            job()
+        self.lane.close()
         if self.conn is not None:
             self.conn.close()
             self.conn = None

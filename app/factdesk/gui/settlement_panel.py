@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import date
+from functools import partial
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor
@@ -28,14 +30,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from factdesk.curation import ChangeSet, Curation
 from factdesk.gui import dialogs, theme
 from factdesk.gui.inspector import text_label
 from factdesk.gui.keys import panel_keys
+from factdesk.gui.operations import Operations
+from factdesk.gui.panel import IndexChange
 from factdesk.gui.safe_browser import SafeTextBrowser
 from factdesk.gui.workers import BackgroundRead
+from factdesk.index import reads
 from factdesk.model.rules import read_settle_answer
 from factdesk.reflect.queue import Candidate, QueueItem, Similar, candidates, open_hypotheses
+
+if TYPE_CHECKING:
+    import sqlite3
 
 GROUP_TITLES = {"overdue": "Overdue", "due": "Due", "undated": "No date",
                 "no-criterion": "No criterion (H1)"}
@@ -51,16 +58,20 @@ class SettlementPanel(QWidget):
 
     did_load = Signal(int)
     count_did_change = Signal(int)
+    caption_did_change = Signal(str)
+    path_did_select = Signal(str)
+    caption = "Hypotheses"
+    menu_text = "Hypothesis settlement queue"
+    action_name = "showHypotheses"
 
-    def __init__(self, curation: Curation, *,
-                 run_action: Callable[[Callable[[], ChangeSet]], ChangeSet | None],
+    def __init__(self, ops: Operations, connection: Callable[[], sqlite3.Connection | None], *,
                  ask_text: Callable[[str, str, str], str | None],
                  similar: Callable[[], Similar | None],
                  today: date | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("settlementPanel")
-        self.curation = curation
-        self._run_action = run_action
+        self._ops = ops
+        self._connection = connection
         self._ask_text = ask_text
         self._similar = similar
         self.today = today or date.today()
@@ -68,7 +79,7 @@ class SettlementPanel(QWidget):
         self.current_candidates: list[Candidate] = []
         self.loaded = False
         self._reader = BackgroundRead.of_index(
-            curation.indexer, lambda conn: open_hypotheses(conn, self.today),
+            ops.indexer, lambda conn: open_hypotheses(conn, self.today),
             done=self._loaded, failed=self._failed, parent=self)
         self._build()
 
@@ -170,7 +181,11 @@ class SettlementPanel(QWidget):
         self._update_status()
         self._show_current()
         self.did_load.emit(len(items))
-        self.count_did_change.emit(len(items))
+        self._counted()
+
+    def _counted(self) -> None:
+        self.count_did_change.emit(len(self.items))
+        self.caption_did_change.emit(f"Hypotheses ({len(self.items)})")
 
     def _update_status(self) -> None:
         overdue = sum(1 for i in self.items if i.group == "overdue")
@@ -223,21 +238,18 @@ class SettlementPanel(QWidget):
                                    else "none: add one (E)")
         self.criterion.setText(f"{item.path}\nSettle by {item.settle_by or '—'} · criterion: {crit}\n"
                                f"claimed by {item.claimant or '?'} ({item.claimant_type or '?'})")
-        try:
-            fact = self.curation.read_fact(item.path)
-            self.hyp_view.show_markdown(f"**{_md_escape(fact.title)}**\n\n{fact.body}")
-        except Exception as exc:  # deleted on disk meanwhile
-            self.hyp_view.show_markdown(str(exc))
-        conn = self.curation.indexer.connect(readonly=True)
-        try:
-            self.current_candidates = candidates(conn, item.path, self._similar())
-        finally:
-            conn.close()
+        self.path_did_select.emit(item.path)
+        self._show_indexed(self.hyp_view, item.path)
+        conn = self._connection()
+        self.current_candidates = candidates(conn, item.path, self._similar()) if conn else []
         for cand in self.current_candidates:
             score = "" if cand.score is None else f"{cand.score:.3f}"
             cells = [theme.clip(cand.title), cand.type or "", "yes" if cand.cites else "", score]
             row = QTreeWidgetItem(self.candidate_list, cells)
             row.setData(0, Qt.ItemDataRole.UserRole, cand.path)
+            # evidence is only what the curator ticks (Space): none is recorded by default
+            row.setFlags(row.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            row.setCheckState(0, Qt.CheckState.Unchecked)
             row.setToolTip(0, theme.tooltip(f"{cand.title}\n{cand.path}"))
         first = self.candidate_list.topLevelItem(0)
         if first is not None:
@@ -255,31 +267,46 @@ class SettlementPanel(QWidget):
         path = row.data(0, Qt.ItemDataRole.UserRole) if row is not None else None
         return next((c for c in self.current_candidates if c.path == path), None)
 
+    def checked_evidence(self) -> list[str]:
+        """The candidates the curator ticked: a refutation's evidence (never a default)."""
+        rows = (self.candidate_list.topLevelItem(i) for i in range(self.candidate_list.topLevelItemCount()))
+        return [str(r.data(0, Qt.ItemDataRole.UserRole)) for r in rows
+                if r is not None and r.checkState(0) == Qt.CheckState.Checked]
+
+    def _show_indexed(self, view: SafeTextBrowser, path: str) -> None:
+        """A fact as the index has it (as the inspector shows it)."""
+        conn = self._connection()
+        row = reads.live_fact(conn, path) if conn is not None else None
+        view.show_markdown(f"**{_md_escape(row['title'])}**\n\n{row['body']}" if row is not None
+                           else f"{path}: not in the index")
+
     def _show_candidate(self) -> None:
         cand = self.chosen_candidate()
-        if cand is None:
-            return
-        try:
-            fact = self.curation.read_fact(cand.path)
-            self.cand_view.show_markdown(f"**{_md_escape(fact.title)}**\n\n{fact.body}")
-        except Exception as exc:
-            self.cand_view.show_markdown(str(exc))
+        if cand is not None:
+            self._show_indexed(self.cand_view, cand.path)
 
     # -- decisions ------------------------------------------------------------------------
 
+    def _did(self, item: QueueItem, _changes: object) -> None:
+        if any(i.path == item.path for i in self.items):
+            self._done(item)
+
     def _done(self, item: QueueItem) -> None:
+        """`item` was settled: its row goes; the current row is kept (the next one when it
+        was the current one)."""
         rows = self._rows()
+        gone = next((r for r in rows if r.data(0, Qt.ItemDataRole.UserRole) == item.path), None)
         current = self.list.currentItem()
-        index = rows.index(current) if current in rows else 0
+        index = rows.index(gone) if gone in rows else 0
         self.items = [i for i in self.items if i.path != item.path]
-        if current is not None and current.parent() is not None:
-            current.parent().removeChild(current)
+        if gone is not None and gone.parent() is not None:
+            gone.parent().removeChild(gone)
         rows = self._rows()
-        if rows:
+        if rows and (current is gone or current not in rows):
             self.list.setCurrentItem(rows[min(index, len(rows) - 1)])
         self._update_status()
         self._show_current()
-        self.count_did_change.emit(len(self.items))
+        self._counted()
 
     def confirm(self) -> None:
         """C: the chosen candidate settles it (or a new observation, asked for)."""
@@ -294,24 +321,23 @@ class SettlementPanel(QWidget):
                                     f"observed: {cand.title}")
             if not reason:
                 return
-            result = self._run_action(lambda: self.curation.confirm(item.path, cand.path, reason))
-        else:
-            title = self._ask_text("Confirm", "Title of the observation that settles it:", "")
-            if not title:
-                return
-            # asked, not invented: the new fact's confidence (its one source is the curator)
-            confidence = self._ask_text("Confirm", "Confidence of that observation (0 to 1; "
-                                        "it is written with sources: 1, you):", "0.8")
-            if not confidence:
-                return
-            body = self._ask_text("Confirm", "What was observed (the observation's body):", "")
-            if not body:
-                return
-            result = self._run_action(lambda: self.curation.confirm(  # (which checks it)
-                item.path, None, f"observed: {title}", new_title=title, new_body=body,
-                confidence=confidence))
-        if result is not None:
-            self._done(item)
+            self._ops.run(lambda cur: cur.confirm(item.path, cand.path, reason),
+                          success=partial(self._did, item))
+            return
+        title = self._ask_text("Confirm", "Title of the observation that settles it:", "")
+        if not title:
+            return
+        body = self._ask_text("Confirm", "What was observed (the new fact's body):", "")
+        if not body:
+            return
+        # asked, not invented: the new fact's confidence (its one source is the curator)
+        confidence = self._ask_text("Confirm", "Confidence of that observation (0 to 1; "
+                                    "it is written with sources: 1, you):", "0.8")
+        if not confidence:
+            return
+        self._ops.run(lambda cur: cur.confirm(  # (which checks the confidence)
+            item.path, None, f"observed: {title}", new_title=title, new_body=body,
+            confidence=confidence), success=partial(self._did, item))
 
     def refute(self) -> None:
         """F: it did not hold; retracted with the reason (and the chosen evidence)."""
@@ -321,10 +347,9 @@ class SettlementPanel(QWidget):
         reason = self._ask_text("Refute", "What showed it did not hold?", "")
         if not reason:
             return
-        cand = self.chosen_candidate()
-        evidence = [cand.path] if cand is not None else []
-        if self._run_action(lambda: self.curation.refute(item.path, reason, evidence=evidence)) is not None:
-            self._done(item)
+        evidence = self.checked_evidence()
+        self._ops.run(lambda cur: cur.refute(item.path, reason, evidence=evidence),
+                      success=partial(self._did, item))
 
     def extend(self) -> None:
         """E: a new date (YYYY-MM-DD) or criterion, with the reason."""
@@ -345,10 +370,9 @@ class SettlementPanel(QWidget):
         reason = self._ask_text("Extend", "Why is more time (or a new criterion) right?", "")
         if not reason:
             return
-        result = self._run_action(lambda: self.curation.extend(
-            item.path, reason, settle_by=settle_by, settlement=settlement))
-        if result is not None:
-            self.load()  # its due date (and so its place) changed
+        # (its due date, and so its place, changed: the queue is read again after the update)
+        self._ops.run(lambda cur: cur.extend(item.path, reason, settle_by=settle_by,
+                                             settlement=settlement))
 
     def promote(self) -> None:
         """P: promote in place — it becomes an observation."""
@@ -358,6 +382,18 @@ class SettlementPanel(QWidget):
         reason = self._ask_text("Promote", "What shows it now holds as an observation?", "")
         if not reason:
             return
-        if self._run_action(lambda: self.curation.promote(item.path, reason)) is not None:
-            self._done(item)
+        self._ops.run(lambda cur: cur.promote(item.path, reason), success=partial(self._did, item))
 
+
+    # -- Panel ------------------------------------------------------------------------------
+
+    def tab_widget(self) -> QWidget:
+        return self
+
+    def index_did_change(self, change: IndexChange) -> None:
+        if self.loaded:
+            self.load()
+
+    def tab_did_show(self) -> None:
+        if not self.loaded:
+            self.load()

@@ -7,8 +7,8 @@ Clicking a node adds a `field:value` term to the query; counts come from the cor
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPoint, QSettings, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
@@ -32,6 +32,9 @@ from factdesk.gui import theme
 from factdesk.gui.workers import BackgroundRead
 from factdesk.index.query import CompiledQuery, paths_query
 from factdesk.index.search import facet_counts, folder_counts, max_fact_id
+
+if TYPE_CHECKING:
+    import sqlite3
 
 TERM_ROLE = Qt.ItemDataRole.UserRole + 1
 FOLDER_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -74,14 +77,16 @@ class FacetSidebar(QWidget):
     ontology_did_update = Signal()  # after a count on the worker thread
 
     def __init__(self, connection: Callable[[], sqlite3.Connection | None],
-                 settings: QSettings, parent: QWidget | None = None) -> None:
+                 settings: QSettings, parent: QWidget | None = None, *,
+                 open_reader: Callable[[], sqlite3.Connection] | None = None,
+                 paths_of: Callable[[str], list[str] | None] | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("sidebar")
         self._connection = connection
         #: opens a private read connection for the worker thread (None: always count inline)
-        self.open_reader: Callable[[], sqlite3.Connection] | None = None
+        self.open_reader = open_reader
         #: the paths of a query SQL does not answer (`similar:`), else None (`count_all`)
-        self.paths_of: Callable[[str], list[str] | None] | None = None
+        self.paths_of = paths_of
         self.async_threshold = ASYNC_FACTS
         # counts read on a worker thread (a large corpus); the newest request wins
         self._facet_read = BackgroundRead(

@@ -7,6 +7,7 @@ is kept as a fact id and restored after every re-query (Anki's `table/table.py`)
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from PySide6.QtCore import (
     QByteArray,
@@ -28,11 +29,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from factdesk.curation import ChangeSet
 from factdesk.errors import QueryError
 from factdesk.gui.session import IndexSession
 from factdesk.gui.table_model import FactTableModel
 from factdesk.gui.table_state import DEFAULT_HIDDEN, FactTableState
-from factdesk.index.search import fact_ids, place_ids
+from factdesk.index.search import fact_ids, ids_of_paths, place_ids
 
 
 class FactTableView(QTableView):
@@ -73,6 +75,14 @@ class FactTableView(QTableView):
         super().keyPressEvent(event)
 
 
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where the user was: the fact to show again, and the row for a neighbour."""
+
+    path: str | None
+    row: int | None
+
+
 class FactTableController(QObject):
     """Connects state, model and view; emits `fact_did_select` with the current fact id."""
 
@@ -80,10 +90,11 @@ class FactTableController(QObject):
     rows_did_change = Signal(int)
 
     def __init__(self, session: IndexSession, settings: QSettings,
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, *,
+                 id_source: Callable[[str], list[int] | None] | None = None) -> None:
         super().__init__(parent)
         #: answers queries the index cannot (a `similar:` search): ids in order, or None
-        self.id_source: Callable[[str], list[int] | None] | None = None
+        self.id_source = id_source
         self._session = session
         self._settings = settings
         self.state = FactTableState(settings)
@@ -264,6 +275,44 @@ class FactTableController(QObject):
         if not ids and self._current is not None:
             ids = [self._current]
         return ids
+
+    # -- the user's place across an action ---------------------------------------------------
+
+    def place_for(self, changes: ChangeSet, shown_path: str | None) -> Place:
+        """Before the views refresh after our own action: where the user should be after it.
+        The fact shown, followed through a move; the one fact the action brought (back)
+        into the table (an undone retract, a confirmation's new observation); and the row,
+        for a neighbour when the fact left the table (a retract)."""
+        moved = {f.path: f.new_path for f in changes.files if f.new_path}
+        path = moved.get(shown_path, shown_path) if shown_path else None
+        conn = self._session.conn
+        if conn is not None:
+            ids = ids_of_paths(conn, changes.paths_after)
+            shown = set(self.model.ids)  # (one pass: a bulk action names thousands)
+            back = [p for p in changes.paths_after if ids.get(p) not in shown]
+            if len(back) == 1:
+                path = back[0]
+        current = self.view.currentIndex()
+        return Place(path, current.row() if current.isValid() else None)
+
+    def restore(self, place: Place) -> None:
+        """After the refresh: select the place's fact, else its row's new occupant."""
+        conn = self._session.conn
+        if place.path is None or conn is None:
+            return
+        fact_id = ids_of_paths(conn, [place.path]).get(place.path)
+        rows = self.model.rowCount()
+        if (fact_id is None or self.model.row_of(fact_id) is None) and place.row is not None and rows:
+            fact_id = self.model.fact_id(min(place.row, rows - 1))
+        if fact_id is not None and self.current_id() != fact_id:
+            self.select_id(fact_id)
+
+    def patch_paths(self, paths: list[str]) -> bool:
+        """`patch` by path (our action's files)."""
+        conn = self._session.conn
+        if conn is None or not paths:
+            return False
+        return self.patch(list(ids_of_paths(conn, paths).values()))
 
     def _on_current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if self._resetting:

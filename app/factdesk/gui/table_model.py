@@ -6,16 +6,19 @@ SQL). Rows are read lazily a page at a time into a cache that is dropped in O(1)
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor, QFont
 
 from factdesk.gui import theme
 from factdesk.gui.table_state import ROW_SQL, FactTableState
+from factdesk.index.reads import rows_by_id
+
+if TYPE_CHECKING:
+    import sqlite3
 
 FACT_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 FACT_PATH_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -98,9 +101,7 @@ class FactTableModel(QAbstractTableModel):
         ids = self._ids[page * PAGE_SIZE:(page + 1) * PAGE_SIZE]
         if conn is None or not ids:
             return {}
-        marks = ",".join("?" * len(ids))
-        sql = f"SELECT {ROW_SQL} FROM facts WHERE id IN ({marks})"
-        return {r["id"]: r for r in conn.execute(sql, ids)}
+        return rows_by_id(conn, ROW_SQL, ids)
 
     # -- Qt model interface ---------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QScrollArea,
     QSplitter,
     QTableView,
     QTableWidget,
@@ -54,11 +55,21 @@ from PySide6.QtWidgets import (
 )
 
 from factdesk.gui import theme
+from factdesk.gui.panel import IndexChange
 from factdesk.gui.workers import failure_text
 from factdesk.index.indexer import Indexer
 from factdesk.model.words import count
-from factdesk.reflect.model import CONFIRMED_BY, KINDS, MOVE, Transition
-from factdesk.reflect.stats import OUTCOMES, UNKNOWN, Reflection, TrackRecord, decisive, month_of
+from factdesk.reflect.charts import (
+    BUCKETS,
+    outcome_text,
+    outcomes_over_time,
+    period_label,
+    segment_counts,
+    target_path,
+    track_record_line,
+)
+from factdesk.reflect.model import KINDS, Transition
+from factdesk.reflect.stats import OUTCOMES, Reflection, TrackRecord
 
 #: stacked segments of the track-record chart: (attribute, legend, colour)
 RECORD_SEGMENTS = (
@@ -77,8 +88,6 @@ ALL_KINDS = "All transitions"
 HYPOTHESES_ONLY = "Hypothesis transitions"
 ALL_CLAIMANTS = "All claimants"
 #: time buckets of the outcomes-over-time chart; "auto" picks the coarsest giving >= MIN_BUCKETS
-BUCKETS = ("auto", "month", "week", "day")
-MIN_BUCKETS = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,98 +135,6 @@ class TransitionsWorker(QThread):
 
 
 # -- pure helpers -----------------------------------------------------------------------------
-
-
-def track_record_line(reflection: Reflection | None, agent_id: str | None) -> str | None:
-    """One line on how an agent's predictions turned out, for the inspector, e.g.
-    "codex: 12 predictions — 7 confirmed, 2 refuted, 1 retracted, 2 open (1 overdue); 78% held".
-    None when the agent made no predictions (or there is no reflection yet)."""
-    if reflection is None or not agent_id:
-        return None
-    r = reflection.by_agent.get(agent_id)
-    if r is None:
-        return None
-    total = r.settled + r.open
-    if total == 0:
-        return None
-    parts = [f"{getattr(r, o)} {o}" for o in ("confirmed", "promoted", "refuted", "retracted")
-             if getattr(r, o)]
-    if r.open:
-        parts.append(f"{r.open} open" + (f" ({r.overdue} overdue)" if r.overdue else ""))
-    line = f"{agent_id}: {count(total, 'prediction')} — {', '.join(parts)}"
-    if r.hit_rate is not None:
-        line += f"; {r.hit_rate:.0%} held"
-    return line
-
-
-def segment_counts(record: TrackRecord) -> dict[str, int]:
-    """The stacked segments of one bar: the four outcomes, open-overdue, open-not-yet-due."""
-    out = {o: getattr(record, o) for o in OUTCOMES}
-    out["overdue"] = record.overdue
-    out["pending"] = record.open - record.overdue
-    return out
-
-
-def bucket_of(ts: int, bucket: str) -> str:
-    """The period of a commit time (UTC, like `stats.month_of`): YYYY-MM, YYYY-Www, YYYY-MM-DD."""
-    if bucket == "month":
-        return month_of(ts)
-    moment = datetime.fromtimestamp(ts, UTC)
-    if bucket == "week":
-        year, week, _ = moment.isocalendar()
-        return f"{year}-W{week:02d}"
-    return moment.strftime("%Y-%m-%d")
-
-
-def outcomes_over_time(transitions: Sequence[Transition], bucket: str = "auto",
-                       group: str = "all", key: str = "all") -> tuple[str, list[tuple[str, dict[str, int]]]]:
-    """(bucket used, [(period, outcome counts)]) of each hypothesis's decisive outcome
-    (`stats.decisive`, as the track records count them), for all claimants or one claimant
-    agent / type. With `bucket` "auto": months, else weeks, else days, whichever first gives
-    at least MIN_BUCKETS periods. Periods without outcomes are left out."""
-    chosen = list(decisive(transitions).values())
-    if group != "all":
-        chosen = [t for t in chosen
-                  if ((t.claimant if group == "agent" else t.claimant_type) or UNKNOWN) == key]
-    times = [t.time for t in chosen]
-    if bucket == "auto":
-        bucket = "day"
-        for candidate in ("month", "week"):
-            if len({bucket_of(ts, candidate) for ts in times}) >= MIN_BUCKETS:
-                bucket = candidate
-                break
-    table: dict[str, dict[str, int]] = {}
-    for t in chosen:
-        counts = table.setdefault(bucket_of(t.time, bucket), {o: 0 for o in OUTCOMES})
-        counts[t.outcome or "retracted"] += 1
-    return bucket, sorted(table.items())
-
-
-def period_label(period: str, bucket: str, count: int) -> str:
-    """A short axis label: weeks as W07, days as MM-DD, months as YYYY-MM (YY-MM when many)."""
-    if bucket == "week":
-        return period[5:]
-    if bucket == "day":
-        return period[5:]
-    return period[2:] if count > 8 else period
-
-
-def outcome_text(t: Transition) -> str:
-    """The 'Outcome / change' cell."""
-    if t.kind == MOVE:
-        return f"→ {t.new_path or ''}"
-    if t.reason:
-        return t.reason
-    if t.kind == CONFIRMED_BY:
-        return "confirmed"
-    if t.old_value is not None or t.new_value is not None:
-        return f"{t.old_value or '?'} → {t.new_value or '?'}"
-    return t.outcome or ""
-
-
-def target_path(t: Transition) -> str:
-    """The fact a row opens: where a moved fact went, else the transition's fact."""
-    return t.new_path or t.path
 
 
 def _when(ts: int) -> str:
@@ -384,6 +301,10 @@ class TransitionsPanel(QWidget):
 
     did_load = Signal(int)
     fact_activated = Signal(str)
+    caption_did_change = Signal(str)
+    caption = "Transitions"
+    menu_text = "Transitions and track records"
+    action_name = "showTransitions"
 
     def __init__(self, repo: Path, indexer: Indexer, parent: QWidget | None = None, *,
                  today: date | None = None) -> None:
@@ -393,6 +314,7 @@ class TransitionsPanel(QWidget):
         self.indexer = indexer
         self.today = today  #: reference date for overdue hypotheses (None: today)
         self.loaded = False
+        self._frame: QScrollArea | None = None
         self.since: str | None = None
         self.transitions: list[Transition] = []
         self.commits = 0
@@ -537,6 +459,28 @@ class TransitionsPanel(QWidget):
         row = current.row() + delta if current.isValid() else 0
         if 0 <= row < self.model.rowCount():
             self.table.selectRow(row)
+
+    # -- Panel ------------------------------------------------------------------------------
+
+    def tab_widget(self) -> QWidget:
+        """The panel in a scroll area: its charts and toolbar must not set the window's
+        minimum width."""
+        if self._frame is None:
+            self._frame = QScrollArea(self.parentWidget())
+            self._frame.setWidgetResizable(True)
+            self._frame.setWidget(self)
+        return self._frame
+
+    def index_did_change(self, change: IndexChange) -> None:
+        # after an update (not the window's first fill from the index as it was: the
+        # update on open follows at once), and after our action only when shown or when a
+        # file came or went; in the background, the inspector's track records follow
+        if change.stats is not None and (self.loaded or not change.light):
+            self.load()
+
+    def tab_did_show(self) -> None:
+        if not self.loaded:
+            self.load()
 
     def close_worker(self) -> None:
         """Wait for a running computation (before the window or the index goes away)."""

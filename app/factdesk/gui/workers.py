@@ -4,14 +4,16 @@ to the GUI thread. Nothing that can fail here ever takes the window down."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QThread, Signal
 
 from factdesk.errors import FactdeskError
 from factdesk.index.indexer import Indexer
+
+if TYPE_CHECKING:
+    import sqlite3
 
 
 class ReadWorker(QThread):

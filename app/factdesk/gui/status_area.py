@@ -1,0 +1,68 @@
+"""The main window's status bar: how many facts (and how many selected), the writer lane's
+and the index's progress, the last commit with its Undo button, the type legend."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtWidgets import QLabel, QMainWindow, QProgressBar
+
+from factdesk.gui import dialogs
+from factdesk.gui.commit_notice import CommitNotice
+from factdesk.gui.table import FactTableController
+from factdesk.index.indexer import IndexStats
+from factdesk.model.words import count
+
+
+class StatusArea(QObject):
+    """The permanent widgets of `window`'s status bar, and what they say."""
+
+    def __init__(self, window: QMainWindow, table: FactTableController) -> None:
+        super().__init__(window)
+        self._bar = window.statusBar()
+        self._table = table
+        self.count_label = QLabel("", window)
+        self.count_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.progress = QProgressBar(window)
+        self.progress.setObjectName("indexProgress")
+        self.progress.setMaximumWidth(220)
+        self.progress.setTextVisible(True)
+        self.progress.hide()
+        self.commit_notice = CommitNotice(window)
+        self.legend_label = QLabel(dialogs.legend_summary(), window)
+        self.legend_label.setTextFormat(Qt.TextFormat.PlainText)
+        for widget in (self.commit_notice, self.legend_label, self.progress, self.count_label):
+            self._bar.addPermanentWidget(widget)
+        table.rows_did_change.connect(lambda _n: self.show_count())
+        table.view.selectionModel().selectionChanged.connect(lambda *_: self.show_count())
+
+    def say(self, message: str, ms: int = 5000) -> None:
+        self._bar.showMessage(message, ms)
+
+    def working(self, text: str) -> None:
+        """A busy bar: `indexing…`, `writing…` (the window stays usable meanwhile)."""
+        self.progress.setRange(0, 0)
+        self.progress.setFormat(text)
+        self.progress.show()
+
+    def done(self) -> None:
+        self.progress.hide()
+
+    def stage(self, stage: str, done: int, total: int) -> None:
+        self.progress.setRange(0, max(total, 0))
+        self.progress.setValue(min(done, total))
+        self.progress.setFormat(f"{stage} %v/%m")
+
+    def index_updated(self, stats: IndexStats) -> None:
+        self.progress.hide()
+        self.say(f"Index up to date: {stats.facts + stats.broken} facts"
+                 + (f" ({stats.broken} unreadable)" if stats.broken else "")
+                 + f", {stats.retracted} retracted, {stats.problems} findings ({stats.seconds:.1f}s)")
+
+    def show_count(self) -> None:
+        """`2000 facts`, and how many are selected when more than one is: an action applies
+        to all of them (Ctrl+A then R relabels every one)."""
+        # (the ranges, not selectedRows(): an index per row, 100,000 after Ctrl+A, each change)
+        ranges = self._table.view.selectionModel().selection()
+        selected = sum(ranges.at(i).height() for i in range(ranges.count()))
+        self.count_label.setText(f"{count(self._table.model.rowCount(), 'fact')}"
+                                 + (f" · {selected:,} selected" if selected > 1 else ""))
