@@ -160,7 +160,7 @@ def gui_thread_watch(monkeypatch: pytest.MonkeyPatch) -> Iterator[GuiThreadWatch
     """Fails a GUI test whose app code started a subprocess, or waited on the writer lock
     or the index update lock, on the GUI thread."""
     from factdesk.curation import gitwrite
-    from factdesk.index import indexer
+    from factdesk.index import locking
 
     watch = GuiThreadWatch()
     real_popen = subprocess.Popen
@@ -181,7 +181,7 @@ def gui_thread_watch(monkeypatch: pytest.MonkeyPatch) -> Iterator[GuiThreadWatch
 
     monkeypatch.setattr(subprocess, "Popen", WatchedPopen)
     monkeypatch.setattr(gitwrite, "writer_lock", watched("the writer lock", gitwrite.writer_lock))
-    monkeypatch.setattr(indexer, "_update_lock", watched("the index update lock", indexer._update_lock))
+    monkeypatch.setattr(locking, "update_lock", watched("the index update lock", locking.update_lock))
     yield watch
     if watch.violations:
         pytest.fail("forbidden work on the GUI thread:\n" + "\n".join(dict.fromkeys(watch.violations)),
