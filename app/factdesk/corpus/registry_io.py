@@ -6,10 +6,12 @@ with its line, and whatever could be read is used (the seeded types always are).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import yaml
 
+from factdesk.corpus.registry_trust import effective_bytes
 from factdesk.corpus.yamlv3 import SAFE_LOADER
 from factdesk.fsio import read_config
 from factdesk.model.enums import Severity
@@ -20,10 +22,17 @@ REGISTRY_PATH = ".factdesk/agents.yaml"
 
 
 def load_registry(repo: Path) -> Registry:
+    """The registry in effect: the work tree's file, or — when agents changed it on the
+    curated branch — the last curator's version of it (`registry_trust`)."""
     data, why = read_config(repo, REGISTRY_PATH)
     if why:
         return Registry(problems=(_problem(1, why),))
-    return Registry() if data is None else parse_registry(data)
+    found = effective_bytes(repo, data, parse_registry)
+    data = found.data
+    registry = Registry() if data is None else parse_registry(data)
+    if found.problems:
+        registry = replace(registry, problems=registry.problems + found.problems)
+    return registry
 
 
 def parse_registry(data: bytes) -> Registry:
