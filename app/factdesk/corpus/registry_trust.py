@@ -86,7 +86,8 @@ def registry_changes(repo: Path, tip: str = "HEAD") -> list[RegistryChange]:
             for c, b in zip(changes, blobs, strict=True)]
 
 
-def judge(changes: list[RegistryChange], parse: Callable[[str | None], Registry]) -> tuple[list[RegistryChange], int]:
+def judge(changes: list[RegistryChange], parse: Callable[[str | None], Registry]
+          ) -> tuple[list[RegistryChange], int]:
     """Mark each change trusted or not, oldest first, judging identities against the
     registry in effect before it. Returns (changes, index of the last trusted one or -1)."""
     in_effect = Registry()
@@ -111,7 +112,8 @@ class Effective:
     in_effect: str | None  #: the commit whose file is in effect (None: work tree / none)
 
 
-def effective_bytes(repo: Path, work_tree: bytes | None, parse_bytes: Callable[[bytes], Registry]) -> Effective:
+def effective_bytes(repo: Path, work_tree: bytes | None,
+                    parse_bytes: Callable[[bytes], Registry]) -> Effective:
     """The registry bytes to read: the work tree's when it differs from HEAD's (a local,
     uncommitted change) or when there is no git history; else the file of the last
     curator's change, with a finding for every later change that is not applied."""
