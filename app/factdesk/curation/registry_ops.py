@@ -247,7 +247,7 @@ def set_field(text: str, agent_id: str, key: str, value: str) -> str:
         # after the last value (before any spaces preceding the brace)
         at = entry.value[-1][1].end_mark.index if entry.value else close
         return text[:at] + f"{sep}{key}: {value}" + text[at:]
-    indent = entry.value[0][0].start_mark.column
+    indent: int = entry.value[0][0].start_mark.column
     at = _after_last_line(text, entry)
     return text[:at] + _newline_at_end(text, at) + " " * indent + f"{key}: {value}\n" + text[at:]
 
@@ -264,8 +264,10 @@ def _is_empty(node: yaml.Node) -> bool:
 
 def _after_last_line(text: str, mapping: yaml.MappingNode) -> int:
     """The index just after the line holding the end of `mapping`'s last value."""
-    last = mapping.value[-1][1]
-    end = last.end_mark.index
+    last: yaml.Node = mapping.value[-1][1]
+    while not getattr(last, "flow_style", True) and last.value:  # a nested block collection:
+        last = last.value[-1][1] if isinstance(last, yaml.MappingNode) else last.value[-1]
+    end = last.end_mark.index  # (its own end mark runs on over the comments after it)
     if end > 0 and text[end - 1] == "\n":  # (block scalars end after their newline)
         return end
     nl = text.find("\n", end)

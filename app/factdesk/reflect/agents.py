@@ -298,11 +298,10 @@ def build_records(inp: Inputs, thresholds: Thresholds | None = None) -> list[Age
             r.last_activity = when
     for c in inp.commits:
         agent_id = identity_id(reg, c.email, c.author)
-        r = records.get(agent_id)
-        if r is None and not c.first_parent:
+        known = records.get(agent_id)
+        if known is None and not c.first_parent:
             continue  # an agent branch's author is listed through its branch
-        r = rec(agent_id, "committer") if c.first_parent else r
-        assert r is not None
+        r = rec(agent_id, "committer") if c.first_parent or known is None else known
         r.commits += 1
         r.emails.add(c.email)
         if c.time is not None and (r.last_activity is None or c.time > r.last_activity):
