@@ -430,3 +430,25 @@ def test_a_curators_relabel_is_a_correction_of_the_claimants_work_until_undone(
     _cur(corpus).undo()
     got = _agents(corpus.root, capsys)
     assert got["claude-code"]["corrections"] == 0
+
+
+def test_the_agent_query_selects_an_agents_claims_alone(corpus: Corpus) -> None:
+    """`agent:<id>` (the Agents list's filter): its claims, never a type's."""
+    from factdesk.index.search import search
+
+    corpus.write("kb/gotchas/db/e5e5e5e5.md", "---\ntype: observation\ndomain: [a]\n"
+                 "confidence: 0.8\nsources: 1\nentities: []\nrefs: [kb/gotchas/db/a1a1a1a1.md]\n"
+                 "claim_type: observation\nclaimant_agent_id: tool\nclaimant_type: persona\n"
+                 "subject_kind: world\n---\n# An agent named like a type\n\nSeen 3 times.\n")
+    corpus.commit("learn: odd name", author="tool")
+    ix = open_corpus(corpus.root)
+    ix.update()
+    with ix.connect(readonly=True) as conn:
+        def paths(q: str) -> set[str]:
+            return {r.path for r in search(conn, q)}
+
+        assert paths("agent:claude-code") == {
+            "kb/gotchas/db/a1a1a1a1.md", "kb/gotchas/db/b2b2b2b2.md", "kb/decisions/api/c3c3c3c3.md"}
+        assert paths("agent:tool") == {"kb/gotchas/db/e5e5e5e5.md"}
+        assert paths("agent:persona") == set()
+        assert "kb/gotchas/db/e5e5e5e5.md" not in paths("-agent:tool")

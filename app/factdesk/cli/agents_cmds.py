@@ -13,7 +13,6 @@ Definitions: docs/agents.md. Registered on `cli` by commands.py.
 from __future__ import annotations
 
 import json
-import sqlite3
 from contextlib import closing
 from datetime import date, datetime
 from pathlib import Path
@@ -23,16 +22,13 @@ import click
 
 from factdesk.cli.commands import FORMAT, KB, _exit, _open, cli, say
 from factdesk.cli.curation_cmds import PREVIEW, REASON, _curation, _report
-from factdesk.corpus import gitrepo
 from factdesk.curation.registry_ops import actions_in_effect
-from factdesk.index.agents_cache import cached, version_key
 from factdesk.index.indexer import Indexer
 from factdesk.reflect.agents import (
     SETTINGS_NAME,
-    VERSION,
     SettingsError,
     Thresholds,
-    agent_records,
+    cached_records,
     load_thresholds,
 )
 
@@ -56,32 +52,9 @@ def default_settings_file() -> Path:
 
 def records(indexer: Indexer, *, today: date, thresholds: Thresholds
             ) -> tuple[list[dict[str, Any]], bool]:
-    """Every agent's record as JSON-able dicts (from the index's cache when it has this
-    version's), and whether it came from the cache. The index must be up to date."""
-    repo = indexer.repo
-    branches = gitrepo.run_git(repo, "for-each-ref", "--format=%(refname) %(objectname)",
-                               "refs/heads/agent/", "refs/remotes/", check=False
-                               ).decode("utf-8", "replace")
-    extra = [f"v{VERSION}", f"today={today.isoformat()}",
-             json.dumps(thresholds.as_dict(), sort_keys=True), branches]
-    conn = indexer.connect()
-    try:
-        key = version_key(conn, extra)
-
-        def compute() -> list[dict[str, Any]]:
-            with closing(indexer.connect(readonly=True)) as ro:
-                found = agent_records(indexer, ro, today=today, thresholds=thresholds,
-                                      actions=actions_in_effect(repo)
-                                      if gitrepo.head_sha(repo) else ())
-            return [r.as_dict() for r in found]
-
-        data, hit = cached(conn, key, compute)
-    except sqlite3.Error:
-        conn.close()
-        raise
-    conn.close()
-    assert isinstance(data, list)
-    return data, hit
+    """`reflect.agents.cached_records` with the curators' actions from the curation layer."""
+    return cached_records(indexer, today=today, thresholds=thresholds,
+                          actions=lambda: actions_in_effect(indexer.repo))
 
 
 @cli.group(name="agents", invoke_without_command=True)

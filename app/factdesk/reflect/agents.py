@@ -14,9 +14,11 @@ the curators' decisions, the agent branches) and calls the pure `build_records`.
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -25,6 +27,7 @@ from factdesk.corpus import gitrepo
 from factdesk.corpus.registry_io import load_registry
 from factdesk.corpus.yamlv3 import FieldError, Scalar, YamlError, compose_mapping, resolved
 from factdesk.fsio import NotRegular, TooLarge, read_regular
+from factdesk.index.agents_cache import cached, version_key
 from factdesk.index.indexer import Indexer
 from factdesk.model.enums import FactType
 from factdesk.model.registry import Registry, agent_id_from_email
@@ -494,3 +497,31 @@ def agent_records(indexer: Indexer, conn: sqlite3.Connection, *, today: date | N
                   thresholds: Thresholds | None = None) -> list[AgentRecord]:
     """Every agent's record over the index `conn` (up to date) and the corpus's history."""
     return build_records(gather(indexer, conn, today or date.today(), actions), thresholds)
+
+
+def cached_records(indexer: Indexer, *, today: date, thresholds: Thresholds,
+                   actions: Callable[[], Sequence[tuple[str, str]]]
+                   ) -> tuple[list[dict[str, object]], bool]:
+    """Every agent's record as JSON-able dicts (`AgentRecord.as_dict`), from the index's
+    cache when it holds this index version's, and whether it did. The index must be up to
+    date (`Indexer.update`). `actions`: the curators' actions in effect, asked for only on a
+    cache miss (`curation.registry_ops.actions_in_effect`). For the GUI: run it on a
+    worker thread; a cached answer costs one small read (bench/agents_bench.py)."""
+    repo = indexer.repo
+    branches = gitrepo.run_git(repo, "for-each-ref", "--format=%(refname) %(objectname)",
+                               "refs/heads/agent/", "refs/remotes/", check=False
+                               ).decode("utf-8", "replace")
+    extra = [f"v{VERSION}", f"today={today.isoformat()}",
+             json.dumps(thresholds.as_dict(), sort_keys=True), branches]
+    with closing(indexer.connect()) as conn:
+        key = version_key(conn, extra)
+
+        def compute() -> list[dict[str, object]]:
+            with closing(indexer.connect(readonly=True)) as ro:
+                found = agent_records(indexer, ro, today=today, thresholds=thresholds,
+                                      actions=actions() if gitrepo.head_sha(repo) else ())
+            return [r.as_dict() for r in found]
+
+        data, hit = cached(conn, key, compute)
+    assert isinstance(data, list)
+    return data, hit
