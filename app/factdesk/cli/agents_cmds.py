@@ -93,7 +93,7 @@ def _when(ts: object) -> str:
 
 
 def _text(data: list[dict[str, Any]]) -> str:
-    head = (f"{'agent':<30} {'type':<10} {'facts':>6} {'conf':>5} {'prom':>5} {'ref':>4} "
+    head = (f"{'agent':<30} {'type':<14} {'facts':>6} {'conf':>5} {'prom':>5} {'ref':>4} "
             f"{'open':>5} {'over':>5} {'brier':>7} {'n':>4} {'corr':>5} {'rate':>6}  last")
     lines = [head]
     for a in data:
@@ -102,7 +102,7 @@ def _text(data: list[dict[str, Any]]) -> str:
         if a.get("retired"):
             typ += " (retired)"
         brier = "—" if a["brier"] is None else f"{a['brier']:.3f}"
-        lines.append(f"{a['id'][:30]:<30} {typ:<10} {a['facts']:>6} {h['confirmed']:>5} "
+        lines.append(f"{a['id'][:30]:<30} {typ:<14} {a['facts']:>6} {h['confirmed']:>5} "
                      f"{h['promoted']:>5} {h['refuted']:>4} {h['open']:>5} {h['overdue']:>5} "
                      f"{brier:>7} {a['settled']:>4} {a['corrections']:>5} "
                      f"{a['correction_rate']:>6.1%}  {_when(a.get('last_activity'))}")
