@@ -452,3 +452,20 @@ def test_the_agent_query_selects_an_agents_claims_alone(corpus: Corpus) -> None:
         assert paths("agent:tool") == {"kb/gotchas/db/e5e5e5e5.md"}
         assert paths("agent:persona") == set()
         assert "kb/gotchas/db/e5e5e5e5.md" not in paths("-agent:tool")
+
+
+def test_suggestions_are_shown_from_the_settings_file_and_never_applied(
+        small: tuple[Path, dict], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    kb, m = small
+    settings = tmp_path / "agent-suggestions.yaml"
+    settings.write_text("min_settled: 1\ndemote_min_brier: 0.01\ndemote: {tool: view}\n")
+    before = _git(kb, "rev-parse", "HEAD")
+    got = _agents(kb, capsys, "--today", m["now"], "--settings", str(settings))
+    s = got["claude-code"]["suggestion"]
+    assert s is not None and (s["action"], s["from"], s["to"]) == ("demote", "tool", "view")
+    assert s["thresholds"]["min_brier"] == 0.01 and s["evidence"]["settled"] >= 1
+    assert got["claude-code"]["type"] == "tool" and _git(kb, "rev-parse", "HEAD") == before
+    assert main(["agents", "--kb", str(kb), "--today", m["now"], "--settings", str(settings)]) == 0
+    assert "suggestion: demote tool → view" in capsys.readouterr().out
+    settings.write_text("min_settled: lots\n")
+    assert main(["agents", "--kb", str(kb), "--settings", str(settings)]) == 1
