@@ -208,6 +208,10 @@ def test_an_agent_that_promotes_itself_is_a_finding_and_is_not_applied(
     assert f"{REGISTRY_PATH}:1: error [registry-trust]" in out
     got = _agents(corpus.root, capsys)
     assert got["claude-code"]["type"] == "tool"
+    # a curator's registry action now would adopt the agent's change: refused until resolved
+    with pytest.raises(Refused, match="not a curator's") as refused:
+        _cur(corpus).register("newbie", "tool", "joins")
+    assert refused.value.rule == "registry-trust"
     # a registered non-user agent committing with its own (non-knomit) e-mail: the same
     corpus.write(REGISTRY_PATH, REG.replace("    type: tool\n    email: bot",
                                             "    type: user\n    email: bot"))

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import yaml
 
-from factdesk.corpus.registry_io import REGISTRY_PATH, VERDICTS, parse_registry
+from factdesk.corpus.registry_io import REGISTRY_PATH, VERDICTS, load_registry, parse_registry
+from factdesk.corpus.registry_trust import CODE as TRUST_CODE
 from factdesk.corpus.yamlv3 import SAFE_LOADER
 from factdesk.curation.base import CurationBase, read_file
 from factdesk.curation.changes import ChangeSet, FieldChange, Plan
@@ -136,6 +137,11 @@ class RegistryOps(CurationBase):
             text = old.decode("utf-8") if old is not None else ""
         except UnicodeDecodeError:
             raise Refused(f"{REGISTRY_PATH} is not UTF-8; fix it by hand", rule="registry") from None
+        pending = [p for p in load_registry(self.repo).problems if p.code == TRUST_CODE]
+        if pending:  # (an edit of this file would adopt the agent's change as the curator's)
+            raise Refused(f"{pending[0].message}. Revert that change, or make it yours by "
+                          "editing and committing the file by hand, before a registry action",
+                          rule=TRUST_CODE)
         reg = parse_registry(old) if old is not None else parse_registry(b"")
         bad = [p for p in reg.problems if p.severity == "error"]
         if bad:
