@@ -10,7 +10,7 @@ import pytest
 from factdesk.cli import main
 from factdesk.corpus.registry_io import REGISTRY_PATH, load_registry, parse_registry
 from factdesk.model.registry import SEEDED_TYPES
-from tests.conftest import Corpus
+from tests.conftest import Corpus, git
 
 GOOD = b"""agent_types:
   reviewer: {description: reads and comments}
@@ -59,7 +59,9 @@ def test_what_can_be_read_is_used() -> None:
 def test_check_reports_a_broken_registry_and_still_checks_the_facts(
         corpus: Corpus, capsys: pytest.CaptureFixture[str]) -> None:
     corpus.write(REGISTRY_PATH, b"agents: [claude-code]\n")
-    corpus.commit("config: a registry in the wrong shape")
+    git(corpus.root, "add", "-A")  # (a person's commit: an agent's change to the registry
+    git(corpus.root, "commit", "-qm", "config: a registry in the wrong shape",  # is not
+        author="ana", email="ana@example.org")  # applied, issue 16)
     assert main(["check", "--kb", str(corpus.root)]) == 1
     out, err = capsys.readouterr()
     assert f"{REGISTRY_PATH}:1: error [registry] agent registry agents: must be a mapping" in out

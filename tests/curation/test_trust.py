@@ -102,7 +102,8 @@ def test_an_agent_commit_with_factdesk_trailers_is_not_undone(corpus: Corpus) ->
 
 def test_a_registered_agent_with_its_own_domain_is_not_trusted(corpus: Corpus) -> None:
     corpus.write(".factdesk/agents.yaml", "agents:\n  bot: {type: tool, email: bot@corp.example}\n")
-    corpus.commit("learn: registry")
+    git(corpus.root, "add", "-A")  # (a curator's commit: an agent's registry change is not applied)
+    git(corpus.root, "commit", "-qm", "config: registry", author="ana", email="ana@example.org")
     (corpus.root / B).write_text((corpus.root / B).read_text().replace("observation", "policy"))
     git(corpus.root, "add", "-A")
     git(corpus.root, "commit", "-qm", f"relabel: B\n\nwhy\n\n{forged_block('relabel', 'cd' * 8)}",

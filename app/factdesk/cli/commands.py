@@ -265,6 +265,7 @@ def _install_hook(repo: Path) -> str:
     hook.chmod(hook.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return f"installed {hook}"
 from factdesk.cli import (  # noqa: E402  (the command modules register themselves on `cli`)
+    agents_cmds,  # noqa: F401  (registers agents and its registry actions)
     curation_cmds,  # noqa: F401  (registers relabel, edit, move, …)
     reflect_cmds,  # noqa: F401  (registers transitions, queue)
     semantic_cmds,  # noqa: F401  (registers embed, similar, duplicates)

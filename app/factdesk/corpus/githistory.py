@@ -156,6 +156,29 @@ def decision_log(repo: Path, tip: str, needle: str, *, depth: int = 2000) -> lis
     return found
 
 
+def agent_refs(repo: Path) -> list[tuple[str, str]]:
+    """(ref name, commit) of every local `agent/*` branch and every remote-tracking ref (the
+    caller keeps the remote ones whose branch part is `agent/…`)."""
+    out = run_git(repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/agent/",
+                  "refs/remotes/", check=False).decode("utf-8", "replace")
+    return [(ref, sha) for ref, _, sha in (line.partition(" ") for line in out.splitlines())]
+
+
+def authors_only_in(repo: Path, ref: str, *, depth: int = 200) -> list[tuple[str, str, int]]:
+    """(author name, e-mail, time) of the commits `ref` reaches and HEAD does not, newest
+    first (at most `depth`); for a ref HEAD has merged already: its tip's author."""
+    found = run_git(repo, "log", "--format=%an%x00%ae%x00%at", f"-n{depth}", "--end-of-options",
+                    ref, "--not", "HEAD", "--", check=False).decode("utf-8", "replace").splitlines()
+    if not found:
+        found = run_git(repo, "log", "-1", "--format=%an%x00%ae%x00%at", "--end-of-options", ref,
+                        "--", check=False).decode("utf-8", "replace").splitlines()
+    out = []
+    for line in found:
+        name, email, when = [*line.split("\x00"), "", "0"][:3]
+        out.append((name, email, int(when) if when.isdigit() else 0))
+    return out
+
+
 def config_get(repo: Path, key: str) -> str | None:
     """The value git itself uses for `key` in `repo` (every scope, includes, environment
     and `-c` as git reads them), or None. (The git CLI rather than GitPython's reader, which

@@ -6,10 +6,12 @@ with its line, and whatever could be read is used (the seeded types always are).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import yaml
 
+from factdesk.corpus.registry_trust import effective_bytes
 from factdesk.corpus.yamlv3 import SAFE_LOADER
 from factdesk.fsio import read_config
 from factdesk.model.enums import Severity
@@ -20,10 +22,17 @@ REGISTRY_PATH = ".factdesk/agents.yaml"
 
 
 def load_registry(repo: Path) -> Registry:
+    """The registry in effect: the work tree's file, or — when agents changed it on the
+    curated branch — the last curator's version of it (`registry_trust`)."""
     data, why = read_config(repo, REGISTRY_PATH)
     if why:
         return Registry(problems=(_problem(1, why),))
-    return Registry() if data is None else parse_registry(data)
+    found = effective_bytes(repo, data, parse_registry)
+    data = found.data
+    registry = Registry() if data is None else parse_registry(data)
+    if found.problems:
+        registry = replace(registry, problems=registry.problems + found.problems)
+    return registry
 
 
 def parse_registry(data: bytes) -> Registry:
@@ -47,6 +56,7 @@ def parse_registry(data: bytes) -> Registry:
         return Registry(problems=(_problem(_line(node), "must be a mapping (agent_types, agents)"),))
     types = dict(SEEDED_TYPES)
     agents: dict[str, Agent] = {}
+    rows: dict[str, dict[tuple[str, str], str]] = {}
     for key_node, value in node.value:
         key = _text(key_node)
         if key is None:
@@ -69,6 +79,8 @@ def parse_registry(data: bytes) -> Registry:
             fields = {_text(k): v for k, v in _mapping(body, f"{key}.{name}", problems)}
             if key == "agent_types":
                 types[name] = _field(fields, "description", f"{key}.{name}", problems) or ""
+                if "authority" in fields:
+                    rows[name] = _authority_rows(name, fields["authority"], problems)
                 continue
             type_ = _field(fields, "type", f"{key}.{name}", problems)
             if "type" not in fields or _is_null(fields["type"]):
@@ -76,12 +88,40 @@ def parse_registry(data: bytes) -> Registry:
                                          f"{', '.join(sorted(types))})", Severity.WARNING))
             where = f"{key}.{name}"
             agents[name] = Agent(name, type_ or "", _field(fields, "email", where, problems),
-                                 _field(fields, "branch", where, problems))
+                                 _field(fields, "branch", where, problems),
+                                 retired="retired" in fields and not _is_null(fields["retired"]))
     for name, agent in agents.items():  # (the types may come after the agents)
         if agent.type and agent.type not in types:
             problems.append(_problem(_line(node), f"agents.{name}: type {agent.type!r} is not "
                                      f"one of {', '.join(sorted(types))}", Severity.WARNING))
-    return Registry(agent_types=types, agents=agents, problems=tuple(problems))
+    for name in [n for n in rows if n in SEEDED_TYPES]:
+        del rows[name]
+        problems.append(_problem(_line(node), f"agent_types.{name}: a seeded type's authority "
+                                 "rows are fixed; its `authority` is not read", Severity.WARNING))
+    return Registry(agent_types=types, agents=agents, problems=tuple(problems),
+                    authority_rows=rows)
+
+
+#: the verdicts an added type's authority row may give (model.authority.Authority)
+VERDICTS = ("ground_truth", "attributed", "forbidden")
+
+
+def _authority_rows(name: str, node: yaml.Node, problems: list[Problem]
+                    ) -> dict[tuple[str, str], str]:
+    """`authority: {<subject kind>|"*": {<claim type>|"*": <verdict>}}` of an added type."""
+    out: dict[tuple[str, str], str] = {}
+    where = f"agent_types.{name}.authority"
+    for subject_node, claims in _mapping(node, where, problems):
+        subject = _text(subject_node)
+        for claim_node, verdict_node in _mapping(claims, f"{where}.{subject}", problems):
+            claim = _text(claim_node)
+            verdict = _text(verdict_node)
+            if not subject or not claim or verdict not in VERDICTS:
+                problems.append(_problem(_line(verdict_node), f"{where}.{subject}.{claim}: "
+                                         f"must be one of {', '.join(VERDICTS)}"))
+                continue
+            out[(subject, claim)] = verdict
+    return out
 
 
 def _mapping(node: yaml.Node, where: str, problems: list[Problem]

@@ -41,7 +41,8 @@ from factdesk.model.registry import Registry, op_token
 AGENT_DOMAIN = "agents.knomit.io"
 #: the actions factdesk commits (an unknown one is not a decision)
 ACTIONS = frozenset({"relabel", "edit", "attest", "move", "retract", "restore", "confirm",
-                     "refute", "extend", "promote", "dismiss", "undo", "redo"})
+                     "refute", "extend", "promote", "dismiss", "undo", "redo",
+                     "register", "set-type", "retire", "add-type"})  # (registry: issue 16)
 _ACTION_ID = re.compile(r"^[0-9a-f]{16}$")
 #: the keys that must appear at most once in a decision's trailer block
 _SINGLE = ("Factdesk-Action", "Factdesk-Action-Id", "Factdesk-Reverts")

@@ -30,6 +30,7 @@ FIELDS: dict[str, str] = {
     "origin": "authored, distilled or discovered",
     "claim": "claim type (assertion, observation, report, inference, …)",
     "claimant": "claimant agent id or claimant type (tool, persona, view, peer, user)",
+    "agent": "the claimant agent id exactly (the Agents list's id, e.g. agent:codex)",
     "subject": "subject kind (self, user, other_agent, codebase, world, meta) or ref",
     "domain": "a domain tag",
     "entity": "an entity (case-insensitive)",
@@ -411,6 +412,8 @@ def _clause(q: CompiledQuery, name: str, value: str, neg: bool, *,
     if name in _EQ_COLUMNS:
         column, indexed = _EQ_COLUMNS[name]
         clause, params = f"f.{column} = ?", [value]
+    elif name == "agent":  # (the Agents list: its claims alone, never a type's)
+        clause, params, indexed = "f.claimant = ?", [value], True
     elif name == "claimant":  # (an OR of two indexes)
         clause, params, indexed = "(f.claimant = ? OR f.claimant_type = ?)", [value, value], True
     elif name == "subject":

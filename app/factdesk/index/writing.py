@@ -179,7 +179,7 @@ def _clear_findings(conn: sqlite3.Connection, paths: list[str], scan_problems: l
     for path in paths:
         conn.execute("DELETE FROM problems WHERE path = ?", (path,))
         conn.execute("DELETE FROM refs WHERE src = ?", (path,))
-    conn.execute("DELETE FROM problems WHERE code IN ('ontology', 'registry')")
+    conn.execute("DELETE FROM problems WHERE code IN ('ontology', 'registry', 'registry-trust')")
     found_again = {p.path for p in scan_problems}
     for pid, ppath, pcode in conn.execute(
             f"SELECT id, path, code FROM problems WHERE code IN "

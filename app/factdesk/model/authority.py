@@ -6,6 +6,7 @@ ground truth, attributed (shown with "<agent> (<type>) reports: …"), or forbid
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
 
 from factdesk.model.enums import ClaimantType, ClaimType, SubjectKind
@@ -34,6 +35,8 @@ def _verdict(claimant: ClaimantType, subject: SubjectKind, claim: ClaimType) -> 
     return Authority.ATTRIBUTED
 
 
+_SEEDED = frozenset(c.value for c in ClaimantType)
+
 #: The whole table, enumerated once so it can be shown, exported and reviewed.
 AUTHORITY_TABLE: dict[tuple[str, str, str], Authority] = {
     (c.value, s.value, k.value): _verdict(c, s, k)
@@ -49,17 +52,41 @@ REASONS: dict[tuple[str, str], str] = {
 }
 
 
-def authority(claimant_type: str, subject_kind: str, claim_type: str) -> Authority:
-    """The verdict for a combination; unknown (registry-extended) types are attributed."""
-    return AUTHORITY_TABLE.get((claimant_type, subject_kind, claim_type), Authority.ATTRIBUTED)
+#: an added type's rows, as the registry gives them: {(subject kind | "*", claim type | "*"):
+#: verdict} (`Registry.authority_rows[type]`, issue 16)
+Rows = Mapping[tuple[str, str], str]
 
 
-def forbidden_reason(claimant_type: str, subject_kind: str, claim_type: str) -> str | None:
+def authority(claimant_type: str, subject_kind: str, claim_type: str,
+              rows: Mapping[str, Rows] | None = None) -> Authority:
+    """The verdict for a combination. A seeded type's is the table's (a registry cannot
+    change it); an added type's comes from its rows in `rows` (the most specific match:
+    exact, subject with any claim, any subject with the claim, `*`/`*`); without a row,
+    attributed."""
+    found = AUTHORITY_TABLE.get((claimant_type, subject_kind, claim_type))
+    if found is not None:
+        return found
+    own = (rows or {}).get(claimant_type)
+    if own:
+        for key in ((subject_kind, claim_type), (subject_kind, "*"), ("*", claim_type),
+                    ("*", "*")):
+            if key in own:
+                try:
+                    return Authority(own[key])
+                except ValueError:
+                    break
+    return Authority.ATTRIBUTED
+
+
+def forbidden_reason(claimant_type: str, subject_kind: str, claim_type: str,
+                     rows: Mapping[str, Rows] | None = None) -> str | None:
     """Why the table forbids a combination, or None when it is allowed."""
-    if authority(claimant_type, subject_kind, claim_type) is not Authority.FORBIDDEN:
+    if authority(claimant_type, subject_kind, claim_type, rows) is not Authority.FORBIDDEN:
         return None
     if claimant_type == ClaimantType.VIEW:
         return REASONS[("view", "*")]
+    if claimant_type not in _SEEDED:
+        return f"the registry's authority row for type {claimant_type} forbids it"
     return REASONS[("*", subject_kind)]
 
 

@@ -208,11 +208,12 @@ def _authority(values: Values, claim: str, ctx: Context) -> list[Violation]:
     if claimant_type == ClaimantType.VIEW:
         out.append(Violation("claimant_type", "A1", "a view claimant writes nothing"))
     elif claimant_type and subject:
-        reason = forbidden_reason(claimant_type, subject, claim)
+        rows = ctx.registry.authority_rows
+        reason = forbidden_reason(claimant_type, subject, claim, rows)
         if reason:
             out.append(Violation("claim_type", "A1",
                                  f"{an(claimant_type)} may not make {an(claim)} about {subject}: {reason}"))
-        elif authority(claimant_type, subject, claim) is Authority.GROUND_TRUTH \
+        elif authority(claimant_type, subject, claim, rows) is Authority.GROUND_TRUTH \
                 and not (ctx.attesting or ctx.was_ground_truth):
             out.append(Violation("claim_type", "A1-ground",
                                  "a user's assertion about themself is ground truth: only a "

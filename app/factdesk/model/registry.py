@@ -23,6 +23,8 @@ class Agent:
     type: str
     email: str | None = None
     branch: str | None = None
+    #: retired by a curator (`retired: <date or reason>`): listed, never suggested
+    retired: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +33,9 @@ class Registry:
     agents: Mapping[str, Agent] = field(default_factory=dict)
     #: what is wrong with the file it was read from (what could be read is still used)
     problems: tuple[Problem, ...] = ()
+    #: added types' rows of the authority table (issue 16): type → {(subject kind or "*",
+    #: claim type or "*"): verdict}; the seeded types' rows are fixed (model.authority)
+    authority_rows: Mapping[str, Mapping[tuple[str, str], str]] = field(default_factory=dict)
 
     def agent_for_email(self, email: str) -> Agent | None:
         """Match a git identity by e-mail with any `+op` part removed."""

@@ -212,7 +212,8 @@ def _h1(fact: Fact, ctx: CheckContext) -> Iterable[Problem]:
 def _a1(fact: Fact, ctx: CheckContext) -> Iterable[Problem]:
     env = fact.envelope
     if env.claimant_type and env.subject_kind:
-        reason = forbidden_reason(env.claimant_type, env.subject_kind, fact.claim_type)
+        reason = forbidden_reason(env.claimant_type, env.subject_kind, fact.claim_type,
+                                  ctx.registry.authority_rows)
         if reason:
             key = "claimant_type" if env.claimant_type == ClaimantType.VIEW else "subject_kind"
             yield _p(fact, key, "A1", Severity.ERROR,
