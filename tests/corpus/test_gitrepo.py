@@ -393,8 +393,8 @@ APP = Path(__file__).resolve().parents[2] / "app" / "factdesk"
 #: (remove them here when they do); demo.py builds its repository through run_git
 GIT_OUTSIDE_CORPUS = {"curation/gitwrite.py", "demo.py"}
 RUNNERS = {"run_git", "git_argv", "GitRun", "_git"}
-VERBS = {"add", "cat-file", "checkout", "commit", "commit-tree", "config", "diff", "diff-tree", "for-each-ref",
-         "hash-object", "init", "log", "ls-files", "ls-tree", "merge-base", "mktree",
+VERBS = {"add", "cat-file", "checkout", "commit", "commit-tree", "config", "diff", "diff-tree",
+         "for-each-ref", "hash-object", "init", "log", "ls-files", "ls-tree", "merge-base", "mktree",
          "read-tree", "reset", "rev-list", "rev-parse", "status", "symbolic-ref", "update-index",
          "update-ref", "write-tree"}
 
