@@ -16,12 +16,13 @@ from factdesk.core import open_corpus
 from factdesk.corpus import gitrepo
 from factdesk.errors import FactdeskError
 from factdesk.index.indexer import Indexer
-from factdesk.index.query import vocabulary_hints
+from factdesk.index.query import includes_messages, vocabulary_hints
 from factdesk.index.search import get_fact_row, problems_for, search
 from factdesk.model.authority import attribution
 from factdesk.model.visible import for_terminal
 from factdesk.model.weight import is_stale
 from factdesk.model.words import count
+from factdesk.recall import check_messages, message_hits
 
 _T = TypeVar("_T")
 
@@ -115,6 +116,9 @@ def check(kb: Path, fmt: str, install_hook: bool, staged: bool) -> None:
             dict(r) for r in conn.execute(
                 "SELECT p.path, p.line, p.code, p.severity, p.message FROM problems p "
                 "ORDER BY p.path, p.line, p.code")]
+        if not staged:  # the message store's findings (M1-M8, docs/messages.md)
+            rows = sorted(rows + check_messages(indexer, conn),
+                          key=lambda p: (p["path"], p["line"], p["code"]))
         return rows, conn.execute(
             "SELECT COUNT(*) FROM facts WHERE status != 'retracted'").fetchone()[0]
 
@@ -144,7 +148,9 @@ def check(kb: Path, fmt: str, install_hook: bool, staged: bool) -> None:
 def search_cmd(query: str, kb: Path, limit: int, fmt: str) -> None:
     """Search facts: field filters (type:hypothesis confidence:<0.5 …) and free text."""
     indexer = _open(kb)
-    hits = _read(indexer, lambda conn: search(conn, query, limit=limit))
+    hits: list[Any] = _read(indexer, lambda conn: search(conn, query, limit=limit))
+    if includes_messages(query):  # `include:messages`: the message store too (after the facts)
+        hits += message_hits(indexer, query, limit=limit)
     if fmt == "json":
         click.echo(json.dumps({"results": [h.as_dict() for h in hits]}, ensure_ascii=False))
     else:
@@ -267,6 +273,7 @@ def _install_hook(repo: Path) -> str:
     return f"installed {hook}"
 from factdesk.cli import (  # noqa: E402  (the command modules register themselves on `cli`)
     curation_cmds,  # noqa: F401  (registers relabel, edit, move, …)
+    messages_cmds,  # noqa: F401  (registers messages, move-to-messages, recall, mcp)
     reflect_cmds,  # noqa: F401  (registers transitions, queue)
     semantic_cmds,  # noqa: F401  (registers embed, similar, duplicates)
 )

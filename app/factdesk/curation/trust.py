@@ -41,7 +41,8 @@ from factdesk.model.registry import Registry, op_token
 AGENT_DOMAIN = "agents.knomit.io"
 #: the actions factdesk commits (an unknown one is not a decision)
 ACTIONS = frozenset({"relabel", "edit", "attest", "move", "retract", "restore", "confirm",
-                     "refute", "extend", "promote", "dismiss", "undo", "redo"})
+                     "refute", "extend", "promote", "dismiss", "undo", "redo",
+                     "mark", "to-messages"})  # (the message family: curation/messages_ops.py)
 _TOKEN_LINE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9-]*): (.*)$")
 _ACTION_ID = re.compile(r"^[0-9a-f]{16}$")
 #: the keys that must appear at most once in a decision's trailer block

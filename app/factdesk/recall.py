@@ -1,0 +1,167 @@
+"""Attributed recall and the message store's reads, shared by the command line and the MCP
+server (issue 17): what a downstream agent reads about a query.
+
+    recall(indexer, "retry limit", limit=10)            -> [Recalled]   (live facts only)
+    recall(indexer, "retry", include_agent_comm=True)   -> facts and messages
+
+Facts are found by the index's ranked search (`index.search.search`), kept only when live,
+and rendered by the model (`model.recall.render`: the authority table). Messages come
+from their own index (`index.messages`) only when asked for.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+
+from factdesk.corpus import gitrepo
+from factdesk.curation.labels import load_attestations
+from factdesk.curation.trust import trusted_decisions
+from factdesk.index import messages as msg_index
+from factdesk.index.indexer import Indexer
+from factdesk.index.messages import MessageHit
+from factdesk.index.query import compile_query
+from factdesk.index.search import SearchHit, _compiled, search
+from factdesk.model.messages import Message
+from factdesk.model.recall import Recalled, from_row, render, render_message
+
+#: how many more facts than asked for the search returns, so that dropping the broken
+#: ones still leaves `limit`
+_SPARE = 10
+
+
+@dataclass
+class Attestations:
+    """The facts a curator attested, as they stand: path → (blob, by). Only attestations
+    recorded by a curator's decision (`trust.trusted_decisions`: never an agent's commit)
+    count; an agent that edits `.factdesk/attestations.yaml` grants nothing. Cached by HEAD."""
+
+    repo: Path
+    _head: str | None = None
+    _known: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def current(self) -> Mapping[str, tuple[str, str]]:
+        head = gitrepo.head_sha(self.repo)
+        if head != self._head:
+            self._known = _trusted_attestations(self.repo, head)
+            self._head = head
+        return self._known
+
+
+def _trusted_attestations(repo: Path, head: str | None) -> dict[str, tuple[str, str]]:
+    if head is None:
+        return {}
+    decided: set[str] = set()
+    for d in trusted_decisions(repo, head):
+        if d.action != "attest":
+            continue
+        out = gitrepo.run_git(repo, "diff-tree", "-r", "--no-commit-id", "--name-only", "-z",
+                              "--root", d.commit, check=False)
+        decided.update(p for p in out.decode("utf-8", "replace").split("\0") if p)
+    out: dict[str, tuple[str, str]] = {}
+    for path, entries in load_attestations(repo).items():
+        if path in decided and entries:
+            last = entries[-1]
+            out[path] = (last.get("blob", ""), last.get("by", "a curator").split(" <")[0])
+    return out
+
+
+def recall_facts(conn: sqlite3.Connection, query: str, *, limit: int = 10,
+                 attested: Mapping[str, tuple[str, str]] | None = None,
+                 today: date | None = None) -> list[Recalled]:
+    """The live facts for `query`, ranked, each rendered by the authority table."""
+    hits = search(conn, _compiled(conn, query), limit=limit + _SPARE)
+    return render_hits(conn, hits, limit=limit, attested=attested, today=today)
+
+
+def render_hits(conn: sqlite3.Connection, hits: list[SearchHit], *, limit: int,
+                attested: Mapping[str, tuple[str, str]] | None = None,
+                today: date | None = None) -> list[Recalled]:
+    if not hits:
+        return []
+    ids = [h.id for h in hits]
+    marks = ",".join("?" * len(ids))
+    rows = {r["id"]: r for r in conn.execute(
+        f"SELECT id, path, status, title, type, claim_type, claimant, claimant_type, "
+        f"subject_kind, subject_ref, settle_by, settlement, sources, refs, evidence_weight, "
+        f"evidence_weight_computed, blob FROM facts WHERE id IN ({marks})", ids)}
+    live = [rows[i] for i in ids if i in rows and rows[i]["status"] == "live"][:limit]
+    paths = [r["path"] for r in live]
+    breaches: dict[str, list[str]] = {}
+    if paths:
+        marks = ",".join("?" * len(paths))
+        for path, code in conn.execute(
+                f"SELECT path, code FROM problems WHERE severity = 'error' AND path IN ({marks})",
+                paths):
+            breaches.setdefault(path, []).append(code)
+    out = []
+    for r in live:
+        by = None
+        if attested and (entry := attested.get(r["path"])) and entry[0] == r["blob"]:
+            by = entry[1]
+        fact = from_row(r, breaches=breaches.get(r["path"], ()), attested_by=by,
+                        refs=json.loads(r["refs"] or "[]"))
+        out.append(render(fact, today=today))
+    return out
+
+
+def message_hits(indexer: Indexer, query: str, *, limit: int) -> list[MessageHit]:
+    """The messages a query finds (their own index, refreshed first)."""
+    def work(conn: sqlite3.Connection) -> list[MessageHit]:
+        return msg_index.search(conn, compile_query(query), limit=limit)
+
+    return msg_index.read(indexer.repo, indexer.path, work)
+
+
+def recall(indexer: Indexer, query: str, *, limit: int = 10, include_agent_comm: bool = False,
+           attestations: Attestations | None = None, today: date | None = None
+           ) -> list[Recalled]:
+    """Recall over a corpus: its index brought up to date, live facts ranked and rendered;
+    with `include_agent_comm` (or a query saying `include:messages`), the messages it finds
+    follow the facts (up to `limit` of each): they are never mixed into the facts' ranks."""
+    attested = (attestations or Attestations(indexer.repo)).current()
+    today = today or date.today()
+
+    def work(conn: sqlite3.Connection) -> tuple[list[Recalled], bool]:
+        q = _compiled(conn, query)
+        hits = search(conn, q, limit=limit + _SPARE)
+        return (render_hits(conn, hits, limit=limit, attested=attested, today=today),
+                q.include_messages)
+
+    facts, asked = indexer.read(work)
+    if not (include_agent_comm or asked):
+        return facts
+    found = message_hits(indexer, query, limit=limit)
+    messages = [render_message(m) for m in _messages_of(indexer, [h.path for h in found])]
+    return facts + messages
+
+
+def _messages_of(indexer: Indexer, paths: list[str]) -> list[Message]:
+    def work(conn: sqlite3.Connection) -> list[Message]:
+        return [m for p in paths if (m := msg_index.get_message(conn, p)) is not None]
+
+    return msg_index.read(indexer.repo, indexer.path, work)
+
+
+def all_messages(indexer: Indexer) -> list[Message]:
+    """Every readable message, oldest first (the Messages view, `factdesk messages`)."""
+    return msg_index.read(indexer.repo, indexer.path, msg_index.all_messages)
+
+
+def messages_referencing(indexer: Indexer, fact_path: str) -> list[Message]:
+    """The messages that reference a fact (the inspector's backlinks)."""
+    return msg_index.read(indexer.repo, indexer.path,
+                          lambda conn: msg_index.referencing(conn, fact_path))
+
+
+def check_messages(indexer: Indexer, facts: sqlite3.Connection) -> list[dict[str, object]]:
+    """The message store's findings for `factdesk check` (as the facts' problem rows):
+    each file's own, and references to facts (read from the facts' index `facts`) and
+    replies to messages that do not exist."""
+    paths = {r[0] for r in facts.execute("SELECT path FROM facts WHERE status != 'retracted'")}
+    return [p.as_dict() for p in msg_index.read(indexer.repo, indexer.path,
+                                                 lambda conn: msg_index.problems(conn, paths))]
