@@ -77,9 +77,10 @@ class Recalled:
 def is_ground_truth(fact: RecallFact) -> bool:
     """Plain, unattributed: the table's ground truth (a user asserting about themself), or
     a person's claim (claimant type `user`) that a curator attested as it stands. An
-    agent's claim is never ground truth, attested or not: it is shown as theirs."""
-    if not (fact.claimant_type and fact.subject_kind):
-        return False
+    agent's claim is never ground truth, attested or not: it is shown as theirs; nor is a
+    fact breaking rule A1 (an agent writing as the user is a claimant mismatch)."""
+    if not (fact.claimant_type and fact.subject_kind) or "A1" in fact.breaches:
+        return False  # (A1: the authority rule, or a claimant the commit's author belies)
     claim = fact.claim_type or ClaimType.LEGACY
     verdict = authority(fact.claimant_type, fact.subject_kind, claim)
     if verdict is Authority.GROUND_TRUTH:
