@@ -25,8 +25,8 @@ from factdesk.index.search import get_fact_row, problems_for, search
 from factdesk.recall import Attestations, message_hits, messages_referencing, recall
 from factdesk.version import version
 
-READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True,
-                            openWorldHint=False)
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                            open_world_hint=False)
 #: how many facts `factdesk://facts` lists (newest first)
 LISTED = 500
 

@@ -59,9 +59,9 @@ def _trusted_attestations(repo: Path, head: str | None) -> dict[str, tuple[str, 
     for d in trusted_decisions(repo, head):
         if d.action != "attest":
             continue
-        out = gitrepo.run_git(repo, "diff-tree", "-r", "--no-commit-id", "--name-only", "-z",
-                              "--root", d.commit, check=False)
-        decided.update(p for p in out.decode("utf-8", "replace").split("\0") if p)
+        names = gitrepo.run_git(repo, "diff-tree", "-r", "--no-commit-id", "--name-only", "-z",
+                                "--root", d.commit, check=False)
+        decided.update(p for p in names.decode("utf-8", "replace").split("\0") if p)
     out: dict[str, tuple[str, str]] = {}
     for path, entries in load_attestations(repo).items():
         if path in decided and entries:

@@ -184,13 +184,14 @@ class Seen:
 
 
 def scan(repo: Path) -> Iterator[Seen]:
-    """Every `.md` file under `msg/` (links and other non-files skipped, never followed)."""
+    """Every `.md` file under `msg/` (links and other non-files skipped, never followed).
+    (Strings, not `Path`s: this runs before every read, over every message.)"""
     root = repo / MSG_ROOT
     if not root.is_dir() or root.is_symlink():
         return
-    stack = [root]
+    stack = [(str(root), MSG_ROOT)]
     while stack:
-        folder = stack.pop()
+        folder, rel = stack.pop()
         try:
             entries = list(os.scandir(folder))
         except OSError:
@@ -198,11 +199,10 @@ def scan(repo: Path) -> Iterator[Seen]:
         for entry in entries:
             if entry.is_dir(follow_symlinks=False):
                 if not entry.name.startswith("."):
-                    stack.append(Path(entry.path))
+                    stack.append((entry.path, f"{rel}/{entry.name}"))
             elif entry.name.endswith(".md") and entry.is_file(follow_symlinks=False):
                 st = entry.stat(follow_symlinks=False)
-                rel = Path(entry.path).relative_to(repo).as_posix()
-                yield Seen(rel, st.st_size, st.st_mtime_ns)
+                yield Seen(f"{rel}/{entry.name}", st.st_size, st.st_mtime_ns)
 
 
 def read_message(repo: Path, rel: str) -> MessageOutcome:

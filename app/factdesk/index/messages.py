@@ -74,7 +74,6 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(path, timeout=10, check_same_thread=False)
-        conn.execute("PRAGMA journal_mode = WAL")
     conn.row_factory = sqlite3.Row
     return conn
 
@@ -83,11 +82,15 @@ def _open_for_write(path: Path) -> sqlite3.Connection:
     """The file, made or checked; a damaged one (or another version's) is replaced: it is
     derived from the files under msg/."""
     for attempt in (1, 2):
+        conn: sqlite3.Connection | None = None
         try:
             conn = connect(path)
             version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if version not in (0, VERSION):
+            if version == VERSION:  # (made before: no write unless something changed)
+                return conn
+            if version != 0:
                 raise sqlite3.DatabaseError(f"messages index version {version}")
+            conn.execute("PRAGMA journal_mode = WAL")
             for statement in SCHEMA:
                 conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {VERSION}")
@@ -96,8 +99,9 @@ def _open_for_write(path: Path) -> sqlite3.Connection:
         except sqlite3.DatabaseError:
             if attempt == 2:
                 raise
-            with contextlib.suppress(Exception):  # (closing a broken connection)
-                conn.close()
+            if conn is not None:
+                with contextlib.suppress(Exception):  # (closing a broken connection)
+                    conn.close()
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{path}{suffix}").unlink(missing_ok=True)
     raise AssertionError("unreachable")
