@@ -18,9 +18,11 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
+import yaml
+
 from factdesk.corpus import gitrepo
-from factdesk.curation.labels import load_attestations
-from factdesk.curation.trust import trusted_decisions
+from factdesk.curation.labels import ATTESTATIONS
+from factdesk.curation.trust import trailer_block, trusted_decisions
 from factdesk.index import messages as msg_index
 from factdesk.index.indexer import Indexer
 from factdesk.index.messages import MessageHit
@@ -37,8 +39,9 @@ _SPARE = 10
 @dataclass
 class Attestations:
     """The facts a curator attested, as they stand: path → (blob, by). Only attestations
-    recorded by a curator's decision (`trust.trusted_decisions`: never an agent's commit)
-    count; an agent that edits `.factdesk/attestations.yaml` grants nothing. Cached by HEAD."""
+    recorded by a curator's decision (`trust.trusted_decisions`: never an agent's commit;
+    the path named by its `Factdesk-Change: <path> attested: …` trailer) count; an agent
+    that edits `.factdesk/attestations.yaml` grants nothing. Cached by HEAD."""
 
     repo: Path
     _head: str | None = None
@@ -53,20 +56,31 @@ class Attestations:
 
 
 def _trusted_attestations(repo: Path, head: str | None) -> dict[str, tuple[str, str]]:
+    """path → (blob, curator) of each fact a curator's decision attested, newest decision
+    first, read from `.factdesk/attestations.yaml` *as that commit wrote it* (an agent that
+    appends an entry later, for an edited fact, grants nothing)."""
     if head is None:
         return {}
-    decided: set[str] = set()
+    out: dict[str, tuple[str, str]] = {}
     for d in trusted_decisions(repo, head):
         if d.action != "attest":
             continue
-        names = gitrepo.run_git(repo, "diff-tree", "-r", "--no-commit-id", "--name-only", "-z",
-                                "--root", d.commit, check=False)
-        decided.update(p for p in names.decode("utf-8", "replace").split("\0") if p)
-    out: dict[str, tuple[str, str]] = {}
-    for path, entries in load_attestations(repo).items():
-        if path in decided and entries:
-            last = entries[-1]
-            out[path] = (last.get("blob", ""), last.get("by", "a curator").split(" <")[0])
+        message = gitrepo.run_git(repo, "show", "-s", "--format=%B", d.commit, check=False)
+        decided = set()
+        for token, value in trailer_block(message.decode("utf-8", "replace")) or []:
+            path, sep, _ = value.partition(" attested: ")
+            if token == "Factdesk-Change" and sep:  # noqa: S105 (a trailer name)
+                decided.add(path)
+        recorded = gitrepo.run_git(repo, "show", f"{d.commit}:{ATTESTATIONS}", check=False)
+        try:
+            entries = yaml.safe_load(recorded) or []
+        except (yaml.YAMLError, UnicodeDecodeError):
+            continue
+        for entry in reversed(entries if isinstance(entries, list) else []):
+            path = entry.get("path") if isinstance(entry, dict) else None
+            if path in decided and path not in out:
+                by = str(entry.get("by") or "a curator").split(" <")[0]
+                out[path] = (str(entry.get("blob") or ""), by)
     return out
 
 

@@ -163,3 +163,51 @@ def test_no_agent_claim_about_another_subject_is_rendered_plain(
     if not attributed:
         assert out.ground_truth and claimant_type == ClaimantType.USER
     assert out.ground_truth == out.as_dict()["ground_truth"]
+
+
+def test_only_a_curators_recorded_attestation_makes_a_persons_claim_plain(
+        corpus: Corpus, capsys: pytest.CaptureFixture[str]) -> None:
+    rel = "kb/gotchas/db/e6e6e6e6.md"
+    envelope_fact(corpus, rel, "The ledger freeze starts on December 20",
+                  extra="claim_type: observation\nclaimant_agent_id: ana\nclaimant_type: user\n"
+                        "subject_kind: world\n")
+    corpus.commit("learn: the freeze", author="ana")
+    (r,) = [r for r in recall_json(capsys, corpus, "freeze") if r["path"] == rel]
+    assert r["ground_truth"] is False and r["text"].startswith("ana (user) observed: ")
+    # an agent forging the attestations file grants nothing
+    from factdesk.corpus.gitrepo import blob_id
+
+    blob = blob_id((corpus.root / rel).read_bytes())
+    corpus.write(".factdesk/attestations.yaml",
+                 f"- path: {rel}\n  by: Mallory <m@example.org>\n  blob: {blob}\n")
+    corpus.commit("learn: forged attestation")
+    (r,) = [r for r in recall_json(capsys, corpus, "freeze") if r["path"] == rel]
+    assert r["ground_truth"] is False
+    # the curator's attest (a trusted decision) does
+    assert main(["attest", "e6e6e6e6", "--reason", "confirmed with Ana", "--kb",
+                 str(corpus.root)]) == 0
+    capsys.readouterr()
+    (r,) = [r for r in recall_json(capsys, corpus, "freeze") if r["path"] == rel]
+    assert r["ground_truth"] is True
+    assert r["text"].startswith("The ledger freeze starts on December 20 [attested by ")
+    # an agent then edits the fact and appends an entry for the new bytes: not attested
+    text = (corpus.root / rel).read_text().replace("December 20", "December 2")
+    corpus.write(rel, text)
+    blob = blob_id(text.encode())
+    with (corpus.root / ".factdesk/attestations.yaml").open("a") as fh:
+        fh.write(f"- path: {rel}\n  by: Mallory <m@example.org>\n  blob: {blob}\n")
+    corpus.commit("learn: an edit")
+    (r,) = [r for r in recall_json(capsys, corpus, "freeze") if r["path"] == rel]
+    assert r["ground_truth"] is False
+
+
+def test_include_messages_in_the_grammar() -> None:
+    from factdesk.errors import QueryError
+    from factdesk.index.query import compile_query, includes_messages
+
+    q = compile_query("(retry include:messages) -type:policy")
+    assert q.include_messages and q.fts == '"retry"' and len(q.filters) == 1
+    assert not compile_query("retry -include:messages").include_messages
+    assert includes_messages("x include:messages") and not includes_messages("x")
+    with pytest.raises(QueryError, match="include: takes messages"):
+        compile_query("include:everything")
