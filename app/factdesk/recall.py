@@ -77,7 +77,9 @@ def _trusted_attestations(repo: Path, head: str | None) -> dict[str, tuple[str, 
         except (yaml.YAMLError, UnicodeDecodeError):
             continue
         for entry in reversed(entries if isinstance(entries, list) else []):
-            path = entry.get("path") if isinstance(entry, dict) else None
+            if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
+                continue
+            path = entry["path"]
             if path in decided and path not in out:
                 by = str(entry.get("by") or "a curator").split(" <")[0]
                 out[path] = (str(entry.get("blob") or ""), by)
