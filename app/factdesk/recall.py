@@ -21,6 +21,8 @@ from pathlib import Path
 import yaml
 
 from factdesk.corpus import gitrepo
+from factdesk.corpus.codec import MAX_BYTES
+from factdesk.corpus.messages import cross_check, parse_message
 from factdesk.curation.labels import ATTESTATIONS
 from factdesk.curation.trust import trailer_block, trusted_decisions
 from factdesk.index import messages as msg_index
@@ -28,7 +30,9 @@ from factdesk.index.indexer import Indexer
 from factdesk.index.messages import MessageHit
 from factdesk.index.query import compile_query
 from factdesk.index.search import SearchHit, _compiled, search
-from factdesk.model.messages import Message
+from factdesk.model.enums import Severity
+from factdesk.model.fact import Problem
+from factdesk.model.messages import MSG_ROOT, Message
 from factdesk.model.recall import Recalled, from_row, render, render_message
 
 #: how many more facts than asked for the search returns, so that dropping the broken
@@ -181,3 +185,33 @@ def check_messages(indexer: Indexer, facts: sqlite3.Connection) -> list[dict[str
     paths = {r[0] for r in facts.execute("SELECT path FROM facts WHERE status != 'retracted'")}
     return [p.as_dict() for p in msg_index.read(indexer.repo, indexer.path,
                                                  lambda conn: msg_index.problems(conn, paths))]
+
+
+def staged_message_problems(indexer: Indexer, facts: sqlite3.Connection) -> list[dict[str, object]]:
+    """`check --staged` (the pre-commit hook) for messages: each message file staged for
+    commit, checked as staged (its blob), against the facts and messages there are plus
+    those staged."""
+    staged = gitrepo.staged_blobs(indexer.repo)
+    wanted = {p: b for p, b in staged.items() if p.startswith(f"{MSG_ROOT}/") and p.endswith(".md")}
+    if not wanted:
+        return []
+    fact_paths = {r[0] for r in facts.execute("SELECT path FROM facts WHERE status != 'retracted'")}
+    fact_paths |= {p for p in staged if p.startswith("kb/")}
+    known = msg_index.read(indexer.repo, indexer.path,
+                           lambda conn: {r[0] for r in conn.execute("SELECT path FROM messages")})
+    parsed: list[Message] = []
+    out: list[Problem] = []
+    with gitrepo.BlobReader(indexer.repo) as reader:
+        for path, blob in sorted(wanted.items()):
+            try:
+                data = reader.read(blob, limit=MAX_BYTES)
+            except gitrepo.BlobTooLarge as exc:
+                out.append(Problem(path, 1, "M6", Severity.ERROR,
+                                   f"{exc.size:,} bytes: larger than the {MAX_BYTES:,} a message may be"))
+                continue
+            outcome = parse_message(path, data or b"")
+            out.extend(outcome.problems)
+            if outcome.message is not None:
+                parsed.append(outcome.message)
+    out += cross_check(parsed, fact_paths, known | set(wanted))
+    return [p.as_dict() for p in sorted(out, key=lambda p: (p.path, p.line, p.code))]

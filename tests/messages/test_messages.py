@@ -180,3 +180,16 @@ def test_move_to_messages(corpus: Corpus, capsys: pytest.CaptureFixture[str]) ->
                 if e["path"].startswith("msg/")]
     assert run(capsys, "undo", "--kb", str(corpus.root))[0] == 0
     assert (corpus.root / path).exists() and not (corpus.root / m["path"]).exists()
+
+
+def test_check_staged_checks_staged_messages(corpus: Corpus, capsys: pytest.CaptureFixture[str]) -> None:
+    """The pre-commit hook (`check --staged`) refuses a malformed message as staged."""
+    good = message(corpus)
+    git(corpus.root, "add", good)
+    assert run(capsys, "check", "--staged", "--kb", str(corpus.root))[0] == 0
+    bad = message(corpus, body="another", delivery="lost", reply="msg/2026/10/deadbeef.md")
+    git(corpus.root, "add", bad)
+    (corpus.root / bad).write_text("fixed on disk, not staged")  # the staged blob is checked
+    code, out, _ = run(capsys, "check", "--staged", "--kb", str(corpus.root), "--format", "json")
+    assert code == 1
+    assert {(e["path"], e["code"]) for e in json.loads(out)["errors"]} == {(bad, "M2"), (bad, "M4")}

@@ -22,7 +22,7 @@ from factdesk.model.authority import attribution
 from factdesk.model.visible import for_terminal
 from factdesk.model.weight import is_stale
 from factdesk.model.words import count
-from factdesk.recall import check_messages, message_hits
+from factdesk.recall import check_messages, message_hits, staged_message_problems
 
 _T = TypeVar("_T")
 
@@ -116,9 +116,10 @@ def check(kb: Path, fmt: str, install_hook: bool, staged: bool) -> None:
             dict(r) for r in conn.execute(
                 "SELECT p.path, p.line, p.code, p.severity, p.message FROM problems p "
                 "ORDER BY p.path, p.line, p.code")]
-        if not staged:  # the message store's findings (M1-M8, docs/messages.md)
-            rows = sorted(rows + check_messages(indexer, conn),
-                          key=lambda p: (p["path"], p["line"], p["code"]))
+        # the message store's findings (M1-M8, docs/messages.md)
+        rows = sorted(rows + (staged_message_problems(indexer, conn) if staged
+                              else check_messages(indexer, conn)),
+                      key=lambda p: (p["path"], p["line"], p["code"]))
         return rows, conn.execute(
             "SELECT COUNT(*) FROM facts WHERE status != 'retracted'").fetchone()[0]
 
