@@ -193,3 +193,17 @@ def test_check_staged_checks_staged_messages(corpus: Corpus, capsys: pytest.Capt
     code, out, _ = run(capsys, "check", "--staged", "--kb", str(corpus.root), "--format", "json")
     assert code == 1
     assert {(e["path"], e["code"]) for e in json.loads(out)["errors"]} == {(bad, "M2"), (bad, "M4")}
+
+
+def test_a_link_or_a_fifo_in_msg_is_a_finding_never_followed(
+        corpus: Corpus, capsys: pytest.CaptureFixture[str]) -> None:
+    import os
+
+    folder = corpus.root / "msg/2026/11"
+    folder.mkdir(parents=True)
+    (folder / "1a1a1a1a.md").symlink_to("/etc/passwd")
+    os.mkfifo(folder / "2b2b2b2b.md")
+    code, out, _ = run(capsys, "check", "--kb", str(corpus.root), "--format", "json")
+    found = {(e["path"], e["code"]) for e in json.loads(out)["errors"]}
+    assert {("msg/2026/11/1a1a1a1a.md", "M6"), ("msg/2026/11/2b2b2b2b.md", "M6")} <= found
+    assert code == 1

@@ -184,7 +184,7 @@ class Seen:
 
 
 def scan(repo: Path) -> Iterator[Seen]:
-    """Every `.md` file under `msg/` (links and other non-files skipped, never followed).
+    """Every `.md` entry under `msg/` (folders that are links are never followed).
     (Strings, not `Path`s: this runs before every read, over every message.)"""
     root = repo / MSG_ROOT
     if not root.is_dir() or root.is_symlink():
@@ -200,9 +200,12 @@ def scan(repo: Path) -> Iterator[Seen]:
             if entry.is_dir(follow_symlinks=False):
                 if not entry.name.startswith("."):
                     stack.append((entry.path, f"{rel}/{entry.name}"))
-            elif entry.name.endswith(".md") and entry.is_file(follow_symlinks=False):
+            elif entry.name.endswith(".md"):
                 st = entry.stat(follow_symlinks=False)
-                yield Seen(f"{rel}/{entry.name}", st.st_size, st.st_mtime_ns)
+                # a link, a FIFO or a device named .md is yielded too (never opened here):
+                # `read_message` reports it (M6) without following or blocking
+                size = st.st_size if entry.is_file(follow_symlinks=False) else -1
+                yield Seen(f"{rel}/{entry.name}", size, st.st_mtime_ns)
 
 
 def read_message(repo: Path, rel: str) -> MessageOutcome:
