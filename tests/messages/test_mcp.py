@@ -57,7 +57,9 @@ def test_mcp_round_trip_over_stdio(corpus: Corpus) -> None:
     p = message(corpus, refs="[kb/gotchas/db/b2b2b2b2.md]",
                 body="Migrations: please add lock_timeout before the ledger migration")
     corpus.commit("learn: one more, and a message")
+    before = corpus.snapshot()
     out = asyncio.run(_session(corpus.root))
+    assert corpus.snapshot() == before  # read-only: nothing in the work tree or HEAD changed
     assert out["tools"] == ["recall", "search", "show"]
     results = out["recall"]["results"]  # type: ignore[index]
     texts = [r["text"] for r in results]
