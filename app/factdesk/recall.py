@@ -155,16 +155,12 @@ def recall(indexer: Indexer, query: str, *, limit: int = 10, include_agent_comm:
     facts, asked = indexer.read(work)
     if not (include_agent_comm or asked):
         return facts
-    found = message_hits(indexer, query, limit=limit)
-    messages = [render_message(m) for m in _messages_of(indexer, [h.path for h in found])]
-    return facts + messages
 
+    def found(conn: sqlite3.Connection) -> list[Message]:
+        hits = msg_index.search(conn, compile_query(query), limit=limit)
+        return [m for h in hits if (m := msg_index.get_message(conn, h.path)) is not None]
 
-def _messages_of(indexer: Indexer, paths: list[str]) -> list[Message]:
-    def work(conn: sqlite3.Connection) -> list[Message]:
-        return [m for p in paths if (m := msg_index.get_message(conn, p)) is not None]
-
-    return msg_index.read(indexer.repo, indexer.path, work)
+    return facts + [render_message(m) for m in msg_index.read(indexer.repo, indexer.path, found)]
 
 
 def all_messages(indexer: Indexer) -> list[Message]:
