@@ -37,6 +37,7 @@ bench: $(STAMP)
 	$(PY) bench/semantic_bench.py
 	$(PY) bench/mislabel_quality.py --big
 	$(PY) bench/settlement_recall.py
+	$(PY) bench/messages_bench.py --facts 100000 --messages 10000
 
 screenshots: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) scripts/screenshots.py

@@ -40,6 +40,7 @@ DEMO_CASE: dict[str, str] = {
     "observation-without-refs": "observation_without_refs",
     "persona-without-refs": "persona_without_refs",
     "legacy-envelope": "legacy_claim_type",
+    "message-in-memory": "message_in_memory",
 }
 
 

@@ -23,6 +23,7 @@ import click
 from factdesk.cli.commands import FORMAT, KB, _exit, _open, cli, say
 from factdesk.cli.curation_cmds import PREVIEW, REASON, _curation, _report
 from factdesk.curation.registry_ops import actions_in_effect
+from factdesk.index import recall_reads
 from factdesk.index.indexer import Indexer
 from factdesk.reflect.agents import (
     SETTINGS_NAME,
@@ -136,9 +137,7 @@ def _evidence(kb: Path, agent_id: str) -> None:
 
 def _findings(indexer: Indexer) -> int:
     with closing(indexer.connect(readonly=True)) as conn:
-        return int(conn.execute(
-            "SELECT COUNT(*) FROM problems WHERE code IN ('A1', 'E1', 'registry', "
-            "'registry-trust')").fetchone()[0])
+        return recall_reads.authority_finding_count(conn)
 
 
 def _registry_action(kb: Path, fmt: str, run: Any) -> None:

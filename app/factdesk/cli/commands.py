@@ -18,12 +18,13 @@ from factdesk.core import open_corpus
 from factdesk.corpus import gitrepo
 from factdesk.errors import FactdeskError
 from factdesk.index.indexer import Indexer
-from factdesk.index.query import vocabulary_hints
+from factdesk.index.query import includes_messages, vocabulary_hints
+from factdesk.index.rows import fact_payload
 from factdesk.index.search import all_problems, fact_count, get_fact_row, problems_for, search
-from factdesk.model.authority import attribution
 from factdesk.model.visible import for_terminal
 from factdesk.model.weight import is_stale
 from factdesk.model.words import count
+from factdesk.recall import check_messages, message_hits, staged_message_problems
 
 _T = TypeVar("_T")
 
@@ -115,6 +116,10 @@ def check(kb: Path, fmt: str, install_hook: bool, staged: bool) -> None:
     def read(conn: sqlite3.Connection) -> tuple[list[dict[str, Any]], int]:
         rows = ([p.as_dict() for p in indexer.staged_problems(conn)] if staged
                 else all_problems(conn))
+        # the message store's findings (M1-M8, docs/messages.md)
+        rows = sorted(rows + (staged_message_problems(indexer, conn) if staged
+                              else check_messages(indexer, conn)),
+                      key=lambda p: (p["path"], p["line"], p["code"]))
         return rows, fact_count(conn)
 
     # thorough: the Check command starts with `PRAGMA quick_check` (RELIABILITY 3.11)
@@ -143,7 +148,9 @@ def check(kb: Path, fmt: str, install_hook: bool, staged: bool) -> None:
 def search_cmd(query: str, kb: Path, limit: int, fmt: str) -> None:
     """Search facts: field filters (type:hypothesis confidence:<0.5 …) and free text."""
     indexer = _open(kb)
-    hits = _read(indexer, lambda conn: search(conn, query, limit=limit))
+    hits: list[Any] = _read(indexer, lambda conn: search(conn, query, limit=limit))
+    if includes_messages(query):  # `include:messages`: the message store too (after the facts)
+        hits += message_hits(indexer, query, limit=limit)
     if fmt == "json":
         click.echo(json.dumps({"results": [h.as_dict() for h in hits]}, ensure_ascii=False))
     else:
@@ -178,28 +185,6 @@ def show(fact: str, kb: Path, fmt: str) -> None:
     else:
         say(_show_text(data))
     _exit(0)
-
-
-def fact_payload(row: Any, problems: list[dict[str, Any]]) -> dict[str, Any]:
-    """The JSON shape of `show` (DESIGN.md §6): fields + attribution + both weights."""
-    keys = ["id", "path", "status", "title", "kind", "type", "origin", "claim_type",
-            "claimant", "claimant_type", "subject_kind", "subject_ref", "settle_by",
-            "settlement", "confidence", "sources", "evidence_weight", "evidence_weight_computed",
-            "created_at", "creator", "updated_at", "author", "op", "retracted_at",
-            "retracted_by", "retracted_reason", "body"]
-    data = {k: row[k] for k in keys}
-    for k in ("domain", "entities", "refs", "extra"):
-        data[k] = json.loads(row[k])
-    data["motifs"] = data["extra"].pop("motifs", [])  # (index.rows keeps them in `extra`)
-    data["derived"] = [k for k, col in (("claim_type", "claim_type_derived"),
-                                       ("claimant", "claimant_derived"),
-                                       ("claimant_type", "claimant_type_derived"))
-                       if row[col] and row[k] is not None]  # (nothing derived: unknown)
-    data["attribution"] = attribution(
-        row["title"], claimant=row["claimant"], claimant_type=row["claimant_type"],
-        subject_kind=row["subject_kind"], claim_type=row["claim_type"] or "legacy")
-    data["problems"] = problems
-    return data
 
 
 def _show_text(d: dict[str, Any]) -> str:
@@ -267,6 +252,7 @@ def _install_hook(repo: Path) -> str:
 from factdesk.cli import (  # noqa: E402  (the command modules register themselves on `cli`)
     agents_cmds,  # noqa: F401  (registers agents and its registry actions)
     curation_cmds,  # noqa: F401  (registers relabel, edit, move, …)
+    messages_cmds,  # noqa: F401  (registers messages, move-to-messages, recall, mcp)
     reflect_cmds,  # noqa: F401  (registers transitions, queue)
     semantic_cmds,  # noqa: F401  (registers embed, similar, duplicates)
 )

@@ -336,6 +336,7 @@ def mislabels(include_all: bool, limit: int, kb: Path, fmt: str) -> None:
     else:
         for s in queue[:limit]:
             change = ", ".join(f"{k} → {v if v is not None else '(remove)'}" for k, v in s.proposal.items())
+            change = change or s.proposals[0].label  # (move-to-messages changes no field)
             need = f"  (needs {', '.join(s.needs_input)})" if s.needs_input else ""
             say(f"{s.path}:{s.line}: [{s.code}] {s.explanation}\n    propose: {change}{need}")
         say(count(len(queue), "suggestion"))

@@ -179,6 +179,12 @@ def authors_only_in(repo: Path, ref: str, *, depth: int = 200) -> list[tuple[str
     return out
 
 
+def commit_message(repo: Path, commit: str) -> str:
+    """The whole message of `commit` ("" when it names none)."""
+    return run_git(repo, "log", "-1", "--format=%B", "--end-of-options", commit, "--",
+                   check=False).decode("utf-8", "replace")
+
+
 def config_get(repo: Path, key: str) -> str | None:
     """The value git itself uses for `key` in `repo` (every scope, includes, environment
     and `-c` as git reads them), or None. (The git CLI rather than GitPython's reader, which

@@ -29,6 +29,7 @@ from factdesk.curation.files import FileOps
 from factdesk.curation.gitwrite import Conflict, CurationError, Refused
 from factdesk.curation.identity import curator_identity
 from factdesk.curation.labels import ATTESTATIONS, EDIT_FIELDS, load_attestations
+from factdesk.curation.messages_ops import MessageOps
 from factdesk.curation.registry_ops import RegistryOps
 from factdesk.curation.settling import SettleOps
 from factdesk.curation.undo import EMPTY_STACK, ActionRecord, UndoOps
@@ -38,5 +39,5 @@ __all__ = ["ATTESTATIONS", "EDIT_FIELDS", "EMPTY_STACK", "ActionRecord", "Change
            "curator_identity", "finish_change", "load_attestations", "with_op"]
 
 
-class Curation(SettleOps, FileOps, DismissOps, RegistryOps, UndoOps):
+class Curation(SettleOps, FileOps, DismissOps, RegistryOps, UndoOps, MessageOps):
     """The write operations over one corpus (an `Indexer` for its index)."""

@@ -42,7 +42,8 @@ AGENT_DOMAIN = "agents.knomit.io"
 #: the actions factdesk commits (an unknown one is not a decision)
 ACTIONS = frozenset({"relabel", "edit", "attest", "move", "retract", "restore", "confirm",
                      "refute", "extend", "promote", "dismiss", "undo", "redo",
-                     "register", "set-type", "retire", "add-type"})  # (registry: issue 16)
+                     "register", "set-type", "retire", "add-type",  # (registry: issue 16)
+                     "mark", "to-messages"})  # (the message family: curation/messages_ops.py)
 _ACTION_ID = re.compile(r"^[0-9a-f]{16}$")
 #: the keys that must appear at most once in a decision's trailer block
 _SINGLE = ("Factdesk-Action", "Factdesk-Action-Id", "Factdesk-Reverts")

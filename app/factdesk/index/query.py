@@ -45,6 +45,7 @@ FIELDS: dict[str, str] = {
     "since": "changed since a date, a commit, or last-visit",
     "author": "the agent or person of the last change",
     "op": "operation token of the last change (learn, update, relabel, …)",
+    "include": "include:messages also searches the message store (msg/; facts only without it)",
 }
 #: fields a fact has one value of: two positive filters on one of them match nothing
 SINGLE_VALUED = frozenset({"type", "kind", "origin", "claim", "status", "topic", "path", "op"})
@@ -83,6 +84,9 @@ class CompiledQuery:
     fts: str | None = None
     terms: list[str] = field(default_factory=list)
     include_retracted: bool = False
+    #: `include:messages`: the message store is searched too (index.messages); it is no
+    #: filter over facts
+    include_messages: bool = False
 
     @property
     def where(self) -> list[str]:
@@ -306,7 +310,9 @@ def compile_query(text: str, *, since_last_visit: int | None = None,
     q = CompiledQuery()
     ctx: dict[str, Any] = {"since_last_visit": since_last_visit,
                            "commit_time": commit_time or {}, "resolve_rev": resolve_rev}
-    tree = _Parser(_tokens(text.strip())).parse()
+    tokens = _tokens(text.strip())
+    q.include_messages = _take_include(tokens)
+    tree = _Parser(tokens).parse()
     items = tree.items if isinstance(tree, _Group) and tree.op == "and" and not tree.neg \
         else (tree,)
     fts_parts: list[str] = []
@@ -331,6 +337,28 @@ def compile_query(text: str, *, since_last_visit: int | None = None,
         q.filters.append(Filter("NOT (f.id IN (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?))",
                                 (" OR ".join(excluded),)))
     return q
+
+
+def includes_messages(text: str) -> bool:
+    """Whether a query says `include:messages` (the message store is searched too)."""
+    try:
+        return _take_include(_tokens(text.strip()))
+    except QueryError:
+        return False
+
+
+def _take_include(tokens: list[object]) -> bool:
+    """Remove the `include:` tokens (they apply to the whole query, wherever written) and
+    say whether messages are included (`-include:messages` leaves them out)."""
+    include = False
+    for token in [t for t in tokens if isinstance(t, _Field) and t.name == "include"]:
+        assert isinstance(token, _Field)
+        if token.value.lower() != "messages":
+            raise QueryError(f"include:{token.value} — include: takes messages "
+                             "(include:messages also searches the message store)")
+        include = not token.neg
+        tokens.remove(token)
+    return include
 
 
 def _flatten(items: tuple[_Node, ...]) -> list[_Node]:
@@ -524,4 +552,4 @@ def _like_prefix(value: str) -> str:
 
 def _example(name: str) -> str:
     return {"confidence": "<0.5", "weight": ">0.7", "status": "retracted",
-            "has": "problems", "since": "2026-11-01"}.get(name, "hypothesis")
+            "has": "problems", "since": "2026-11-01", "include": "messages"}.get(name, "hypothesis")

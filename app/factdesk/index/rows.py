@@ -10,6 +10,7 @@ from typing import Any
 
 from factdesk.corpus.codec import ParseOutcome
 from factdesk.index.history import PathHistory
+from factdesk.model.authority import attribution
 from factdesk.model.enums import Severity
 from factdesk.model.fact import Envelope, Fact, Problem
 from factdesk.model.registry import Registry, agent_id_from_email
@@ -180,3 +181,25 @@ def rows_in(conn: sqlite3.Connection, sql: str, items: Sequence[object], *, batc
         part = list(items[i : i + batch])
         out += conn.execute(sql.format(marks=",".join("?" * len(part))), part).fetchall()
     return out
+
+
+def fact_payload(row: Any, problems: list[dict[str, Any]]) -> dict[str, Any]:
+    """The JSON shape of `show` (DESIGN.md §6): fields + attribution + both weights."""
+    keys = ["id", "path", "status", "title", "kind", "type", "origin", "claim_type",
+            "claimant", "claimant_type", "subject_kind", "subject_ref", "settle_by",
+            "settlement", "confidence", "sources", "evidence_weight", "evidence_weight_computed",
+            "created_at", "creator", "updated_at", "author", "op", "retracted_at",
+            "retracted_by", "retracted_reason", "body"]
+    data = {k: row[k] for k in keys}
+    for k in ("domain", "entities", "refs", "extra"):
+        data[k] = json.loads(row[k])
+    data["motifs"] = data["extra"].pop("motifs", [])  # (index.rows keeps them in `extra`)
+    data["derived"] = [k for k, col in (("claim_type", "claim_type_derived"),
+                                       ("claimant", "claimant_derived"),
+                                       ("claimant_type", "claimant_type_derived"))
+                       if row[col] and row[k] is not None]  # (nothing derived: unknown)
+    data["attribution"] = attribution(
+        row["title"], claimant=row["claimant"], claimant_type=row["claimant_type"],
+        subject_kind=row["subject_kind"], claim_type=row["claim_type"] or "legacy")
+    data["problems"] = problems
+    return data

@@ -9,6 +9,7 @@ curator can supply (a settlement criterion, a missing source), it asks for it th
     tool-asserts-user          a tool/persona/peer asserts the user's identity (A1 forbids)
     asserts-other-agent        a tool/persona/peer asserts another agent's identity
     claimant-mismatch          the claimant disagrees with the commit author and the registry
+    message-in-memory          an addressed message ("@codex please …") filed as memory: move to messages
     hedged-observation         a guess ("probably", "I think", "should be around") typed observation
     imperative-epistemic       a rule ("Always …", "Never …", "Must …") typed as epistemic
     single-source-synthesis    a synthesis resting on fewer than two local facts
@@ -38,6 +39,7 @@ from factdesk.model.enums import (
     legal_claim_types_for_type,
 )
 from factdesk.model.fact import ENVELOPE_KEYS, Fact
+from factdesk.model.message_heuristic import addressed
 from factdesk.model.refs import RefKind, RepoIds, classify_ref
 from factdesk.model.registry import Registry, agent_id_from_email
 from factdesk.model.words import an, count
@@ -47,6 +49,7 @@ CODES: tuple[str, ...] = (
     "tool-asserts-user",
     "asserts-other-agent",
     "claimant-mismatch",
+    "message-in-memory",
     "hedged-observation",
     "imperative-epistemic",
     "single-source-synthesis",
@@ -495,8 +498,22 @@ def _legacy(fact: Fact, ctx: MislabelContext) -> Iterable[Suggestion]:
         yield Suggestion(fact.path, code, line, evidence, props)
 
 
+def _message_in_memory(fact: Fact, ctx: MislabelContext) -> Iterable[Suggestion]:
+    """An addressed message filed as memory (issue 17, model.message_heuristic): the fix is
+    no relabel but `move to messages` (`Curation.move_to_messages`), the recipient asked
+    for (prefilled with the one the text names)."""
+    found = addressed(fact.title, fact.body)
+    if found is None:
+        return
+    to = f" to {found.to}" if found.to else ""
+    label = f"an addressed message: move to messages{to}"
+    yield Suggestion(fact.path, "message-in-memory", fact.title_line,
+                     f"{found.cue} {_short(found.evidence, 50)!r}: a message{to}, not a claim",
+                     (Proposal({}, ("to",), action="move-to-messages", label=label),))
+
+
 _HEURISTICS = (
-    _authority, _claimant_mismatch, _hedged, _imperative, _single_source,
+    _authority, _claimant_mismatch, _message_in_memory, _hedged, _imperative, _single_source,
     _observation_without_refs, _persona_without_refs, _legacy,
 )
 
