@@ -244,35 +244,61 @@ def _after_publish(repo: Path, journal: _Journal, done: Committed, changes: Sequ
                    blobs: Mapping[str, str], staged: Mapping[str, str | None],
                    defer_sync: bool) -> Committed:
     paths = [c.path for c in changes]
-    sha = done.sha[:12]
+    expect = _expect(changes, staged)
     try:
-        if done.switched_to is not None:
-            # the work tree follows another branch now: each file, and git's index entry
-            # where it is still ours, go as that branch has them
-            outcome = _put_back(repo, changes, done.parent, blobs)
-            sync_index(repo, paths, retry=True, expect=_expect(changes, staged))
-            journal.remove()
-            put = f" ({', '.join(outcome.restored)} put back)" if outcome.restored else ""
-            return with_warning(done, f"committed on {done.branch} as {sha}, but the checkout "
-                                f"switched to {done.switched_to} during the action; the work tree "
-                                f"follows {done.switched_to}, so its files were left as that branch "
-                                f"has them{put}{outcome.note()}")
-        if defer_sync:
-            journal.hold()
-            return Committed(done.sha, done.parent, done.branch, done.rebased,
-                             pending_sync=tuple(paths), journal=journal.path)
-        target = {c.path: blobs.get(c.path) for c in changes}
-        if sync_index(repo, paths, target, retry=True, expect=_expect(changes, staged)):
-            faults.point("commit.index_synced")
-            journal.remove()
-        else:
-            journal.release()  # index.lock held by another git process: the next start syncs
-        return done
+        if done.switched_to is None:
+            target = {c.path: blobs.get(c.path) for c in changes}
+            synced = not defer_sync and sync_index(repo, paths, target, retry=True, expect=expect)
+            if synced:
+                faults.point("commit.index_synced")
+            # E10, late: a `git checkout -b` that read HEAD before the ref moved and writes
+            # HEAD after the check in `_publish` made its branch at the old tip, under our
+            # new bytes: asked again now that its index write is over
+            late = _settled_head(gitrepo.git_dir(repo))
+            if late == done.branch:
+                if defer_sync:
+                    journal.hold()
+                    return Committed(done.sha, done.parent, done.branch, done.rebased,
+                                     pending_sync=tuple(paths), journal=journal.path)
+                if synced:
+                    journal.remove()
+                else:
+                    journal.release()  # index.lock held by another git process: the next start syncs
+                return done
+            done = Committed(done.sha, done.parent, done.branch, done.rebased,
+                             switched_to=late or "a detached HEAD")
+            if synced:  # the index entries we just wrote are ours to put back too
+                expect = {p: {*expect[p], target[p]} for p in paths}
+        return _follow_switch(repo, journal, done, changes, blobs, expect)
     except (OSError, GitError) as exc:
         journal.release()
-        return with_warning(done, f"committed as {sha}, but git's index could not be brought up to "
-                                  f"date for its files ({_why(exc)}); the next factdesk command "
-                                  "finishes it")
+        return with_warning(done, f"committed as {done.sha[:12]}, but git's index could not be "
+                                  f"brought up to date for its files ({_why(exc)}); the next "
+                                  "factdesk command finishes it")
+
+
+def _follow_switch(repo: Path, journal: _Journal, done: Committed, changes: Sequence[FileChange],
+                   blobs: Mapping[str, str], expect: Mapping[str, set[str | None]]) -> Committed:
+    """The work tree follows another branch now: each file, and git's index entry where it
+    is still ours, go as that branch has them, and the commit stands with a warning."""
+    outcome = _put_back(repo, changes, done.parent, blobs)
+    sync_index(repo, [c.path for c in changes], retry=True, expect=expect)
+    journal.remove()
+    put = f" ({', '.join(outcome.restored)} put back)" if outcome.restored else ""
+    return with_warning(done, f"committed on {done.branch} as {done.sha[:12]}, but the checkout "
+                        f"switched to {done.switched_to} during the action; the work tree "
+                        f"follows {done.switched_to}, so its files were left as that branch "
+                        f"has them{put}{outcome.note()}")
+
+
+def _settled_head(gd: Path) -> str | None:
+    """HEAD's symbolic target once no other git process holds the index or HEAD (a checkout
+    writes the index, then its branch and HEAD): waited for up to half a second."""
+    for _ in range(20):
+        if not (gd / "index.lock").exists() and not (gd / "HEAD.lock").exists():
+            break
+        time.sleep(0.025)
+    return head_ref(gd)
 
 
 def with_warning(done: Committed, text: str) -> Committed:
