@@ -203,6 +203,7 @@ def commit_files(repo: Path, changes: Sequence[FileChange], message: str, *,
                 raise said from exc
             raise
         # the ref moved: the action is committed, whatever fails from here on
+        faults.point("commit.published")  # (HEAD read once more just before)
         return _after_publish(repo, journal, done, changes, blobs, staged, defer_sync)
 
 
