@@ -30,6 +30,7 @@ WRITE_POINTS: tuple[str, ...] = (
     "commit.commit_written",
     "commit.before_cas",
     "commit.ref_updated",
+    "commit.published",
     "commit.index_synced",
 )
 

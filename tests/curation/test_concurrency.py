@@ -210,6 +210,37 @@ def test_a_branch_switch_right_after_the_ref_update_keeps_the_commit_and_says_so
     assert ((repo / A).read_bytes() == before) == (switch != "new branch here")
 
 
+@pytest.mark.parametrize(("point", "deferred"), [("commit.index_synced", False),
+                                                 ("commit.published", False),
+                                                 ("commit.published", True)])
+def test_a_checkout_that_read_head_before_the_ref_moved_is_caught_late_and_said(
+        corpus: Corpus, point: str, deferred: bool) -> None:
+    """The soak's flake (branch switch round 91: the disk differed from HEAD, unreported):
+    `git checkout -b` resolves HEAD (main, at the old tip) first, writes the index, and
+    only then makes its branch and points HEAD at it. When the ref moves in between and
+    HEAD is read before the checkout writes it, the action looked unswitched, and the work
+    tree kept the new bytes under a branch at the old tip. Here the checkout's second half
+    lands after the post-update read of HEAD: before factdesk syncs git's index, after it,
+    and with the sync deferred (the GUI's way)."""
+    repo = corpus.root
+    h0, before = head(repo), (repo / A).read_bytes()
+    late = lambda: (agent(repo, "branch", "other", h0),  # noqa: E731
+                    agent(repo, "symbolic-ref", "HEAD", "refs/heads/other"))
+    ix = open_corpus(repo)
+    ix.update()
+    cur = Curation(ix, update_index=False, defer_index_sync=deferred)
+    with faults.at(point, late):
+        result = cur.relabel([A], {"type": "pattern"}, "p")
+    assert not result.committed or not result.committed.pending_sync  # nothing left to sync
+    assert result.committed is not None
+    assert result.commit == git(repo, "rev-parse", "main").strip()  # the commit stands
+    # before the fix: no warning, the file kept the relabel under `other` (and git's index too)
+    said = " ".join(result.committed.warnings)
+    assert "switched to refs/heads/other" in said and f"{A} put back" in said
+    assert (repo / A).read_bytes() == before == at_head(repo, A) and status(repo) == ""
+    assert not pending_actions(repo)
+
+
 # -- #8: the system fails a write --------------------------------------------------------------
 
 

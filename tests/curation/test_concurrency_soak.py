@@ -205,7 +205,8 @@ def _kind(message: str) -> str:
 def _check_round(repo: Path, case: str, i: int, said: str, violation: Callable[[int, str], None]) -> None:
     head, disk, staged = _blob(repo, "HEAD", A), _disk(repo, A), _staged(repo, A)
     if disk != head and "still hold" not in said:  # a divergence must have been said
-        violation(i, f"the disk ({disk}) differs from HEAD ({head}) for {A}, unreported")
+        violation(i, f"the disk ({disk}) differs from HEAD ({head}) for {A}, unreported; main has "
+                     f"{_blob(repo, 'main', A)}, the action said: {said or 'nothing'}")
     if case == "staged target":
         if staged is not None:
             violation(i, "the agent's staged deletion was thrown away")
@@ -264,5 +265,5 @@ def test_concurrency_soak(corpus: Corpus, case: str) -> None:
     began = time.monotonic()
     stats, violations = soak(corpus, case, rounds=SLOW_ROUNDS)
     print(f"\nsoak [{case}] {dict(stats)}; {len(violations)} violations; "
-          f"{time.monotonic() - began:.0f} s")
+          f"{time.monotonic() - began:.0f} s", *violations[:5], sep="\n")
     assert not violations, (stats, violations[:20])

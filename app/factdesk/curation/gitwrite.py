@@ -31,18 +31,16 @@ and recovery finishes the rest). A crash at any step leaves old or new bytes; `r
 (run at start, under the writer lock) finishes an action whose files were all replaced,
 rolls back one whose files were partly replaced, never completes one whose failure was
 reported, and says what it did.
+
+The parts live in their own rooms, re-exported here: the errors and types in `writetypes`,
+git's tree, commit and index plumbing in `gittree`, the journal and recovery in `recovery`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import json
 import os
-import secrets
-import shutil
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -50,86 +48,83 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from factdesk import faults, fsio
-from factdesk.corpus import githistory, gitrepo
+from factdesk.corpus import gitrepo
 from factdesk.corpus.gitrepo import ZERO, GitError
-from factdesk.errors import FactdeskError
+from factdesk.curation.gittree import (
+    UNMERGED,
+    _build_commit,
+    _build_tree,
+    _git,
+    _hash_object,
+    _took_in,
+    head_ref,
+    index_entries,
+    sync_index,
+    touched_between,
+    tree_entries,
+    tree_with_index,
+)
+from factdesk.curation.recovery import (
+    _HELD,
+    FAILED,
+    Recovered,
+    _Journal,
+    _journal_dir,
+    _journal_expect,
+    _owed_syncs,
+    _recover_locked,
+    pending_actions,
+    state_dir,
+)
+from factdesk.curation.writetypes import (
+    Committed,
+    Conflict,
+    CurationError,
+    Failed,
+    FileChange,
+    Identity,
+    Refused,
+    _why,
+    refuse_links,
+    with_warning,
+)
 from factdesk.index.locking import file_lock
 
+#: what `factdesk.curation.gitwrite` offers: its own protocol, and the names of the rooms it
+#: was split into (writetypes, gittree, recovery), kept importable from here
+__all__ = [
+    "FAILED",
+    "MAX_CAS_TRIES",
+    "UNMERGED",
+    "Committed",
+    "Conflict",
+    "CurationError",
+    "Failed",
+    "FileChange",
+    "Identity",
+    "Recovered",
+    "Refused",
+    "_build_commit",
+    "_build_tree",
+    "commit_files",
+    "current_branch",
+    "finish_sync",
+    "gitrepo_path_ok",
+    "head_ref",
+    "index_entries",
+    "pending_actions",
+    "recover",
+    "refuse_links",
+    "state_dir",
+    "sync_index",
+    "touched_between",
+    "tree_entries",
+    "tree_with_index",
+    "with_warning",
+    "writer_lock",
+]
+
 MAX_CAS_TRIES = 5
-
-
-class CurationError(FactdeskError):
-    """An action was refused; nothing was written. The message says why."""
-
-
-class Conflict(CurationError):
-    """Someone else changed what the action was computed from (no last-writer-wins)."""
-
-
-class Refused(CurationError):
-    """The action breaks a rule or the repository is in a state that forbids writing."""
-
-    def __init__(self, message: str, rule: str | None = None) -> None:
-        super().__init__(message)
-        self.rule = rule
-
-
-class Failed(CurationError):
-    """The system failed the action (a full disk, an I/O error, git failing): nothing was
-    committed. The message says so in words and says what state the files were left in."""
-
-
-def refuse_links(repo: Path, path: str) -> None:
-    """Refused (rule `symlink`) when a part of `path` is a symbolic link: factdesk never
-    reads or writes through one (RELIABILITY C05, C06)."""
-    if link := fsio.linked_component(repo, path):
-        raise Refused(f"{path}: {link} is a symbolic link; factdesk never reads or writes "
-                      "through one", rule="symlink")
-
-
-@dataclass(frozen=True, slots=True)
-class FileChange:
-    """`path` goes from `old` (None: must not exist) to `new` (None: delete)."""
-
-    path: str
-    old: bytes | None
-    new: bytes | None
-
-
-@dataclass(frozen=True, slots=True)
-class Identity:
-    name: str
-    email: str
-
-
-@dataclass(frozen=True, slots=True)
-class Committed:
-    sha: str
-    parent: str
-    branch: str
-    rebased: bool
-    #: paths whose real-index entries still wait for `finish_sync` (deferred), and the
-    #: journal kept until then
-    pending_sync: tuple[str, ...] = ()
-    journal: Path | None = None
-    #: the action is committed, but something after the ref moved needs saying (the
-    #: checkout switched branch during it; finishing failed and is left to recovery)
-    warnings: tuple[str, ...] = ()
-    #: HEAD's symbolic ref right after the ref moved, when it was no longer `branch`
-    switched_to: str | None = field(default=None, compare=False)
-
-
-def _git(repo: Path, *args: str, input: bytes | None = None, env: Mapping[str, str] | None = None,
-         check: bool = True) -> subprocess.CompletedProcess[bytes]:
-    """Every git call of the write path, through gitrepo's one protocol (argv, safety
-    options, environment)."""
-    return gitrepo.git_proc(repo, *args, input=input, env=env, check=check)
-
-
-def state_dir(repo: Path) -> Path:
-    path = gitrepo.git_dir(repo) / "factdesk"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 @contextmanager
@@ -156,35 +151,6 @@ def current_branch(repo: Path) -> tuple[str, str]:
         raise Refused(f"HEAD is detached at {sha[:12]}; check out a branch before curating")
     tip = _git(repo, "rev-parse", "-q", "--verify", ref, check=False).stdout.decode().strip()
     return ref, tip or ZERO
-
-
-def tree_entries(repo: Path, rev: str, paths: Sequence[str]) -> dict[str, tuple[str, str]]:
-    """path → (mode, blob id) in commit `rev`, for those of `paths` it has (one `ls-tree`)."""
-    if rev == ZERO or not paths:
-        return {}
-    out = _git(repo, "ls-tree", "-z", "--end-of-options", rev, "--", *paths).stdout
-    entries = {}
-    for entry in out.split(b"\0"):
-        if b"\t" in entry:
-            meta, path = entry.split(b"\t", 1)
-            mode, _kind, blob = meta.decode().split()[:3]
-            entries[path.decode("utf-8", "surrogateescape")] = (mode, blob)
-    return entries
-
-
-def _modes(repo: Path, rev: str, paths: Sequence[str]) -> dict[str, str]:
-    return {p: mode for p, (mode, _) in tree_entries(repo, rev, paths).items()}
-
-
-def touched_between(repo: Path, old: str, new: str, paths: Sequence[str]) -> list[str]:
-    """Which of `paths` differ between two commits."""
-    if old == new:
-        return []
-    if old == ZERO:
-        return [p for p in paths if p in tree_entries(repo, new, paths)]
-    out = _git(repo, "diff", "--name-only", "-z", "--no-renames", old, new,
-               "--", *paths).stdout
-    return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
 
 
 def commit_files(repo: Path, changes: Sequence[FileChange], message: str, *,
@@ -237,6 +203,7 @@ def commit_files(repo: Path, changes: Sequence[FileChange], message: str, *,
                 raise said from exc
             raise
         # the ref moved: the action is committed, whatever fails from here on
+        faults.point("commit.published")  # (HEAD read once more just before)
         return _after_publish(repo, journal, done, changes, blobs, staged, defer_sync)
 
 
@@ -244,47 +211,61 @@ def _after_publish(repo: Path, journal: _Journal, done: Committed, changes: Sequ
                    blobs: Mapping[str, str], staged: Mapping[str, str | None],
                    defer_sync: bool) -> Committed:
     paths = [c.path for c in changes]
-    sha = done.sha[:12]
+    expect = _expect(changes, staged)
     try:
-        if done.switched_to is not None:
-            # the work tree follows another branch now: each file, and git's index entry
-            # where it is still ours, go as that branch has them
-            outcome = _put_back(repo, changes, done.parent, blobs)
-            sync_index(repo, paths, retry=True, expect=_expect(changes, staged))
-            journal.remove()
-            put = f" ({', '.join(outcome.restored)} put back)" if outcome.restored else ""
-            return with_warning(done, f"committed on {done.branch} as {sha}, but the checkout "
-                                f"switched to {done.switched_to} during the action; the work tree "
-                                f"follows {done.switched_to}, so its files were left as that branch "
-                                f"has them{put}{outcome.note()}")
-        if defer_sync:
-            journal.hold()
-            return Committed(done.sha, done.parent, done.branch, done.rebased,
-                             pending_sync=tuple(paths), journal=journal.path)
-        target = {c.path: blobs.get(c.path) for c in changes}
-        if sync_index(repo, paths, target, retry=True, expect=_expect(changes, staged)):
-            faults.point("commit.index_synced")
-            journal.remove()
-        else:
-            journal.release()  # index.lock held by another git process: the next start syncs
-        return done
+        if done.switched_to is None:
+            target = {c.path: blobs.get(c.path) for c in changes}
+            synced = not defer_sync and sync_index(repo, paths, target, retry=True, expect=expect)
+            if synced:
+                faults.point("commit.index_synced")
+            # E10, late: a `git checkout -b` that read HEAD before the ref moved and writes
+            # HEAD after the check in `_publish` made its branch at the old tip, under our
+            # new bytes: asked again now that its index write is over
+            late = _settled_head(gitrepo.git_dir(repo))
+            if late == done.branch:
+                if defer_sync:
+                    journal.hold()
+                    return Committed(done.sha, done.parent, done.branch, done.rebased,
+                                     pending_sync=tuple(paths), journal=journal.path)
+                if synced:
+                    journal.remove()
+                else:
+                    journal.release()  # index.lock held by another git process: the next start syncs
+                return done
+            done = Committed(done.sha, done.parent, done.branch, done.rebased,
+                             switched_to=late or "a detached HEAD")
+            if synced:  # the index entries we just wrote are ours to put back too
+                expect = {p: {*expect[p], target[p]} for p in paths}
+        return _follow_switch(repo, journal, done, changes, blobs, expect)
     except (OSError, GitError) as exc:
         journal.release()
-        return with_warning(done, f"committed as {sha}, but git's index could not be brought up to "
-                                  f"date for its files ({_why(exc)}); the next factdesk command "
-                                  "finishes it")
+        return with_warning(done, f"committed as {done.sha[:12]}, but git's index could not be "
+                                  f"brought up to date for its files ({_why(exc)}); the next "
+                                  "factdesk command finishes it")
 
 
-def with_warning(done: Committed, text: str) -> Committed:
-    """`done`, with one more thing to say (the commit stands)."""
-    return Committed(done.sha, done.parent, done.branch, done.rebased, done.pending_sync,
-                     done.journal, (*done.warnings, text), done.switched_to)
+def _follow_switch(repo: Path, journal: _Journal, done: Committed, changes: Sequence[FileChange],
+                   blobs: Mapping[str, str], expect: Mapping[str, set[str | None]]) -> Committed:
+    """The work tree follows another branch now: each file, and git's index entry where it
+    is still ours, go as that branch has them, and the commit stands with a warning."""
+    outcome = _put_back(repo, changes, done.parent, blobs)
+    sync_index(repo, [c.path for c in changes], retry=True, expect=expect)
+    journal.remove()
+    put = f" ({', '.join(outcome.restored)} put back)" if outcome.restored else ""
+    return with_warning(done, f"committed on {done.branch} as {done.sha[:12]}, but the checkout "
+                        f"switched to {done.switched_to} during the action; the work tree "
+                        f"follows {done.switched_to}, so its files were left as that branch "
+                        f"has them{put}{outcome.note()}")
 
 
-def _why(exc: BaseException) -> str:
-    if isinstance(exc, OSError) and exc.strerror:
-        return f"{exc.strerror}{f': {exc.filename}' if exc.filename else ''}"
-    return str(exc)
+def _settled_head(gd: Path) -> str | None:
+    """HEAD's symbolic target once no other git process holds the index or HEAD (a checkout
+    writes the index, then its branch and HEAD): waited for up to half a second."""
+    for _ in range(20):
+        if not (gd / "index.lock").exists() and not (gd / "HEAD.lock").exists():
+            break
+        time.sleep(0.025)
+    return head_ref(gd)
 
 
 @dataclass
@@ -392,13 +373,6 @@ def _abandon(repo: Path, journal: _Journal, changes: Sequence[FileChange], r0: s
     return None
 
 
-def _took_in(repo: Path, base: str, head: str, paths: Sequence[str]) -> str:
-    line = _git(repo, "log", "-1", "--format=%h (%an: %s)", f"{base}..{head}",
-                "--", *paths,
-                check=False).stdout.decode("utf-8", "replace").strip()
-    return f"commit {line}" if line else "another commit"
-
-
 def _expect(changes: Sequence[FileChange], staged: Mapping[str, str | None]) -> dict[str, set[str | None]]:
     """What git's index may hold for each path for our sync to write it: what it held when
     the action was checked. Anything else was staged by another writer since: kept."""
@@ -427,20 +401,6 @@ def finish_sync(repo: Path, committed: Committed) -> None:
     finally:
         if held is not None:
             os.close(held)
-
-
-def _journal_expect(journal: Path | None, paths: Sequence[str]) -> dict[str, set[str | None]]:
-    """What the index may hold for a journal's paths to be synced: the old blob, or what it
-    held when the action was checked; unknown (no journal): HEAD's parent's."""
-    expect: dict[str, set[str | None]] = {p: set() for p in paths}
-    try:
-        record = json.loads(journal.read_bytes()) if journal is not None else {}
-    except (OSError, ValueError):
-        record = {}
-    for e in record.get("changes") or []:
-        if str(e.get("path")) in expect:
-            expect[str(e["path"])].update({e.get("old"), e.get("index", e.get("old"))})
-    return expect
 
 
 def gitrepo_path_ok(path: str) -> bool:
@@ -501,50 +461,6 @@ def _check_preconditions(repo: Path, r0: str, changes: Sequence[FileChange],
     return staged
 
 
-#: `index_entries`' value for a path with unmerged (conflict) stages
-UNMERGED = "unmerged"
-
-
-def index_entries(repo: Path, paths: Sequence[str], env: Mapping[str, str] | None = None
-                  ) -> dict[str, str | None]:
-    """path → blob id in git's index (or the one `env`'s GIT_INDEX_FILE names), for those of
-    `paths` it has; `UNMERGED` for a path in conflict."""
-    if not paths:
-        return {}
-    out = _git(repo, "ls-files", "-s", "-z", "--", *paths, env=env).stdout
-    wanted = set(paths)
-    entries: dict[str, str | None] = {}
-    for entry in out.split(b"\0"):
-        if b"\t" in entry:
-            meta, raw = entry.split(b"\t", 1)
-            path = raw.decode("utf-8", "surrogateescape")
-            if path not in wanted:
-                continue
-            _mode, blob, stage = meta.decode().split()[:3]
-            entries[path] = blob if stage == "0" and entries.get(path) != UNMERGED else UNMERGED
-    return entries
-
-
-def _owed_syncs(repo: Path, head_blobs: Mapping[str, str | None]) -> dict[str, set[str | None]]:
-    """For each path, the index entries an earlier factdesk action left to be synced (its
-    journal is still there and HEAD holds its new blob): those are ours, not staged work."""
-    owed: dict[str, set[str | None]] = {}
-    for journal in pending_actions(repo):
-        try:
-            record = json.loads(journal.read_bytes())
-        except (OSError, ValueError):
-            continue
-        for e in record.get("changes") or []:
-            p = str(e.get("path"))
-            if p in head_blobs and e.get("new") == head_blobs[p]:
-                owed.setdefault(p, set()).update({e.get("old"), e.get("index", e.get("old"))})
-    return owed
-
-
-def _hash_object(repo: Path, data: bytes) -> str:
-    return _git(repo, "hash-object", "-w", "--no-filters", "--stdin", input=data).stdout.decode().strip()
-
-
 def _replace_files(repo: Path, changes: Sequence[FileChange]) -> None:
     for i, c in enumerate(changes):
         if i:
@@ -557,18 +473,6 @@ def _replace_files(repo: Path, changes: Sequence[FileChange]) -> None:
         else:
             fsio.atomic_write(target, c.new)
     faults.point("action.file_replaced")
-
-
-def head_ref(gd: Path) -> str | None:
-    """HEAD's symbolic target (`refs/heads/B`), read from the file git keeps it in (no git
-    process on the critical path); None when detached or unreadable."""
-    try:
-        text = (gd / "HEAD").read_bytes()
-    except OSError:
-        return None
-    if not text.startswith(b"ref: "):
-        return None
-    return text[5:].strip().decode("utf-8", "surrogateescape")
 
 
 def _publish(repo: Path, gd: Path, ref: str, r0: str, changes: Sequence[FileChange],
@@ -617,301 +521,6 @@ def _lock_message(repo: Path, ref: str, proc: subprocess.CompletedProcess[bytes]
     return f"could not update {ref}: {err}"
 
 
-def _build_commit(repo: Path, base: str, entries: Mapping[str, str | None],
-                  message: str, author: Identity, committer: Identity) -> str:
-    """A commit on `base` whose tree sets each path to a blob id, or removes it (None)."""
-    tree = _build_tree(repo, base, entries)
-    faults.point("commit.tree_written")
-    ident = {"GIT_AUTHOR_NAME": author.name, "GIT_AUTHOR_EMAIL": author.email,
-             "GIT_COMMITTER_NAME": committer.name, "GIT_COMMITTER_EMAIL": committer.email}
-    args = ["commit-tree", tree, "-F", "-"]
-    if base != ZERO:
-        args[2:2] = ["-p", base]
-    return _git(repo, *args, input=message.encode("utf-8"), env=ident).stdout.decode().strip()
-
-
-def _build_tree(repo: Path, base: str, entries: Mapping[str, str | None]) -> str:
-    """The new root tree: only the trees on the changed paths are rewritten, with one
-    `cat-file --batch` reading them and one `mktree --batch` writing them, so the cost
-    follows the size of the change, not of the corpus (a temporary index would read and
-    write every one of 100,000 entries)."""
-    nested: dict[str, object] = {}
-    for path, blob in entries.items():
-        node = nested
-        parts = path.split("/")
-        for part in parts[:-1]:
-            child = node.setdefault(part, {})
-            assert isinstance(child, dict)
-            node = child
-        node[parts[-1]] = blob
-    with _TreeIO(repo) as io:
-        root = io.root_of(base)
-        return io.build(root, nested) or io.write({})
-
-
-class _TreeIO:
-    def __init__(self, repo: Path) -> None:
-        self.repo = repo
-        self.reader = gitrepo.BlobReader(repo)
-        self.errors = tempfile.TemporaryFile()  # noqa: SIM115 - closed in __exit__
-        self.writer = subprocess.Popen(gitrepo.git_argv(repo, "mktree", "-z", "--batch"),
-                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                       stderr=self.errors, env=gitrepo.git_env())
-
-    def __enter__(self) -> _TreeIO:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.reader.close()
-        if self.writer.stdin:
-            self.writer.stdin.close()
-        self.writer.wait(timeout=10)
-        if self.writer.stdout:
-            self.writer.stdout.close()
-        self.errors.close()
-
-    def _failed(self) -> GitError:
-        """git's own words for why mktree stopped (a full disk, a missing object)."""
-        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-            if self.writer.stdin:
-                self.writer.stdin.close()
-            self.writer.wait(timeout=10)
-        self.errors.seek(0)
-        return gitrepo.git_failed("mktree", self.errors.read()[-2000:])
-
-    def root_of(self, commit: str) -> str | None:
-        if commit == ZERO:
-            return None
-        data = self.reader.read(commit)  # the commit object: its first line names the tree
-        if data is None or not data.startswith(b"tree "):
-            raise GitError(f"commit {commit} is missing from the object store")
-        return data[5:45].decode()
-
-    def read(self, tree: str | None) -> dict[str, tuple[str, str]]:
-        """name → (mode, sha) of a tree object."""
-        if tree is None:
-            return {}
-        data = self.reader.read(tree)
-        if data is None:
-            raise GitError(f"tree {tree} is missing from the object store")
-        out: dict[str, tuple[str, str]] = {}
-        i = 0
-        while i < len(data):
-            space = data.index(b" ", i)
-            nul = data.index(b"\0", space)
-            mode = data[i:space].decode()
-            name = data[space + 1 : nul].decode("utf-8", "surrogateescape")
-            out[name] = (mode, data[nul + 1 : nul + 21].hex())
-            i = nul + 21
-        return out
-
-    def write(self, items: Mapping[str, tuple[str, str]]) -> str:
-        assert self.writer.stdin and self.writer.stdout
-        for name, (mode, sha) in items.items():
-            kind = "tree" if mode == "40000" else ("commit" if mode == "160000" else "blob")
-            raw = name.encode("utf-8", "surrogateescape")
-            chunk = f"{mode} {kind} {sha}\t".encode() + raw + b"\0"
-            try:
-                self.writer.stdin.write(chunk)
-            except BrokenPipeError:
-                raise self._failed() from None
-        try:
-            self.writer.stdin.write(b"\0")
-            self.writer.stdin.flush()
-        except BrokenPipeError:
-            raise self._failed() from None
-        line = self.writer.stdout.readline().decode().strip()
-        if len(line) != 40:
-            raise self._failed()
-        return line
-
-    def build(self, tree: str | None, changes: Mapping[str, object]) -> str | None:
-        items = self.read(tree)
-        for name, change in changes.items():
-            if isinstance(change, dict):
-                old = items.get(name)
-                sub_tree = old[1] if old and old[0] == "40000" else None
-                new_sub = self.build(sub_tree, change)
-                if new_sub is None:
-                    items.pop(name, None)
-                else:
-                    items[name] = ("40000", new_sub)
-            elif change is None:
-                items.pop(name, None)
-            else:
-                old = items.get(name)
-                mode = old[0] if old and old[0] in ("100644", "100755") else "100644"
-                items[name] = (mode, str(change))
-        if not items:
-            return None
-        return self.write(items)
-
-
-def tree_with_index(repo: Path, base: str, entries: Mapping[str, str | None]) -> str:
-    """The same tree through a temporary index: the reference `_build_tree` is tested against."""
-    modes = _modes(repo, base, list(entries))
-    with tempfile.TemporaryDirectory(prefix="factdesk-index-") as tmp:
-        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
-        _git(repo, "read-tree", *(["--empty"] if base == ZERO else [base]), env=env)
-        _git(repo, "update-index", "-z", "--index-info", input=_index_info(entries, modes), env=env)
-        return _git(repo, "write-tree", env=env).stdout.decode().strip()
-
-
-def _index_info(entries: Mapping[str, str | None], modes: Mapping[str, str]) -> bytes:
-    lines = [f"0 {ZERO}\t{path}" if blob is None else f"{modes.get(path, '100644')} {blob}\t{path}"
-             for path, blob in entries.items()]
-    return b"".join(line.encode("utf-8", "surrogateescape") + b"\0" for line in lines)
-
-
-def sync_index(repo: Path, paths: Sequence[str], entries: Mapping[str, str | None] | None = None,
-               *, retry: bool = False, expect: Mapping[str, set[str | None]] | None = None) -> bool:
-    """Make the real git index agree with HEAD (or `entries`, path → blob id) for `paths`
-    (our files only). Done under git's own `index.lock`, taken as git takes it: a copy of
-    the index is changed and renamed into place, so no git command runs in between. With
-    `expect`, a path is written only where its entry still holds one of the expected
-    values: anything else was staged by another writer since, and is kept. Skipped (False)
-    when another git process holds `index.lock`; `git status` then shows our paths as
-    staged reversions until the next sync, which recovery retries."""
-    gd = gitrepo.git_dir(repo)
-    lock = gd / "index.lock"
-    for attempt in range(40 if retry else 1):  # another git command's lock is gone within ms
-        try:
-            os.close(os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
-            break
-        except FileExistsError:
-            if attempt + 1 < (40 if retry else 1):
-                time.sleep(0.025)
-    else:
-        return False
-    held = True
-    tmp = gd / f"factdesk-index-{secrets.token_hex(6)}"
-    try:
-        index = gd / "index"
-        if index.exists():
-            shutil.copy2(index, tmp)  # the timestamp too: git's racy-entry checks stay as they were
-        env = {"GIT_INDEX_FILE": str(tmp)}
-        if entries is None:
-            heads = tree_entries(repo, "HEAD", paths)
-            entries = {p: heads[p][1] if p in heads else None for p in paths}
-        now = index_entries(repo, list(entries), env)
-        entries = {p: b for p, b in entries.items() if now.get(p) != b and
-                   (expect is None or now.get(p) in expect.get(p, set()))}
-        if entries:
-            modes = _modes(repo, "HEAD", [p for p, b in entries.items() if b is not None])
-            proc = _git(repo, "update-index", "-z", "--index-info",
-                        input=_index_info(entries, modes), env=env, check=False)
-            if proc.returncode != 0:
-                return False
-            os.replace(tmp, lock)
-            os.replace(lock, index)
-            held = False
-        return True
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        if held:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(lock)
-
-
-# -- the intent journal and recovery ------------------------------------------------------------
-
-
-#: journals of this process's deferred actions → the descriptor that holds their lock
-_HELD: dict[Path, int] = {}
-
-FAILED = ".failed.json"
-
-
-@dataclass
-class _Journal:
-    """The intent record of one action in `.git/factdesk/journal/<id>.json`. While the action
-    runs (and, deferred, until `finish_sync`) this process holds an exclusive `flock` on it:
-    recovery skips a journal it cannot lock, since its writer is alive. A kill releases it."""
-
-    path: Path
-    fd: int | None = None
-
-    @classmethod
-    def write(cls, repo: Path, action_id: str, ref: str, r0: str, message: str,
-              changes: Sequence[FileChange], blobs: Mapping[str, str], author: Identity,
-              committer: Identity, staged: Mapping[str, str | None], *,
-              store_old: bool = False) -> _Journal:
-        directory = state_dir(repo) / "journal"
-        directory.mkdir(exist_ok=True)
-        # the old bytes are HEAD's (checked above), so their blobs are in git already;
-        # with allow_dirty they may not be, and a rollback needs them: store them
-        old_blobs = {c.path: None if c.old is None else
-                     (_hash_object(repo, c.old) if store_old else gitrepo.blob_id(c.old))
-                     for c in changes}
-        record = {
-            "action_id": action_id, "ref": ref, "base": r0, "message": message,
-            "author": [author.name, author.email], "committer": [committer.name, committer.email],
-            "changes": [{"path": c.path, "old": old_blobs[c.path], "new": blobs.get(c.path),
-                         "index": staged.get(c.path)} for c in changes],
-            "written_at": time.time(), "pid": os.getpid(),
-        }
-        path = directory / f"{action_id}.json"
-        fsio.atomic_write(path, json.dumps(record, indent=1).encode(), crash_points=False)
-        journal = cls(path)
-        # taken under the writer lock, so no recovery can look at it before it is held
-        journal.fd = os.open(path, os.O_RDONLY)
-        fcntl.flock(journal.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return journal
-
-    def remove(self) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.path)
-        self.release()
-
-    def release(self) -> None:
-        """Leave the journal for recovery (the action is over in this process)."""
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
-
-    def hold(self) -> None:
-        """Keep it held past this call, until `finish_sync` (a deferred index sync)."""
-        if self.fd is not None:
-            _HELD[self.path] = self.fd
-            self.fd = None
-
-    def mark_failed(self) -> None:
-        """The action failed and was reported, but a file could not be put back: recovery
-        must roll it back, never complete it. A rename needs no free space; when even that
-        fails the journal is dropped (the files' state was said in the error)."""
-        failed = self.path.with_name(self.path.name.removesuffix(".json") + FAILED)
-        try:
-            os.rename(self.path, failed)
-            self.path = failed
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(self.path)
-        self.release()
-
-
-@dataclass(frozen=True, slots=True)
-class Recovered:
-    action_id: str
-    outcome: str  # "completed" | "rolled back" | "already committed" | "needs attention"
-    message: str
-
-
-class _KeepJournal(Exception):
-    def __init__(self, report: Recovered) -> None:
-        super().__init__(report.message)
-        self.report = report
-
-
-def _journal_dir(repo: Path) -> Path:
-    return gitrepo.git_dir(repo) / "factdesk" / "journal"
-
-
-def pending_actions(repo: Path) -> list[Path]:
-    directory = _journal_dir(repo)
-    return sorted(directory.glob("*.json")) if directory.is_dir() else []
-
-
 def recover(repo: Path) -> list[Recovered]:
     """Finish or roll back actions a crash left half-done, and say what was done. Runs under
     the writer lock (an action in progress is never taken for an interrupted one), skips a
@@ -925,170 +534,3 @@ def recover(repo: Path) -> list[Recovered]:
             return _recover_locked(repo, directory)
     except Conflict:
         return []  # another factdesk action holds the lock past the wait: next time
-
-
-def _recover_locked(repo: Path, directory: Path) -> list[Recovered]:
-    out: list[Recovered] = []
-    fsio.remove_stale_temps(directory)  # a journal write killed before its rename
-    for path in sorted(directory.glob("*.json")):
-        try:
-            fd = os.open(path, os.O_RDONLY)
-        except FileNotFoundError:
-            continue
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                continue  # its process is alive and still finishing it
-            if not path.exists():
-                continue  # finished and removed while we waited for it
-            try:
-                record = json.loads(os.read(fd, 1 << 24) or b"null")
-                assert isinstance(record, dict) and isinstance(record.get("changes"), list)
-            except (OSError, ValueError, AssertionError) as exc:
-                out.append(Recovered(path.stem, "needs attention", f"unreadable journal {path}: {exc}"))
-                continue
-            try:
-                report = _recover_one(repo, record, failed=path.name.endswith(FAILED))
-            except _KeepJournal as keep:
-                out.append(keep.report)
-                continue
-            except (OSError, GitError) as exc:
-                out.append(Recovered(str(record.get("action_id")), "needs attention",
-                                     f"'{_subject(record)}' could not be finished or rolled back "
-                                     f"({_why(exc)}); it will be tried again at the next start"))
-                continue
-            out.append(report)
-            for folder in {(repo / str(e["path"])).parent for e in record["changes"]}:
-                fsio.remove_stale_temps(folder)
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(path)
-        finally:
-            os.close(fd)
-    return out
-
-
-def _subject(record: Mapping[str, object]) -> str:
-    return (str(record.get("message") or "").splitlines() or ["?"])[0]
-
-
-def _recover_one(repo: Path, record: dict[str, object], *, failed: bool = False) -> Recovered:
-    action_id = str(record["action_id"])
-    message = str(record["message"])
-    subject = _subject(record)
-    ref, base = str(record["ref"]), str(record["base"])
-    entries = record["changes"]
-    assert isinstance(entries, list)
-    paths = [str(e["path"]) for e in entries]
-    expect = {str(e["path"]): {e.get("old"), e.get("index", e.get("old"))} for e in entries}
-    tip = _git(repo, "rev-parse", "-q", "--verify", ref, check=False).stdout.decode().strip() or ZERO
-    if not failed and _action_in_history(repo, ref, action_id, base, {
-            str(e["path"]): e.get("new") for e in entries}):
-        if not sync_index(repo, paths, retry=True, expect=expect):
-            raise _KeepJournal(Recovered(
-                action_id, "needs attention",
-                f"'{subject}' is committed, but git's index could not be synced for its files: "
-                f"{gitrepo.git_dir(repo) / 'index.lock'} is held; it will be retried"))
-        return Recovered(action_id, "already committed",
-                         f"'{subject}' was committed before the interruption; the index was synced")
-    disk = {p: _blob_or_none(repo / p) for p in paths}
-    new_state = all(disk[str(e["path"])] == e["new"] for e in entries)
-    old_state = all(disk[str(e["path"])] == e["old"] for e in entries)
-    if old_state:
-        return Recovered(action_id, "rolled back",
-                         f"'{subject}' {'failed' if failed else 'was interrupted'} before any "
-                         "file changed; nothing to undo")
-    head = _git(repo, "rev-parse", "-q", "--verify", "HEAD^{commit}", check=False).stdout.decode().strip()
-    at_head = {p: blob for p, (_m, blob) in tree_entries(repo, head or ZERO, paths).items()}
-    taken = [p for p in paths if disk[p] != _old(entries, p) and disk[p] == at_head.get(p)
-             and disk[p] == _new(entries, p)]
-    if new_state and len(taken) == len(paths):
-        # an agent's commit (`git commit -a`) took the change in: HEAD and the disk agree
-        sync_index(repo, paths, retry=True, expect={p: expect[p] for p in paths})
-        return Recovered(action_id, "already committed",
-                         f"'{subject}' was interrupted, and {_took_in(repo, base, head, paths)} took "
-                         "its change in: HEAD holds it (without factdesk's record of the decision); "
-                         "the files were left as HEAD has them")
-    same_branch = head_ref(gitrepo.git_dir(repo)) == ref
-    if not failed and new_state and same_branch and (
-            tip == base or (tip != ZERO and not touched_between(repo, base, tip, paths))):
-        base = tip
-        new = {str(e["path"]): (None if e["new"] is None else str(e["new"])) for e in entries}
-        who = record["author"], record["committer"]
-        assert isinstance(who[0], list) and isinstance(who[1], list)
-        sha = _build_commit(repo, base, new, message, Identity(str(who[0][0]), str(who[0][1])),
-                            Identity(str(who[1][0]), str(who[1][1])))
-        proc = _git(repo, "update-ref", "-m", f"factdesk: recover {subject}", ref, sha, base, check=False)
-        if proc.returncode == 0:
-            sync_index(repo, paths, retry=True, expect=expect)
-            return Recovered(action_id, "completed",
-                             f"'{subject}' was interrupted after writing its files; its commit "
-                             f"{sha[:12]} was completed")
-    at_base = {p: blob for p, (_m, blob) in tree_entries(repo, base, paths).items()}
-    rolled: list[str] = []
-    kept: list[str] = []
-    diverged: list[str] = []
-    with gitrepo.BlobReader(repo) as reader_proc:
-        for e in entries:
-            p = str(e["path"])
-            if disk[p] != e["new"] or disk[p] == e["old"]:
-                continue
-            if at_head.get(p) == e["new"]:
-                kept.append(p)  # HEAD holds our bytes: never restored under it
-                continue
-            if at_head.get(p) not in (e["old"], at_base.get(p)):
-                diverged.append(p)
-                continue
-            if e["old"] is None:
-                fsio.remove(repo / p)
-            else:
-                data = reader_proc.read(str(e["old"]))
-                if data is None:
-                    return Recovered(action_id, "needs attention",
-                                     f"'{subject}': the old version of {p} is missing from git")
-                fsio.atomic_write(repo / p, data)
-            rolled.append(p)
-    what = "failed (as was reported then)" if failed else "was interrupted half-way"
-    text = f"'{subject}' {what}; restored {', '.join(rolled) or 'nothing'} to the committed version"
-    if kept:
-        text += f"; {', '.join(kept)} left as HEAD has them (a later commit holds the change)"
-    if diverged:
-        text += (f"; {', '.join(diverged)} still hold factdesk's uncommitted version while HEAD has "
-                 "another: look at them before committing")
-        return Recovered(action_id, "needs attention", text)
-    return Recovered(action_id, "rolled back", text)
-
-
-def _old(entries: Sequence[Mapping[str, object]], path: str) -> object:
-    return next(e["old"] for e in entries if e["path"] == path)
-
-
-def _new(entries: Sequence[Mapping[str, object]], path: str) -> object:
-    return next(e["new"] for e in entries if e["path"] == path)
-
-
-def _blob_or_none(path: Path) -> str | None:
-    data = fsio.read_or_none(path)
-    return gitrepo.blob_id(data) if data is not None else None
-
-
-def _action_in_history(repo: Path, ref: str, action_id: str, base: str,
-                       blobs: Mapping[str, object]) -> bool:
-    """Whether the interrupted action was committed: a commit since `base` carries its id in
-    its final trailer block AND holds the action's new version of each of its files (so a
-    commit forging the id — an agent can read the journal — never makes recovery drop an
-    action whose bytes are not in the history: issue 15 #2's neighbour)."""
-    rng = ref if base == ZERO else f"{base}..{ref}"
-    out = _git(repo, "log", "--format=%H%x00%B%x01", "-n", "50", "--fixed-strings",
-               f"--grep=Factdesk-Action-Id: {action_id}", rng, "--", check=False).stdout
-    for chunk in out.split(b"\x01"):
-        sha, _, body = chunk.strip(b"\n").partition(b"\x00")
-        if not sha:
-            continue
-        trailers = githistory.final_trailers(body.decode("utf-8", "replace"))
-        if trailers.get("Factdesk-Action-Id") != action_id:
-            continue
-        held = tree_entries(repo, sha.decode(), list(blobs))
-        if all((held.get(p) or ("", None))[1] == blob for p, blob in blobs.items()):
-            return True
-    return False
