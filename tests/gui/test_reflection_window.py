@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 
 from factdesk.gui.main_window import MainWindow
 from tests.gui.conftest import IDS, fact_id
+from tests.semantic.guard import requires_model
 
 
 def test_track_record_and_attestation_in_the_inspector(qtbot, window: MainWindow, repo: Path) -> None:
@@ -28,6 +29,7 @@ def test_track_record_and_attestation_in_the_inspector(qtbot, window: MainWindow
     assert "checked the commit by hand" in window.inspector.provenance.text()
 
 
+@requires_model
 def test_semantic_search_in_the_window_and_the_model_setting(qtbot, repo: Path, data_dir: Path,
                                                              monkeypatch) -> None:
     """With embeddings on (the static model, built offline from the installed MiniLM), the
