@@ -33,7 +33,7 @@ from factdesk.curation import ChangeSet
 from factdesk.errors import QueryError
 from factdesk.gui.session import IndexSession
 from factdesk.gui.table_model import FactTableModel
-from factdesk.gui.table_state import DEFAULT_HIDDEN, FactTableState
+from factdesk.gui.table_state import DEFAULT_HIDDEN, SIMILARITY, FactTableState
 from factdesk.index.search import fact_ids, ids_of_paths, place_ids
 
 
@@ -91,9 +91,10 @@ class FactTableController(QObject):
 
     def __init__(self, session: IndexSession, settings: QSettings,
                  parent: QWidget | None = None, *,
-                 id_source: Callable[[str], list[int] | None] | None = None) -> None:
+                 id_source: Callable[[str], list[tuple[int, float]] | None] | None = None) -> None:
         super().__init__(parent)
-        #: answers queries the index cannot (a `similar:` search): ids in order, or None
+        #: answers queries the index cannot (a `similar:` search): (id, similarity) pairs,
+        #: nearest first, or None
         self.id_source = id_source
         self._session = session
         self._settings = settings
@@ -169,9 +170,33 @@ class FactTableController(QObject):
 
     def _on_sort_changed(self, section: int, order: Qt.SortOrder) -> None:
         key = self.state.columns[section].key
-        self.state.set_sort(key, order == Qt.SortOrder.DescendingOrder)
+        descending = order == Qt.SortOrder.DescendingOrder
+        if key == SIMILARITY:  # a `similar:` result's own order (not kept in settings)
+            self.state.similar_descending = descending
+        else:
+            self.state.set_sort(key, descending)
         self.save_header()
         self.requery()
+
+    def _show_similarity(self, on: bool) -> None:
+        """While a `similar:` result fills the table its Similarity column shows, first, and
+        the sort indicator is on it (the rows are in similarity order); else it hides and
+        the indicator is back on the table's sort."""
+        header = self.view.horizontalHeader()
+        section = self.state.column_index(SIMILARITY)
+        if on and header.isSectionHidden(section):
+            header.setSectionHidden(section, False)
+            header.moveSection(header.visualIndex(section), 0)
+        elif not on and not header.isSectionHidden(section):
+            header.setSectionHidden(section, True)
+        if on:
+            key, descending = SIMILARITY, self.state.similar_descending
+        else:
+            key, descending = self.state.sort_key, self.state.descending
+        order = Qt.SortOrder.DescendingOrder if descending else Qt.SortOrder.AscendingOrder
+        header.blockSignals(True)  # (the indicator only: no re-sort)
+        header.setSortIndicator(self.state.column_index(key), order)
+        header.blockSignals(False)
 
     # -- rows and selection -----------------------------------------------------------------
 
@@ -180,8 +205,11 @@ class FactTableController(QObject):
         conn = self._session.conn
         text = self.state.query if query is None else query
         special = self.id_source(text) if self.id_source is not None else None
+        scores: dict[int, float] | None = None
         if special is not None:
-            ids = special
+            ranked = special if self.state.similar_descending else special[::-1]
+            ids = [fact_id for fact_id, _score in ranked]
+            scores = dict(special)
         elif conn is None:
             ids = []
         else:
@@ -190,10 +218,12 @@ class FactTableController(QObject):
             self._session.warm_orders(self.state.sort_key)
         same = text == self.state.query
         self.state.query = text
-        self._show_ids(ids, keep_scroll=same)
+        self._show_similarity(special is not None)
+        self._show_ids(ids, keep_scroll=same, scores=scores)
         return len(ids)
 
-    def _show_ids(self, ids: list[int], *, keep_scroll: bool = False) -> None:
+    def _show_ids(self, ids: list[int], *, keep_scroll: bool = False,
+                  scores: dict[int, float] | None = None) -> None:
         """Replace the rows, keeping the current fact selected when it is still there. With
         `keep_scroll` (the same query again: an index update) the rows the user scrolled to
         stay in view; an agent's every commit pulled the view back to the selected row."""
@@ -202,7 +232,7 @@ class FactTableController(QObject):
         position = bar.value()
         self._resetting = True
         try:
-            self.model.set_ids(ids)
+            self.model.set_ids(ids, scores)
         finally:
             self._resetting = False
         if keep is not None and self.model.row_of(keep) is not None:
