@@ -193,9 +193,12 @@ class FactTableController(QObject):
             key, descending = SIMILARITY, self.state.similar_descending
         else:
             key, descending = self.state.sort_key, self.state.descending
+        keys = [c.key for c in self.state.columns]
+        if key not in keys:  # (a sort with no column of its own: `problems`)
+            return
         order = Qt.SortOrder.DescendingOrder if descending else Qt.SortOrder.AscendingOrder
         header.blockSignals(True)  # (the indicator only: no re-sort)
-        header.setSortIndicator(self.state.column_index(key), order)
+        header.setSortIndicator(keys.index(key), order)
         header.blockSignals(False)
 
     # -- rows and selection -----------------------------------------------------------------

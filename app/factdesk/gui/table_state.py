@@ -34,9 +34,9 @@ _LOOKS: dict[str, tuple[str, int]] = {
 #: the GUI's own column: a `similar:` result's similarity to its target (no SQL: the
 #: semantic layer's score; shown, first, only while a `similar:` query fills the table)
 SIMILARITY = "similarity"
-COLUMNS: tuple[Column, ...] = tuple(
-    Column(c.key, _LOOKS[c.key][0], c.column, _LOOKS[c.key][1]) for c in FACT_COLUMNS
-) + (Column(SIMILARITY, "Similarity", "", 80),)
+COLUMNS: tuple[Column, ...] = (
+    *(Column(c.key, _LOOKS[c.key][0], c.column, _LOOKS[c.key][1]) for c in FACT_COLUMNS),
+    Column(SIMILARITY, "Similarity", "", 80))
 #: Extra columns fetched for each row (styling and tooltips), besides the visible ones.
 ROW_SQL = ROW_FIELDS
 DEFAULT_HIDDEN = frozenset({"author", SIMILARITY})
