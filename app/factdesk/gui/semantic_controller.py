@@ -66,7 +66,7 @@ class SemanticController(QObject):
         worker.finished.connect(self._ready)
         worker.failed.connect(self._failed)
         self._worker = worker
-        self._thread = start_in_thread(worker, self)
+        self._thread = start_in_thread(worker)
         self._thread.finished.connect(self._thread_done)
 
     def choose(self, name: str) -> None:
@@ -83,9 +83,16 @@ class SemanticController(QObject):
             self._again = True
 
     def close(self) -> None:
-        if self._worker is not None and self._thread is not None:
-            self._worker.cancel()  # stops after the current batch; what is done is kept
-            self._thread.wait()
+        """The window is closing: the embedding stops after its current batch (what is
+        done is kept), a model still loading finishes loading unheard; nothing waits."""
+        if self._worker is not None:
+            self._worker.cancel()
+            for signal, slot in ((self._worker.progress, self._progress),
+                                 (self._worker.finished, self._ready),
+                                 (self._worker.failed, self._failed)):
+                signal.disconnect(slot)
+        self._again = False
+        self.enabled = False
 
     def _thread_done(self) -> None:
         self._worker = None
