@@ -329,8 +329,8 @@ class MainWindow(QMainWindow):
 
     def _on_executed(self, executed: Executed) -> None:
         changes = executed.changes
-        self.commit_notice.show_commit(changes)
         if executed.index is None:
+            self.status.committed(changes)
             if executed.index_error is not None:
                 self._on_index_failed(executed.index_error)
             return
@@ -339,6 +339,9 @@ class MainWindow(QMainWindow):
             self.watcher.watch_folders({str(Path(p).parent) for p in changes.paths_after})
         self.session.accept_update(executed.index)
         self._refresh(IndexChange(executed.index, changes, in_front=True), place=place)
+        self.status.committed(changes)  # (after the refresh's own word: warnings last)
+        if executed.index.mode == "behind":  # another updater held the index: catch up
+            self.reindex()
 
     def _on_failed(self, exc: FactdeskError) -> None:
         rule = getattr(exc, "rule", None)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QLabel, QMainWindow, QProgressBar
 
+from factdesk.curation import ChangeSet
 from factdesk.gui import dialogs
 from factdesk.gui.commit_notice import CommitNotice
 from factdesk.gui.table import FactTableController
@@ -18,6 +19,7 @@ class StatusArea(QObject):
 
     def __init__(self, window: QMainWindow, table: FactTableController) -> None:
         super().__init__(window)
+        self._window = window
         self._bar = window.statusBar()
         self._table = table
         self.count_label = QLabel("", window)
@@ -52,8 +54,25 @@ class StatusArea(QObject):
         self.progress.setValue(min(done, total))
         self.progress.setFormat(f"{stage} %v/%m")
 
+    def committed(self, changes: ChangeSet) -> None:
+        """Our action committed: its sha with Undo; what the core warns about (the commit
+        stands: a checkout switched branches during the action, git's index left behind)
+        in the status bar and in a dialog."""
+        self.commit_notice.show_commit(changes)
+        warnings = changes.committed.warnings if changes.committed is not None else ()
+        if warnings:
+            self.say(f"Committed {changes.short_sha}, with a warning: {warnings[0]}", 20000)
+            dialogs.show_error(self._window, f"Committed {changes.short_sha}, with a warning",
+                               "\n\n".join(warnings))
+
     def index_updated(self, stats: IndexStats) -> None:
         self.progress.hide()
+        if stats.mode == "behind":  # factdesk's own commit: another updater held the index
+            self.say(stats.note or "committed; the index will catch up", 20000)
+            return
+        if stats.note:
+            self.say(stats.note, 20000)
+            return
         self.say(f"Index up to date: {stats.facts + stats.broken} facts"
                  + (f" ({stats.broken} unreadable)" if stats.broken else "")
                  + f", {stats.retracted} retracted, {stats.problems} findings ({stats.seconds:.1f}s)")
