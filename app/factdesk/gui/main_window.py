@@ -45,7 +45,7 @@ from factdesk.gui.session import IndexSession
 from factdesk.gui.settlement_panel import SettlementPanel
 from factdesk.gui.sidebar import FacetSidebar
 from factdesk.gui.status_area import StatusArea
-from factdesk.gui.table import FactTableController, Place
+from factdesk.gui.table import PENDING, FactTableController, Place
 from factdesk.gui.transitions_panel import TransitionsPanel
 from factdesk.gui.undo_stack import UndoStack
 from factdesk.gui.watcher import CorpusWatcher
@@ -166,6 +166,8 @@ class MainWindow(QMainWindow):
         for queue in (self.mislabels, self.settlement):  # the inspector shows the queue's fact
             queue.path_did_select.connect(self.inspect_path)
         self.table.fact_did_select.connect(self._on_table_selection)
+        self.table.revisions_did_resolve.connect(
+            lambda text: self.apply_query(text) if text == self.search.text() else None)
         self.table.view.enter_did_press.connect(self.focus_inspector)
         self.table.view.escape_did_press.connect(self.search.clear)
         self.inspector.fact_link_did_activate.connect(self.show_fact)
@@ -176,14 +178,16 @@ class MainWindow(QMainWindow):
     def apply_query(self, text: str) -> bool:
         """Run a query; a QueryError is shown under the search bar and changes nothing."""
         try:
-            self.table.requery(text)
+            if self.table.requery(text) == PENDING:  # (applied again once resolved)
+                return True
+            runnable = self.table.executable(text) or text
         except QueryError as exc:
             self.search.show_error(str(exc))
             return False
         hints = vocabulary_hints(text) if self.table.model.rowCount() == 0 else []
         self.search.show_error("No facts: " + "; ".join(hints) if hints else None)
         self.search.show_chips(text)
-        self.sidebar.refresh_facets(text)
+        self.sidebar.refresh_facets(runnable)
         self.query_did_apply.emit(text)
         return True
 
@@ -377,7 +381,7 @@ class MainWindow(QMainWindow):
 
     def _refresh(self, change: IndexChange, *, place: Place | None = None) -> None:
         """Every view after the index moved on (a reindex, an outside commit, our action)."""
-        self.table.model.invalidate()
+        self.table.index_moved()
         ours = change.changes
         if change.light and ours is not None and self.table.patch_paths(list(ours.paths_touched)):
             self.sidebar.refresh_facets(self.search.text())
@@ -435,7 +439,7 @@ class MainWindow(QMainWindow):
         self.watcher.enabled = False
         for panel in self.panels:
             panel.close_worker()
-        for part in (self.sidebar, self.inspector, self.relabel):
+        for part in (self.table, self.sidebar, self.inspector, self.relabel):
             part.close_worker()
         self.semantic.close()
         # (since:last-visit, in the next session: a write, so the lane's last job)
