@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QCloseEvent, QGuiApplication
+from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QDialog,
     QMainWindow,
@@ -29,17 +29,18 @@ from factdesk.curation.identity import identity_file
 from factdesk.curation.ops import EMPTY_STACK
 from factdesk.errors import FactdeskError, QueryError
 from factdesk.gui import dialogs
+from factdesk.gui.curation_front import CurationFront
 from factdesk.gui.facts_tab import FactsTab
-from factdesk.gui.history import VisitHistory
 from factdesk.gui.inspector import InspectorPanel
 from factdesk.gui.menus import MenuBuilder
 from factdesk.gui.mislabel_panel import MislabelPanel
+from factdesk.gui.navigation import Navigator
 from factdesk.gui.operations import Executed, Operations
 from factdesk.gui.overview import OverviewPanel
 from factdesk.gui.panel import IndexChange, Panel
 from factdesk.gui.problems_panel import ProblemsPanel
 from factdesk.gui.relabel_dialog import RelabelOpener
-from factdesk.gui.search_bar import SearchBar, add_term
+from factdesk.gui.search_bar import SearchBar
 from factdesk.gui.semantic_controller import SemanticController
 from factdesk.gui.session import IndexSession
 from factdesk.gui.settlement_panel import SettlementPanel
@@ -50,7 +51,6 @@ from factdesk.gui.transitions_panel import TransitionsPanel
 from factdesk.gui.undo_stack import UndoStack
 from factdesk.gui.watcher import CorpusWatcher
 from factdesk.index.query import vocabulary_hints
-from factdesk.index.search import ids_of_paths, live_paths_of_ids, seen_state
 from factdesk.reflect.charts import track_record_line
 
 
@@ -71,7 +71,6 @@ class MainWindow(QMainWindow):
                               identity_file=identity_file(Settings.resolve()),
                               ask_identity=lambda: self.ask_identity())
         self.semantic = SemanticController(self.session.indexer, settings, enabled=semantic, parent=self)
-        self.history = VisitHistory()
         self.last_error: str | None = None
         conn = lambda: self.session.conn  # noqa: E731 - the live connection, read at use
         self.table = FactTableController(self.session, settings, self, id_source=lambda text:
@@ -81,12 +80,23 @@ class MainWindow(QMainWindow):
                                     open_reader=lambda: self.session.indexer.connect(readonly=True),
                                     paths_of=self.semantic.similar_paths)
         self.relabel = RelabelOpener(self.ops, self)
-        self.panels: list[Panel] = self._make_panels(conn)
         self.inspector = InspectorPanel(self.session, self, track_record=lambda agent: track_record_line(
             self.transitions.reflection, agent))
-        self._build_layout()
         self.status = StatusArea(self, self.table)
         self.progress, self.commit_notice = self.status.progress, self.status.commit_notice
+        front = CurationFront(self.session, self.ops, self.table, self.inspector, self.relabel,
+                              self.status, ask_text=lambda *a: self.ask_text(*a))
+        self.selected_paths, self.open_relabel = front.selected_paths, front.open_relabel
+        self.retract_selected = front.retract_selected
+        self.panels: list[Panel] = self._make_panels(conn)
+        self._build_layout()
+        self.nav = nav = Navigator(self.session, self.center, self.table, self.inspector,
+                                   self.search, self.status)
+        (self.set_query, self.add_filter, self.more_like_this, self.show_fact, self.show_path,
+         self.inspect_path, self.focus_search, self.focus_inspector, self.focus_table,
+         self.copy_path) = (nav.set_query, nav.add_filter, nav.more_like_this, nav.show_fact,
+                            nav.show_path, nav.inspect_path, nav.focus_search,
+                            nav.focus_inspector, nav.focus_table, nav.copy_path)
         self.actions_by_name = MenuBuilder(self).build()
         self.undo_stack = UndoStack(self.ops, self.actions_by_name["undo"], self.actions_by_name["redo"],
                                     self)
@@ -154,22 +164,10 @@ class MainWindow(QMainWindow):
         self.commit_notice.undo_did_request.connect(self.undo_stack.undo_exactly)
         self.commit_notice.redo_did_request.connect(self.undo_stack.redo)
         self.semantic.status_did_change.connect(self.status.say)
-        self.semantic.did_become_ready.connect(
-            lambda: self.settlement.refresh_candidates() if self.settlement.loaded else None)
-        self.search.query_did_submit.connect(self.apply_query)
         self.sidebar.term_did_activate.connect(self.add_filter)
         self.sidebar.query_did_activate.connect(self.set_query)
-        self.overview.query_did_request.connect(self.set_query)
-        self.problems.fact_did_request.connect(self.show_fact)
-        self.transitions.fact_activated.connect(self.show_path)
-        self.transitions.did_load.connect(lambda _n: self._refresh_inspector())
-        for queue in (self.mislabels, self.settlement):  # the inspector shows the queue's fact
-            queue.path_did_select.connect(self.inspect_path)
-        self.table.fact_did_select.connect(self._on_table_selection)
-        self.table.revisions_did_resolve.connect(
-            lambda text: self.apply_query(text) if text == self.search.text() else None)
-        self.table.view.enter_did_press.connect(self.focus_inspector)
-        self.table.view.escape_did_press.connect(self.search.clear)
+        for panel in self.panels:
+            panel.attach(self)
         self.inspector.fact_link_did_activate.connect(self.show_fact)
         self.inspector.status_did_change.connect(self.status.say)
 
@@ -191,76 +189,10 @@ class MainWindow(QMainWindow):
         self.query_did_apply.emit(text)
         return True
 
-    def set_query(self, text: str) -> None:
-        self.center.setCurrentIndex(0)
-        self.search.set_query(text)
-
-    def add_filter(self, field: str, value: str) -> None:
-        self.set_query(add_term(self.search.text(), field, value))
-
-    def more_like_this(self) -> None:
-        """Shift+M: a `similar:` search for the selected fact."""
-        if self.inspector.path:
-            self.set_query(f"similar:{self.inspector.path}")
-
-    # -- navigation ---------------------------------------------------------------------------
-
-    def show_fact(self, fact_id: int) -> None:
-        """Show a fact: select it in the table when it is there, else inspect it alone."""
-        self.center.setCurrentIndex(0)
-        if not self.table.select_id(fact_id):
-            self.table.view.clearSelection()
-            self.inspector.show_fact(fact_id)
-            self.history.visit(fact_id)
-
-    def show_path(self, path: str) -> None:
-        """Show a fact by path (from the transitions list: it may be retracted by now)."""
-        fact_id = self._id_of(path)
-        if fact_id is None:
-            self.status.say(f"{path} is not in the index")
-            return
-        self.show_fact(fact_id)
-
-    def inspect_path(self, path: str) -> None:
-        """The inspector shows `path` (a queue's current fact), the tab in front stays."""
-        fact_id = self._id_of(path)
-        if fact_id is not None and fact_id != self.inspector.fact_id:
-            self.inspector.show_fact(fact_id)
-
-    def _id_of(self, path: str) -> int | None:
-        conn = self.session.conn
-        return ids_of_paths(conn, [path]).get(path) if conn is not None else None
-
-    def _on_table_selection(self, fact_id: int | None) -> None:
-        self.inspector.show_fact(fact_id)
-        if fact_id is not None:
-            self.history.visit(fact_id)
-
     def go(self, delta: int) -> None:
-        fact_id = self.history.step(delta)
-        if fact_id is not None:
-            self.center.setCurrentIndex(0)
-            if not self.table.select_id(fact_id):
-                self.table.view.clearSelection()
-                self.inspector.show_fact(fact_id)
+        """Alt+Left / Alt+Right (`Navigator.go`)."""
+        if self.nav.go(delta):
             self.last_error = None
-
-    def focus_search(self) -> None:
-        self.center.setCurrentIndex(0)
-        self.search.line.setFocus(Qt.FocusReason.ShortcutFocusReason)
-        self.search.line.selectAll()
-
-    def focus_inspector(self) -> None:
-        self.inspector.tabs.currentWidget().setFocus(Qt.FocusReason.ShortcutFocusReason)
-
-    def focus_table(self) -> None:
-        self.center.setCurrentIndex(0)
-        self.table.view.setFocus(Qt.FocusReason.ShortcutFocusReason)
-
-    def copy_path(self) -> None:
-        if self.inspector.path:
-            QGuiApplication.clipboard().setText(self.inspector.path)
-            self.status.say(f"Copied {self.inspector.path}", 3000)
 
     # -- questions ----------------------------------------------------------------------------
 
@@ -274,28 +206,6 @@ class MainWindow(QMainWindow):
 
     # -- curation -----------------------------------------------------------------------------
 
-    def selected_paths(self) -> list[str]:
-        """The facts an action applies to: the table's selection when the fact shown is in
-        it, else the fact shown (followed through a ref, a queue, the Problems or the
-        Transitions tab, it is not in the table)."""
-        conn = self.session.conn
-        ids = self.table.selected_ids()
-        shown = self.inspector.fact_id
-        if shown is not None and shown not in ids:
-            ids = [shown]
-        return live_paths_of_ids(conn, ids) if conn is not None and ids else []
-
-    def open_relabel(self, paths: list[str] | None = None, *, initial: dict[str, str | None] | None = None,
-                     reason: str = "", applied: Callable[[ChangeSet], None] | None = None) -> None:
-        """Open the relabel editor on the selection (R), once its files are read in the
-        background (`self.relabel.dialog`)."""
-        paths = paths if paths is not None else self.selected_paths()
-        conn = self.session.conn
-        if not paths or conn is None:
-            self.status.say("Select one or more facts to relabel", 4000)
-            return
-        self.relabel.open(conn, paths, initial=initial, reason=reason, applied=applied)
-
     @property
     def curation(self):  # type: ignore[no-untyped-def]
         """(On the writer lane only: inside a `run_action` call.) The corpus's `Curation`."""
@@ -304,21 +214,6 @@ class MainWindow(QMainWindow):
     @property
     def relabel_dialog(self) -> QDialog | None:
         return self.relabel.dialog
-
-    def retract_selected(self, reason: str | None = None) -> None:
-        paths = self.selected_paths()
-        if not paths:
-            return
-        if reason is None:
-            what = (f"“{self.inspector.title.text()[:120]}” ({paths[0]})"  # (shown clipped)
-                    if len(paths) == 1 and self.inspector.path == paths[0] else
-                    paths[0] if len(paths) == 1 else f"{len(paths)} facts")
-            reason = self.ask_text("Retract", f"Retract {what}? Reason:", "")
-            if reason is None:
-                return
-        conn = self.session.conn
-        blobs, head = seen_state(conn, paths) if conn is not None else ({}, None)
-        self.ops.run(lambda cur: cur.retract(paths, reason or "", expected=blobs, expected_head=head))
 
     def run_action(self, action: Callable[[], ChangeSet],
                    success: Callable[[ChangeSet], None] | None = None) -> None:
@@ -396,7 +291,7 @@ class MainWindow(QMainWindow):
         front = self.front()
         for panel in self.panels:
             panel.index_did_change(IndexChange(change.stats, change.changes, in_front=panel is front))
-        self._refresh_inspector()
+        self.refresh_inspector()
         if place is not None:
             self.table.restore(place)
         self.inspector.reload_attestations()
@@ -412,7 +307,7 @@ class MainWindow(QMainWindow):
         self.last_error = message
         dialogs.show_error(self, "Indexing failed", message)
 
-    def _refresh_inspector(self) -> None:
+    def refresh_inspector(self) -> None:
         if self.inspector.fact_id is not None:
             self.inspector.show_fact(self.inspector.fact_id)
 

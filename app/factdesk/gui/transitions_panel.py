@@ -55,7 +55,7 @@ from PySide6.QtWidgets import (
 )
 
 from factdesk.gui import theme
-from factdesk.gui.panel import IndexChange
+from factdesk.gui.panel import IndexChange, Window
 from factdesk.gui.workers import failure_text, let_finish
 from factdesk.index.indexer import Indexer
 from factdesk.model.words import count
@@ -484,6 +484,10 @@ class TransitionsPanel(QWidget):
     def tab_did_show(self) -> None:
         if not self.loaded:
             self.load()
+
+    def attach(self, window: Window) -> None:
+        self.fact_activated.connect(window.show_path)
+        self.did_load.connect(lambda _n: window.refresh_inspector())  # (its track records)
 
     def close_worker(self) -> None:
         """The window is closing: a running computation ends on its own, unheard (nothing
