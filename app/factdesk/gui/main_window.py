@@ -10,11 +10,10 @@ updates); its `operation_did_execute` and the session's `index_did_update` both 
 from __future__ import annotations
 
 import functools
-import gc
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QDialog,
@@ -26,11 +25,11 @@ from PySide6.QtWidgets import (
 from factdesk.core import Settings
 from factdesk.curation import ChangeSet, recover
 from factdesk.curation.identity import identity_file
-from factdesk.curation.ops import EMPTY_STACK
 from factdesk.errors import FactdeskError, QueryError
 from factdesk.gui import dialogs
 from factdesk.gui.curation_front import CurationFront
 from factdesk.gui.facts_tab import FactsTab
+from factdesk.gui.heap import HeapFreeze
 from factdesk.gui.inspector import InspectorPanel
 from factdesk.gui.menus import MenuBuilder
 from factdesk.gui.mislabel_panel import MislabelPanel
@@ -101,16 +100,15 @@ class MainWindow(QMainWindow):
         self.undo_stack = UndoStack(self.ops, self.actions_by_name["undo"], self.actions_by_name["redo"],
                                     self)
         self._connect()
-        self._heap_frozen = False
+        self.heap = HeapFreeze()
         self.watcher = CorpusWatcher(self.session.repo, self.session.indexer.git_dir, self)
         self.watcher.corpus_did_change.connect(self.reindex)
         self.watcher.enabled = watch
         dialogs.restore_geometry(self.settings, self, self._splitters())
         if self.session.conn is not None:
             self._refresh(IndexChange(None, None, in_front=False))
-        self.recovered: list[object] = []
-        self.session.lane.submit(lambda: recover(self.session.repo), done=self._recovered,
-                                 failed=self._recover_failed)
+        self.session.lane.submit(lambda: recover(self.session.repo), done=self.status.recovered,
+                                 failed=self.status.recovery_failed)
         if update_on_open:
             self.reindex()
 
@@ -157,7 +155,7 @@ class MainWindow(QMainWindow):
         s.index_did_update.connect(lambda stats: self._refresh(IndexChange(stats, None, in_front=True)))
         s.index_did_fail.connect(self._on_index_failed)
         s.progress_did_change.connect(self.status.stage)
-        s.lane.busy_did_change.connect(self._on_busy)
+        s.lane.busy_did_change.connect(lambda busy: self.status.lane_busy(busy, s.is_updating))
         s.lane.tail_did_fail.connect(lambda m: self.status.say(m, 10000))
         self.ops.operation_did_execute.connect(self._on_executed)
         self.ops.operation_did_fail.connect(self._on_failed)
@@ -243,21 +241,8 @@ class MainWindow(QMainWindow):
             self.reindex()
 
     def _on_failed(self, exc: FactdeskError) -> None:
-        rule = getattr(exc, "rule", None)
         self.last_error = str(exc)
-        if rule == EMPTY_STACK:  # a word in the status bar, never a dialog
-            self.status.say(str(exc).split(":")[0].capitalize(), 4000)
-            return
-        dialogs.show_error(self, "Not done" + (f" [{rule}]" if rule else ""), str(exc))
-
-    def _recovered(self, recovered: list[object]) -> None:
-        self.recovered = recovered
-        if recovered:
-            dialogs.show_error(self, "An interrupted action was found",
-                               "\n\n".join(f"{r.outcome}: {r.message}" for r in recovered))  # type: ignore[attr-defined]
-
-    def _recover_failed(self, exc: BaseException) -> None:
-        dialogs.show_error(self, "An interrupted action could not be finished", str(exc))
+        self.status.action_failed(exc)
 
     # -- index --------------------------------------------------------------------------------
 
@@ -265,14 +250,6 @@ class MainWindow(QMainWindow):
         """Bring the index up to date in the background (F5)."""
         self.status.working("indexing…")
         self.session.update(rebuild=rebuild)
-
-    def _on_busy(self, busy: bool) -> None:
-        """The writer lane works: say so (the window stays usable; the table serves the
-        rows it has)."""
-        if busy:
-            self.status.working("indexing…" if self.session.is_updating else "writing…")
-        else:
-            self.status.done()
 
     def _refresh(self, change: IndexChange, *, place: Place | None = None) -> None:
         """Every view after the index moved on (a reindex, an outside commit, our action)."""
@@ -285,9 +262,7 @@ class MainWindow(QMainWindow):
         if not change.light:
             self.sidebar.refresh_ontology()
             self.watcher.watch()
-            if not self._heap_frozen:
-                self._heap_frozen = True
-                QTimer.singleShot(0, self._freeze_heap)  # after the first paint
+            self.heap.arm()
         front = self.front()
         for panel in self.panels:
             panel.index_did_change(IndexChange(change.stats, change.changes, in_front=panel is front))
@@ -302,22 +277,12 @@ class MainWindow(QMainWindow):
             self.index_did_update.emit(change.stats)
 
     def _on_index_failed(self, message: str) -> None:
-        self.status.done()
-        self.status.say(f"Indexing failed: {message}", 10000)
         self.last_error = message
-        dialogs.show_error(self, "Indexing failed", message)
+        self.status.index_failed(message)
 
     def refresh_inspector(self) -> None:
         if self.inspector.fact_id is not None:
             self.inspector.show_fact(self.inspector.fact_id)
-
-    def _freeze_heap(self) -> None:
-        """The objects of the built window leave the garbage collector's scans: its full
-        passes over them (~60,000) stalled scrolling by 30-60 ms at 100,000 facts. Once,
-        after the first fill; closing the window unfreezes."""
-        if self._heap_frozen:
-            gc.collect()
-            gc.freeze()
 
     # -- persistence --------------------------------------------------------------------------
 
@@ -341,7 +306,5 @@ class MainWindow(QMainWindow):
         self.session.lane.submit(self.session.indexer.record_visit, done=lambda _r: None,
                                  failed=lambda _e: None)
         self.session.close()  # (finishes the queued writes first)
-        if self._heap_frozen:  # this window's objects become collectable again
-            gc.unfreeze()
-            self._heap_frozen = False
+        self.heap.release()  # this window's objects become collectable again
         super().closeEvent(event)
