@@ -17,7 +17,6 @@ A new tab (the Proposals tab, say) is one new file plus one registration line:
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -47,12 +46,17 @@ class IndexChange:
 class Window(Protocol):
     """What a panel may use of the window in `attach` (gui/main_window.py, gui/navigation.py)."""
 
-    show_fact: Callable[[int], None]
-    show_path: Callable[[str], None]
-    inspect_path: Callable[[str], None]
-    set_query: Callable[[str], None]
-    focus_inspector: Callable[[], None]
     semantic: Any  # SemanticController
+
+    def show_fact(self, fact_id: int, /) -> None: ...
+
+    def show_path(self, path: str, /) -> None: ...
+
+    def inspect_path(self, path: str, /) -> None: ...
+
+    def set_query(self, text: str, /) -> None: ...
+
+    def focus_inspector(self) -> None: ...
 
     def apply_query(self, text: str) -> bool: ...
 

@@ -140,7 +140,7 @@ class SemanticController(QObject):
         if self.session is None:
             raise QueryError(self.notice or "semantic search is not ready yet: facts are being "
                              "embedded in the background")
-        return [(h.path, float(h.score))  # type: ignore[attr-defined]
+        return [(h.path, float(h.score))
                 for h in self.session.similar(target, 200)]  # type: ignore[attr-defined]
 
     def similar_paths(self, text: str) -> list[str] | None:
