@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.conftest import git
-from tests.gui.conftest import IDS, fact_id, submit
+from tests.gui.conftest import fact_id, submit
 
 
 def test_since_a_branch_resolves_off_the_gui_thread(window, qtbot, repo: Path) -> None:
@@ -27,4 +27,3 @@ def test_since_a_branch_resolves_off_the_gui_thread(window, qtbot, repo: Path) -
     with qtbot.waitSignal(window.index_did_update, timeout=10_000):
         window.reindex()
     qtbot.waitUntil(lambda: window.table.model.rowCount() == 0, timeout=10_000)
-    assert IDS["pool"]
