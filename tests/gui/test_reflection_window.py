@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 
 from factdesk.gui.main_window import MainWindow
 from tests.gui.conftest import IDS, fact_id
+from tests.semantic.guard import requires_model
 
 
 def test_track_record_and_attestation_in_the_inspector(qtbot, window: MainWindow, repo: Path) -> None:
@@ -28,6 +29,7 @@ def test_track_record_and_attestation_in_the_inspector(qtbot, window: MainWindow
     assert "checked the commit by hand" in window.inspector.provenance.text()
 
 
+@requires_model
 def test_semantic_search_in_the_window_and_the_model_setting(qtbot, repo: Path, data_dir: Path,
                                                              monkeypatch) -> None:
     """With embeddings on (the static model, built offline from the installed MiniLM), the
@@ -55,6 +57,10 @@ def test_semantic_search_in_the_window_and_the_model_setting(qtbot, repo: Path, 
     shown = [conn.execute("SELECT path FROM facts WHERE id = ?", (i,)).fetchone()[0]
              for i in win.table.model.ids]
     assert shown == above
+    # each row shows its similarity to the target, in the Similarity column
+    scores = [f"{n.score:.3f}" for n in win.semantic.session.similar(IDS["pool"], 200)]  # type: ignore[attr-defined]
+    column = win.table.state.column_index("similarity")
+    assert [win.table.model.index(r, column).data() for r in range(len(shown))] == scores
     started: list[bool] = []
     # not the slow full model here (tests/semantic loads it)
     win.semantic.start = lambda: started.append(True)  # type: ignore[method-assign]

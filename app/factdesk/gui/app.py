@@ -51,8 +51,22 @@ def run(path: Path | None) -> int:
     window.show()
     if os.environ.get("FACTDESK_SMOKE") == "1":
         _close_after_first_paint(window)
-    code = app.exec()
-    return int(code)
+    code = int(app.exec())
+    return _exit_without_waiting(code)
+
+
+def _exit_without_waiting(code: int) -> int:
+    """The window has closed; a worker it let go (a model still loading, a history walk)
+    may still run. None is waited for beyond a moment, and none may be destroyed while it
+    runs (Qt aborts): then the process ends here, its settings and the index's writes
+    already finished (the window's close did both)."""
+    from factdesk.gui.workers import still_running
+
+    if still_running(0.3):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
 
 
 def _close_after_first_paint(window: MainWindow) -> None:

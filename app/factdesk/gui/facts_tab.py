@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from factdesk.gui.panel import IndexChange
+from factdesk.gui.panel import IndexChange, Window
 from factdesk.gui.search_bar import SearchBar
 from factdesk.gui.table import FactTableController
 
@@ -22,6 +22,7 @@ class FactsTab(QWidget):
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._table = table
+        self._search = search
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 0)
         layout.addWidget(search)
@@ -41,3 +42,11 @@ class FactsTab(QWidget):
 
     def close_worker(self) -> None:
         """(No worker of its own: the table's sort orders belong to the session.)"""
+
+    def attach(self, window: Window) -> None:
+        search, table = self._search, self._table
+        search.query_did_submit.connect(window.apply_query)
+        table.revisions_did_resolve.connect(  # (a since: revision git resolved meanwhile)
+            lambda text: window.apply_query(text) if text == search.text() else None)
+        table.view.enter_did_press.connect(window.focus_inspector)
+        table.view.escape_did_press.connect(search.clear)

@@ -10,12 +10,11 @@ updates); its `operation_did_execute` and the session's `index_did_update` both 
 from __future__ import annotations
 
 import functools
-import gc
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QCloseEvent, QGuiApplication
+from PySide6.QtCore import QSettings, Qt, Signal
+from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QDialog,
     QMainWindow,
@@ -26,31 +25,31 @@ from PySide6.QtWidgets import (
 from factdesk.core import Settings
 from factdesk.curation import ChangeSet, recover
 from factdesk.curation.identity import identity_file
-from factdesk.curation.ops import EMPTY_STACK
 from factdesk.errors import FactdeskError, QueryError
 from factdesk.gui import dialogs
+from factdesk.gui.curation_front import CurationFront
 from factdesk.gui.facts_tab import FactsTab
-from factdesk.gui.history import VisitHistory
+from factdesk.gui.heap import HeapFreeze
 from factdesk.gui.inspector import InspectorPanel
 from factdesk.gui.menus import MenuBuilder
 from factdesk.gui.mislabel_panel import MislabelPanel
+from factdesk.gui.navigation import Navigator
 from factdesk.gui.operations import Executed, Operations
 from factdesk.gui.overview import OverviewPanel
 from factdesk.gui.panel import IndexChange, Panel
 from factdesk.gui.problems_panel import ProblemsPanel
 from factdesk.gui.relabel_dialog import RelabelOpener
-from factdesk.gui.search_bar import SearchBar, add_term
+from factdesk.gui.search_bar import SearchBar
 from factdesk.gui.semantic_controller import SemanticController
 from factdesk.gui.session import IndexSession
 from factdesk.gui.settlement_panel import SettlementPanel
 from factdesk.gui.sidebar import FacetSidebar
 from factdesk.gui.status_area import StatusArea
-from factdesk.gui.table import FactTableController, Place
+from factdesk.gui.table import PENDING, FactTableController, Place
 from factdesk.gui.transitions_panel import TransitionsPanel
 from factdesk.gui.undo_stack import UndoStack
 from factdesk.gui.watcher import CorpusWatcher
 from factdesk.index.query import vocabulary_hints
-from factdesk.index.search import ids_of_paths, live_paths_of_ids, seen_state
 from factdesk.reflect.charts import track_record_line
 
 
@@ -71,7 +70,6 @@ class MainWindow(QMainWindow):
                               identity_file=identity_file(Settings.resolve()),
                               ask_identity=lambda: self.ask_identity())
         self.semantic = SemanticController(self.session.indexer, settings, enabled=semantic, parent=self)
-        self.history = VisitHistory()
         self.last_error: str | None = None
         conn = lambda: self.session.conn  # noqa: E731 - the live connection, read at use
         self.table = FactTableController(self.session, settings, self, id_source=lambda text:
@@ -81,26 +79,36 @@ class MainWindow(QMainWindow):
                                     open_reader=lambda: self.session.indexer.connect(readonly=True),
                                     paths_of=self.semantic.similar_paths)
         self.relabel = RelabelOpener(self.ops, self)
-        self.panels: list[Panel] = self._make_panels(conn)
         self.inspector = InspectorPanel(self.session, self, track_record=lambda agent: track_record_line(
             self.transitions.reflection, agent))
-        self._build_layout()
         self.status = StatusArea(self, self.table)
         self.progress, self.commit_notice = self.status.progress, self.status.commit_notice
+        front = CurationFront(self.session, self.ops, self.table, self.inspector, self.relabel,
+                              self.status, ask_text=lambda *a: self.ask_text(*a))
+        self.selected_paths, self.open_relabel = front.selected_paths, front.open_relabel
+        self.retract_selected = front.retract_selected
+        self.panels: list[Panel] = self._make_panels(conn)
+        self._build_layout()
+        self.nav = nav = Navigator(self.session, self.center, self.table, self.inspector,
+                                   self.search, self.status)
+        (self.set_query, self.add_filter, self.more_like_this, self.show_fact, self.show_path,
+         self.inspect_path, self.focus_search, self.focus_inspector, self.focus_table,
+         self.copy_path) = (nav.set_query, nav.add_filter, nav.more_like_this, nav.show_fact,
+                            nav.show_path, nav.inspect_path, nav.focus_search,
+                            nav.focus_inspector, nav.focus_table, nav.copy_path)
         self.actions_by_name = MenuBuilder(self).build()
         self.undo_stack = UndoStack(self.ops, self.actions_by_name["undo"], self.actions_by_name["redo"],
                                     self)
         self._connect()
-        self._heap_frozen = False
+        self.heap = HeapFreeze()
         self.watcher = CorpusWatcher(self.session.repo, self.session.indexer.git_dir, self)
         self.watcher.corpus_did_change.connect(self.reindex)
         self.watcher.enabled = watch
         dialogs.restore_geometry(self.settings, self, self._splitters())
         if self.session.conn is not None:
             self._refresh(IndexChange(None, None, in_front=False))
-        self.recovered: list[object] = []
-        self.session.lane.submit(lambda: recover(self.session.repo), done=self._recovered,
-                                 failed=self._recover_failed)
+        self.session.lane.submit(lambda: recover(self.session.repo), done=self.status.recovered,
+                                 failed=self.status.recovery_failed)
         if update_on_open:
             self.reindex()
 
@@ -147,27 +155,17 @@ class MainWindow(QMainWindow):
         s.index_did_update.connect(lambda stats: self._refresh(IndexChange(stats, None, in_front=True)))
         s.index_did_fail.connect(self._on_index_failed)
         s.progress_did_change.connect(self.status.stage)
-        s.lane.busy_did_change.connect(self._on_busy)
+        s.lane.busy_did_change.connect(lambda busy: self.status.lane_busy(busy, s.is_updating))
         s.lane.tail_did_fail.connect(lambda m: self.status.say(m, 10000))
         self.ops.operation_did_execute.connect(self._on_executed)
         self.ops.operation_did_fail.connect(self._on_failed)
         self.commit_notice.undo_did_request.connect(self.undo_stack.undo_exactly)
         self.commit_notice.redo_did_request.connect(self.undo_stack.redo)
         self.semantic.status_did_change.connect(self.status.say)
-        self.semantic.did_become_ready.connect(
-            lambda: self.settlement.refresh_candidates() if self.settlement.loaded else None)
-        self.search.query_did_submit.connect(self.apply_query)
         self.sidebar.term_did_activate.connect(self.add_filter)
         self.sidebar.query_did_activate.connect(self.set_query)
-        self.overview.query_did_request.connect(self.set_query)
-        self.problems.fact_did_request.connect(self.show_fact)
-        self.transitions.fact_activated.connect(self.show_path)
-        self.transitions.did_load.connect(lambda _n: self._refresh_inspector())
-        for queue in (self.mislabels, self.settlement):  # the inspector shows the queue's fact
-            queue.path_did_select.connect(self.inspect_path)
-        self.table.fact_did_select.connect(self._on_table_selection)
-        self.table.view.enter_did_press.connect(self.focus_inspector)
-        self.table.view.escape_did_press.connect(self.search.clear)
+        for panel in self.panels:
+            panel.attach(self)
         self.inspector.fact_link_did_activate.connect(self.show_fact)
         self.inspector.status_did_change.connect(self.status.say)
 
@@ -176,87 +174,23 @@ class MainWindow(QMainWindow):
     def apply_query(self, text: str) -> bool:
         """Run a query; a QueryError is shown under the search bar and changes nothing."""
         try:
-            self.table.requery(text)
+            if self.table.requery(text) == PENDING:  # (applied again once resolved)
+                return True
+            runnable = self.table.executable(text) or text
         except QueryError as exc:
             self.search.show_error(str(exc))
             return False
         hints = vocabulary_hints(text) if self.table.model.rowCount() == 0 else []
         self.search.show_error("No facts: " + "; ".join(hints) if hints else None)
         self.search.show_chips(text)
-        self.sidebar.refresh_facets(text)
+        self.sidebar.refresh_facets(runnable)
         self.query_did_apply.emit(text)
         return True
 
-    def set_query(self, text: str) -> None:
-        self.center.setCurrentIndex(0)
-        self.search.set_query(text)
-
-    def add_filter(self, field: str, value: str) -> None:
-        self.set_query(add_term(self.search.text(), field, value))
-
-    def more_like_this(self) -> None:
-        """Shift+M: a `similar:` search for the selected fact."""
-        if self.inspector.path:
-            self.set_query(f"similar:{self.inspector.path}")
-
-    # -- navigation ---------------------------------------------------------------------------
-
-    def show_fact(self, fact_id: int) -> None:
-        """Show a fact: select it in the table when it is there, else inspect it alone."""
-        self.center.setCurrentIndex(0)
-        if not self.table.select_id(fact_id):
-            self.table.view.clearSelection()
-            self.inspector.show_fact(fact_id)
-            self.history.visit(fact_id)
-
-    def show_path(self, path: str) -> None:
-        """Show a fact by path (from the transitions list: it may be retracted by now)."""
-        fact_id = self._id_of(path)
-        if fact_id is None:
-            self.status.say(f"{path} is not in the index")
-            return
-        self.show_fact(fact_id)
-
-    def inspect_path(self, path: str) -> None:
-        """The inspector shows `path` (a queue's current fact), the tab in front stays."""
-        fact_id = self._id_of(path)
-        if fact_id is not None and fact_id != self.inspector.fact_id:
-            self.inspector.show_fact(fact_id)
-
-    def _id_of(self, path: str) -> int | None:
-        conn = self.session.conn
-        return ids_of_paths(conn, [path]).get(path) if conn is not None else None
-
-    def _on_table_selection(self, fact_id: int | None) -> None:
-        self.inspector.show_fact(fact_id)
-        if fact_id is not None:
-            self.history.visit(fact_id)
-
     def go(self, delta: int) -> None:
-        fact_id = self.history.step(delta)
-        if fact_id is not None:
-            self.center.setCurrentIndex(0)
-            if not self.table.select_id(fact_id):
-                self.table.view.clearSelection()
-                self.inspector.show_fact(fact_id)
+        """Alt+Left / Alt+Right (`Navigator.go`)."""
+        if self.nav.go(delta):
             self.last_error = None
-
-    def focus_search(self) -> None:
-        self.center.setCurrentIndex(0)
-        self.search.line.setFocus(Qt.FocusReason.ShortcutFocusReason)
-        self.search.line.selectAll()
-
-    def focus_inspector(self) -> None:
-        self.inspector.tabs.currentWidget().setFocus(Qt.FocusReason.ShortcutFocusReason)
-
-    def focus_table(self) -> None:
-        self.center.setCurrentIndex(0)
-        self.table.view.setFocus(Qt.FocusReason.ShortcutFocusReason)
-
-    def copy_path(self) -> None:
-        if self.inspector.path:
-            QGuiApplication.clipboard().setText(self.inspector.path)
-            self.status.say(f"Copied {self.inspector.path}", 3000)
 
     # -- questions ----------------------------------------------------------------------------
 
@@ -270,28 +204,6 @@ class MainWindow(QMainWindow):
 
     # -- curation -----------------------------------------------------------------------------
 
-    def selected_paths(self) -> list[str]:
-        """The facts an action applies to: the table's selection when the fact shown is in
-        it, else the fact shown (followed through a ref, a queue, the Problems or the
-        Transitions tab, it is not in the table)."""
-        conn = self.session.conn
-        ids = self.table.selected_ids()
-        shown = self.inspector.fact_id
-        if shown is not None and shown not in ids:
-            ids = [shown]
-        return live_paths_of_ids(conn, ids) if conn is not None and ids else []
-
-    def open_relabel(self, paths: list[str] | None = None, *, initial: dict[str, str | None] | None = None,
-                     reason: str = "", applied: Callable[[ChangeSet], None] | None = None) -> None:
-        """Open the relabel editor on the selection (R), once its files are read in the
-        background (`self.relabel.dialog`)."""
-        paths = paths if paths is not None else self.selected_paths()
-        conn = self.session.conn
-        if not paths or conn is None:
-            self.status.say("Select one or more facts to relabel", 4000)
-            return
-        self.relabel.open(conn, paths, initial=initial, reason=reason, applied=applied)
-
     @property
     def curation(self):  # type: ignore[no-untyped-def]
         """(On the writer lane only: inside a `run_action` call.) The corpus's `Curation`."""
@@ -300,21 +212,6 @@ class MainWindow(QMainWindow):
     @property
     def relabel_dialog(self) -> QDialog | None:
         return self.relabel.dialog
-
-    def retract_selected(self, reason: str | None = None) -> None:
-        paths = self.selected_paths()
-        if not paths:
-            return
-        if reason is None:
-            what = (f"“{self.inspector.title.text()[:120]}” ({paths[0]})"  # (shown clipped)
-                    if len(paths) == 1 and self.inspector.path == paths[0] else
-                    paths[0] if len(paths) == 1 else f"{len(paths)} facts")
-            reason = self.ask_text("Retract", f"Retract {what}? Reason:", "")
-            if reason is None:
-                return
-        conn = self.session.conn
-        blobs, head = seen_state(conn, paths) if conn is not None else ({}, None)
-        self.ops.run(lambda cur: cur.retract(paths, reason or "", expected=blobs, expected_head=head))
 
     def run_action(self, action: Callable[[], ChangeSet],
                    success: Callable[[ChangeSet], None] | None = None) -> None:
@@ -329,8 +226,8 @@ class MainWindow(QMainWindow):
 
     def _on_executed(self, executed: Executed) -> None:
         changes = executed.changes
-        self.commit_notice.show_commit(changes)
         if executed.index is None:
+            self.status.committed(changes)
             if executed.index_error is not None:
                 self._on_index_failed(executed.index_error)
             return
@@ -339,23 +236,13 @@ class MainWindow(QMainWindow):
             self.watcher.watch_folders({str(Path(p).parent) for p in changes.paths_after})
         self.session.accept_update(executed.index)
         self._refresh(IndexChange(executed.index, changes, in_front=True), place=place)
+        self.status.committed(changes)  # (after the refresh's own word: warnings last)
+        if executed.index.mode == "behind":  # another updater held the index: catch up
+            self.reindex()
 
     def _on_failed(self, exc: FactdeskError) -> None:
-        rule = getattr(exc, "rule", None)
         self.last_error = str(exc)
-        if rule == EMPTY_STACK:  # a word in the status bar, never a dialog
-            self.status.say(str(exc).split(":")[0].capitalize(), 4000)
-            return
-        dialogs.show_error(self, "Not done" + (f" [{rule}]" if rule else ""), str(exc))
-
-    def _recovered(self, recovered: list[object]) -> None:
-        self.recovered = recovered
-        if recovered:
-            dialogs.show_error(self, "An interrupted action was found",
-                               "\n\n".join(f"{r.outcome}: {r.message}" for r in recovered))  # type: ignore[attr-defined]
-
-    def _recover_failed(self, exc: BaseException) -> None:
-        dialogs.show_error(self, "An interrupted action could not be finished", str(exc))
+        self.status.action_failed(exc)
 
     # -- index --------------------------------------------------------------------------------
 
@@ -364,17 +251,9 @@ class MainWindow(QMainWindow):
         self.status.working("indexing…")
         self.session.update(rebuild=rebuild)
 
-    def _on_busy(self, busy: bool) -> None:
-        """The writer lane works: say so (the window stays usable; the table serves the
-        rows it has)."""
-        if busy:
-            self.status.working("indexing…" if self.session.is_updating else "writing…")
-        else:
-            self.status.done()
-
     def _refresh(self, change: IndexChange, *, place: Place | None = None) -> None:
         """Every view after the index moved on (a reindex, an outside commit, our action)."""
-        self.table.model.invalidate()
+        self.table.index_moved()
         ours = change.changes
         if change.light and ours is not None and self.table.patch_paths(list(ours.paths_touched)):
             self.sidebar.refresh_facets(self.search.text())
@@ -383,13 +262,11 @@ class MainWindow(QMainWindow):
         if not change.light:
             self.sidebar.refresh_ontology()
             self.watcher.watch()
-            if not self._heap_frozen:
-                self._heap_frozen = True
-                QTimer.singleShot(0, self._freeze_heap)  # after the first paint
+            self.heap.arm()
         front = self.front()
         for panel in self.panels:
             panel.index_did_change(IndexChange(change.stats, change.changes, in_front=panel is front))
-        self._refresh_inspector()
+        self.refresh_inspector()
         if place is not None:
             self.table.restore(place)
         self.inspector.reload_attestations()
@@ -400,22 +277,12 @@ class MainWindow(QMainWindow):
             self.index_did_update.emit(change.stats)
 
     def _on_index_failed(self, message: str) -> None:
-        self.status.done()
-        self.status.say(f"Indexing failed: {message}", 10000)
         self.last_error = message
-        dialogs.show_error(self, "Indexing failed", message)
+        self.status.index_failed(message)
 
-    def _refresh_inspector(self) -> None:
+    def refresh_inspector(self) -> None:
         if self.inspector.fact_id is not None:
             self.inspector.show_fact(self.inspector.fact_id)
-
-    def _freeze_heap(self) -> None:
-        """The objects of the built window leave the garbage collector's scans: its full
-        passes over them (~60,000) stalled scrolling by 30-60 ms at 100,000 facts. Once,
-        after the first fill; closing the window unfreezes."""
-        if self._heap_frozen:
-            gc.collect()
-            gc.freeze()
 
     # -- persistence --------------------------------------------------------------------------
 
@@ -432,14 +299,12 @@ class MainWindow(QMainWindow):
         self.watcher.enabled = False
         for panel in self.panels:
             panel.close_worker()
-        for part in (self.sidebar, self.inspector, self.relabel):
+        for part in (self.table, self.sidebar, self.inspector, self.relabel):
             part.close_worker()
         self.semantic.close()
         # (since:last-visit, in the next session: a write, so the lane's last job)
         self.session.lane.submit(self.session.indexer.record_visit, done=lambda _r: None,
                                  failed=lambda _e: None)
         self.session.close()  # (finishes the queued writes first)
-        if self._heap_frozen:  # this window's objects become collectable again
-            gc.unfreeze()
-            self._heap_frozen = False
+        self.heap.release()  # this window's objects become collectable again
         super().closeEvent(event)

@@ -44,7 +44,7 @@ class MenuBuilder:
         self.action(file, "reindex", "Reindex", w.reindex, "F5")
         self.action(file, "rebuild", "Rebuild index", lambda: w.reindex(rebuild=True), "Shift+F5")
         file.addSeparator()
-        self.action(file, "quit", "Quit", w.close, QKeySequence.StandardKey.Quit)
+        self.action(file, "quit", "Quit", w.close, "Ctrl+Q")  # (StandardKey.Quit is none on Windows)
         self._edit(bar.addMenu("&Edit"))
         go = bar.addMenu("&Go")
         self.action(go, "next", "Next fact", lambda: w.front().step(1), "J")

@@ -27,7 +27,7 @@ from factdesk.gui import theme
 from factdesk.gui.inspector import text_label
 from factdesk.gui.keys import panel_keys
 from factdesk.gui.operations import Operations
-from factdesk.gui.panel import IndexChange, LazyRefresh
+from factdesk.gui.panel import IndexChange, LazyRefresh, Window
 from factdesk.gui.safe_browser import SafeTextBrowser
 from factdesk.gui.workers import BackgroundRead
 from factdesk.index import reads
@@ -158,6 +158,9 @@ class MislabelPanel(LazyRefresh, QWidget):
 
     def close_worker(self) -> None:
         self._reader.close()
+
+    def attach(self, window: Window) -> None:
+        self.path_did_select.connect(window.inspect_path)  # the inspector shows the queue's fact
 
     # -- navigation -----------------------------------------------------------------------
 

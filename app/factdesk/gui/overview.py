@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from factdesk.gui import theme
-from factdesk.gui.panel import IndexChange, LazyRefresh
+from factdesk.gui.panel import IndexChange, LazyRefresh, Window
 from factdesk.index import reads
 from factdesk.index.search import count as search_count
 from factdesk.index.search import facet_counts
@@ -160,3 +160,6 @@ class OverviewPanel(LazyRefresh, QScrollArea):
 
     def close_worker(self) -> None:
         """(No background work.)"""
+
+    def attach(self, window: Window) -> None:
+        self.query_did_request.connect(window.set_query)

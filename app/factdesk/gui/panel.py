@@ -1,15 +1,24 @@
 """The centre's tabs and what the window asks of each (`Panel`).
 
-A tab is one class following `Panel`. To add one (the Proposals tab, say): write its file,
-then add one line to `MainWindow._make_panels` — the window's menus (View ▸ Ctrl+n), j/k,
-refreshes after an index update or an action, tab captions and shutdown all loop over
-that list.
+A new tab (the Proposals tab, say) is one new file plus one registration line:
+
+1. its file, `gui/<name>_panel.py`: one class following `Panel` — caption, step (j/k),
+   `index_did_change` (after a reindex, an outside commit or the window's own action; its
+   `IndexChange.changes` is the frozen ChangeSet), `tab_did_show`, `close_worker` (never
+   waits: `workers.BackgroundRead` / `workers.let_finish`), and `attach(window)`, where it
+   connects its own signals to the window's services (`Window`: show a fact, set the query,
+   inspect a path, the semantic controller). Writes go through the `Operations` handed to
+   its constructor (`ops.run(lambda cur: ...)`); reads of the index through a
+   `BackgroundRead`.
+2. its registration line, in `MainWindow._make_panels` (gui/main_window.py): one entry of
+   the list it returns, in tab order. The window's menus (View ▸ Ctrl+n), j/k, refreshes,
+   tab captions, `attach` and shutdown all loop over that list; nothing else changes.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from PySide6.QtWidgets import QWidget
 
@@ -32,6 +41,26 @@ class IndexChange:
         """Our own action, which added or removed no file (the folders keep their shape)."""
         return self.changes is not None and \
             set(self.changes.paths_after) == set(self.changes.paths_touched)
+
+
+class Window(Protocol):
+    """What a panel may use of the window in `attach` (gui/main_window.py, gui/navigation.py)."""
+
+    semantic: Any  # SemanticController
+
+    def show_fact(self, fact_id: int, /) -> None: ...
+
+    def show_path(self, path: str, /) -> None: ...
+
+    def inspect_path(self, path: str, /) -> None: ...
+
+    def set_query(self, text: str, /) -> None: ...
+
+    def focus_inspector(self) -> None: ...
+
+    def apply_query(self, text: str) -> bool: ...
+
+    def refresh_inspector(self) -> None: ...
 
 
 class Panel(Protocol):
@@ -59,7 +88,11 @@ class Panel(Protocol):
         ...
 
     def close_worker(self) -> None:
-        """Stop background work (the window is closing)."""
+        """Stop background work (the window is closing; nothing waits for it)."""
+        ...
+
+    def attach(self, window: Window) -> None:
+        """Connect the panel's signals to the window's services (once, at construction)."""
         ...
 
 

@@ -13,7 +13,7 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from factdesk.gui import theme
-from factdesk.gui.panel import IndexChange, LazyRefresh
+from factdesk.gui.panel import IndexChange, LazyRefresh, Window
 from factdesk.index import reads
 from factdesk.index.search import problem_count
 
@@ -113,3 +113,6 @@ class ProblemsPanel(LazyRefresh, QWidget):
 
     def close_worker(self) -> None:
         """(No background work.)"""
+
+    def attach(self, window: Window) -> None:
+        self.fact_did_request.connect(window.show_fact)

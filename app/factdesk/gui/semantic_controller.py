@@ -66,7 +66,7 @@ class SemanticController(QObject):
         worker.finished.connect(self._ready)
         worker.failed.connect(self._failed)
         self._worker = worker
-        self._thread = start_in_thread(worker, self)
+        self._thread = start_in_thread(worker)
         self._thread.finished.connect(self._thread_done)
 
     def choose(self, name: str) -> None:
@@ -83,9 +83,16 @@ class SemanticController(QObject):
             self._again = True
 
     def close(self) -> None:
-        if self._worker is not None and self._thread is not None:
-            self._worker.cancel()  # stops after the current batch; what is done is kept
-            self._thread.wait()
+        """The window is closing: the embedding stops after its current batch (what is
+        done is kept), a model still loading finishes loading unheard; nothing waits."""
+        if self._worker is not None:
+            self._worker.cancel()
+            for signal, slot in ((self._worker.progress, self._progress),
+                                 (self._worker.finished, self._ready),
+                                 (self._worker.failed, self._failed)):
+                signal.disconnect(slot)
+        self._again = False
+        self.enabled = False
 
     def _thread_done(self) -> None:
         self._worker = None
@@ -124,23 +131,32 @@ class SemanticController(QObject):
 
         return similar
 
-    def similar_paths(self, text: str) -> list[str] | None:
-        """The paths a `similar:` query names, nearest first; None for any other query (the
-        sidebar counts facets over them)."""
+    def similar_hits(self, text: str) -> list[tuple[str, float]] | None:
+        """The (path, similarity) pairs a `similar:` query names, nearest first; None for
+        any other query. Raises QueryError while embeddings are not ready."""
         target = parse_similar(text)
         if target is None:
             return None
         if self.session is None:
             raise QueryError(self.notice or "semantic search is not ready yet: facts are being "
                              "embedded in the background")
-        return [h.path for h in self.session.similar(target, 200)]  # type: ignore[attr-defined]
+        return [(h.path, float(h.score))
+                for h in self.session.similar(target, 200)]  # type: ignore[attr-defined]
 
-    def similar_ids(self, conn: sqlite3.Connection | None, text: str) -> list[int] | None:
-        """The ids a `similar:` query names, in order; None for any other query."""
-        paths = self.similar_paths(text)
-        if paths is None:
+    def similar_paths(self, text: str) -> list[str] | None:
+        """The paths a `similar:` query names, nearest first; None for any other query (the
+        sidebar counts facets over them)."""
+        hits = self.similar_hits(text)
+        return None if hits is None else [path for path, _score in hits]
+
+    def similar_ids(self, conn: sqlite3.Connection | None,
+                    text: str) -> list[tuple[int, float]] | None:
+        """The (id, similarity) pairs a `similar:` query names, nearest first (the table
+        shows the score); None for any other query."""
+        hits = self.similar_hits(text)
+        if hits is None:
             return None
-        if conn is None or not paths:
+        if conn is None or not hits:
             return []
-        ids = ids_of_paths(conn, paths)
-        return [ids[p] for p in paths if p in ids]
+        ids = ids_of_paths(conn, [path for path, _score in hits])
+        return [(ids[path], score) for path, score in hits if path in ids]

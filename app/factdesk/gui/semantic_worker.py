@@ -16,6 +16,7 @@ import threading
 from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 
 from factdesk.errors import FactdeskError
+from factdesk.gui.workers import keep_until_finished
 from factdesk.index.indexer import Indexer
 
 
@@ -59,24 +60,19 @@ class EmbeddingWorker(QObject):
         self.finished.emit(stats)
 
 
-def start_in_thread(worker: EmbeddingWorker, parent: QObject | None = None) -> QThread:
+def start_in_thread(worker: EmbeddingWorker) -> QThread:
     """Move `worker` to a new QThread and start it; both are deleted when it ends."""
-    thread = thread_for(worker, parent)
+    thread = thread_for(worker)
     thread.start()
     return thread
 
 
-#: Threads (and their workers) kept alive until they end: a QThread collected while it
-#: runs aborts the process.
-_running: set[tuple[QThread, EmbeddingWorker]] = set()
-
-
-def thread_for(worker: EmbeddingWorker, parent: QObject | None = None) -> QThread:
-    """A QThread (not started) that runs `worker` and deletes both when it ends."""
-    thread = QThread(parent)
-    entry = (thread, worker)
-    _running.add(entry)
-    thread.finished.connect(lambda: _running.discard(entry))
+def thread_for(worker: EmbeddingWorker) -> QThread:
+    """A QThread (not started) that runs `worker` and deletes both when it ends. It has no
+    parent: the window may close (and go) while the model still loads; both are kept
+    until the thread ends (`workers.keep_until_finished`), and nothing waits for it."""
+    thread = QThread()
+    keep_until_finished(thread, worker)
     worker.moveToThread(thread)
     thread.started.connect(worker.run)
     # QThread.quit is thread-safe: called directly from the worker's thread, the loop ends

@@ -34,7 +34,7 @@ from factdesk.gui import dialogs, theme
 from factdesk.gui.inspector import text_label
 from factdesk.gui.keys import panel_keys
 from factdesk.gui.operations import Operations
-from factdesk.gui.panel import IndexChange
+from factdesk.gui.panel import IndexChange, Window
 from factdesk.gui.safe_browser import SafeTextBrowser
 from factdesk.gui.workers import BackgroundRead
 from factdesk.index import reads
@@ -146,6 +146,11 @@ class SettlementPanel(QWidget):
 
     def close_worker(self) -> None:
         self._reader.close()
+
+    def attach(self, window: Window) -> None:
+        self.path_did_select.connect(window.inspect_path)  # the inspector shows the queue's fact
+        window.semantic.did_become_ready.connect(  # (the candidates gain near-duplicates)
+            lambda: self.refresh_candidates() if self.loaded else None)
 
     def _failed(self, message: str) -> None:
         self.status.setText(f"Could not read the hypotheses: {message}")

@@ -6,6 +6,9 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QLabel, QMainWindow, QProgressBar
 
+from factdesk.curation import ChangeSet
+from factdesk.curation.ops import EMPTY_STACK
+from factdesk.errors import FactdeskError
 from factdesk.gui import dialogs
 from factdesk.gui.commit_notice import CommitNotice
 from factdesk.gui.table import FactTableController
@@ -18,6 +21,8 @@ class StatusArea(QObject):
 
     def __init__(self, window: QMainWindow, table: FactTableController) -> None:
         super().__init__(window)
+        self._window = window
+        self.recovered_actions: list[object] = []
         self._bar = window.statusBar()
         self._table = table
         self.count_label = QLabel("", window)
@@ -52,8 +57,57 @@ class StatusArea(QObject):
         self.progress.setValue(min(done, total))
         self.progress.setFormat(f"{stage} %v/%m")
 
+    def lane_busy(self, busy: bool, indexing: bool) -> None:
+        """The writer lane works: say so (the window stays usable; the table serves the
+        rows it has)."""
+        if busy:
+            self.working("indexing…" if indexing else "writing…")
+        else:
+            self.done()
+
+    def action_failed(self, exc: FactdeskError) -> None:
+        """An action was refused: a dialog naming its rule (an empty undo stack: a word in
+        the status bar, never a dialog)."""
+        rule = getattr(exc, "rule", None)
+        if rule == EMPTY_STACK:
+            self.say(str(exc).split(":")[0].capitalize(), 4000)
+            return
+        dialogs.show_error(self._window, "Not done" + (f" [{rule}]" if rule else ""), str(exc))
+
+    def index_failed(self, message: str) -> None:
+        self.done()
+        self.say(f"Indexing failed: {message}", 10000)
+        dialogs.show_error(self._window, "Indexing failed", message)
+
+    def recovered(self, recovered: list[object]) -> None:
+        """What the start's recovery finished or rolled back (an interrupted action)."""
+        self.recovered_actions = recovered
+        if recovered:
+            dialogs.show_error(self._window, "An interrupted action was found",
+                               "\n\n".join(f"{r.outcome}: {r.message}" for r in recovered))  # type: ignore[attr-defined]
+
+    def recovery_failed(self, exc: BaseException) -> None:
+        dialogs.show_error(self._window, "An interrupted action could not be finished", str(exc))
+
+    def committed(self, changes: ChangeSet) -> None:
+        """Our action committed: its sha with Undo; what the core warns about (the commit
+        stands: a checkout switched branches during the action, git's index left behind)
+        in the status bar and in a dialog."""
+        self.commit_notice.show_commit(changes)
+        warnings = changes.committed.warnings if changes.committed is not None else ()
+        if warnings:
+            self.say(f"Committed {changes.short_sha}, with a warning: {warnings[0]}", 20000)
+            dialogs.show_error(self._window, f"Committed {changes.short_sha}, with a warning",
+                               "\n\n".join(warnings))
+
     def index_updated(self, stats: IndexStats) -> None:
         self.progress.hide()
+        if stats.mode == "behind":  # factdesk's own commit: another updater held the index
+            self.say(stats.note or "committed; the index will catch up", 20000)
+            return
+        if stats.note:
+            self.say(stats.note, 20000)
+            return
         self.say(f"Index up to date: {stats.facts + stats.broken} facts"
                  + (f" ({stats.broken} unreadable)" if stats.broken else "")
                  + f", {stats.retracted} retracted, {stats.problems} findings ({stats.seconds:.1f}s)")

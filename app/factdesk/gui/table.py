@@ -6,8 +6,10 @@ is kept as a fact id and restored after every re-query (Anki's `table/table.py`)
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import date
 
 from PySide6.QtCore import (
     QByteArray,
@@ -33,8 +35,47 @@ from factdesk.curation import ChangeSet
 from factdesk.errors import QueryError
 from factdesk.gui.session import IndexSession
 from factdesk.gui.table_model import FactTableModel
-from factdesk.gui.table_state import DEFAULT_HIDDEN, FactTableState
+from factdesk.gui.table_state import DEFAULT_HIDDEN, SIMILARITY, FactTableState
+from factdesk.gui.workers import BackgroundRead
+from factdesk.index.query import revision_resolver
 from factdesk.index.search import fact_ids, ids_of_paths, place_ids
+
+#: a `since:` term (negated or not) and its value
+SINCE_RE = re.compile(r"(?<!\S)(-?since:)(\S+)")
+#: `requery`'s answer while the query's revisions are resolved in the background
+PENDING = -1
+
+
+def revisions_named(text: str) -> list[str]:
+    """The `since:` values of `text` that only git can resolve (not a date, not
+    last-visit): a branch, a tag, a sha, `HEAD~3`."""
+    out = []
+    for _prefix, value in SINCE_RE.findall(text):
+        if value == "last-visit":
+            continue
+        try:
+            date.fromisoformat(value)
+        except ValueError:
+            out.append(value)
+    return out
+
+
+def _resolve_revisions(conn: object, revs: tuple[str, ...], _text: str
+                       ) -> dict[str, tuple[str | None, str | None]]:
+    """(Off the GUI thread: it runs git.) Each revision's full sha, and why a `since:` on
+    it cannot run (a revision git does not know, a commit the index has not read)."""
+    from factdesk.errors import QueryError as _QueryError
+
+    resolve = revision_resolver(conn)  # type: ignore[arg-type]
+    out: dict[str, tuple[str | None, str | None]] = {}
+    for rev in revs:
+        try:
+            fact_ids(conn, f"since:{rev}")  # type: ignore[arg-type]
+        except _QueryError as exc:
+            out[rev] = (None, str(exc))
+            continue
+        out[rev] = (resolve(rev), None)
+    return out
 
 
 class FactTableView(QTableView):
@@ -88,12 +129,15 @@ class FactTableController(QObject):
 
     fact_did_select = Signal(object)  # int | None
     rows_did_change = Signal(int)
+    #: the revisions a query's `since:` names are resolved: apply `text` again
+    revisions_did_resolve = Signal(str)
 
     def __init__(self, session: IndexSession, settings: QSettings,
                  parent: QWidget | None = None, *,
-                 id_source: Callable[[str], list[int] | None] | None = None) -> None:
+                 id_source: Callable[[str], list[tuple[int, float]] | None] | None = None) -> None:
         super().__init__(parent)
-        #: answers queries the index cannot (a `similar:` search): ids in order, or None
+        #: answers queries the index cannot (a `similar:` search): (id, similarity) pairs,
+        #: nearest first, or None
         self.id_source = id_source
         self._session = session
         self._settings = settings
@@ -116,6 +160,11 @@ class FactTableController(QObject):
         self.view.selectionModel().currentRowChanged.connect(self._on_current_changed)
         self._current: int | None = None
         self._resetting = False
+        #: `since:` revisions resolved by git off the GUI thread: (full sha, or why not)
+        self._revisions: dict[str, tuple[str | None, str | None]] = {}
+        self._resolving = BackgroundRead.of_index(session.indexer, _resolve_revisions,
+                                                  done=self._resolved, failed=self._resolved,
+                                                  parent=self)
 
     # -- header -----------------------------------------------------------------------------
 
@@ -169,31 +218,105 @@ class FactTableController(QObject):
 
     def _on_sort_changed(self, section: int, order: Qt.SortOrder) -> None:
         key = self.state.columns[section].key
-        self.state.set_sort(key, order == Qt.SortOrder.DescendingOrder)
+        descending = order == Qt.SortOrder.DescendingOrder
+        if key == SIMILARITY:  # a `similar:` result's own order (not kept in settings)
+            self.state.similar_descending = descending
+        else:
+            self.state.set_sort(key, descending)
         self.save_header()
         self.requery()
 
+    def _show_similarity(self, on: bool) -> None:
+        """While a `similar:` result fills the table its Similarity column shows, first, and
+        the sort indicator is on it (the rows are in similarity order); else it hides and
+        the indicator is back on the table's sort."""
+        header = self.view.horizontalHeader()
+        section = self.state.column_index(SIMILARITY)
+        if on and header.isSectionHidden(section):
+            header.setSectionHidden(section, False)
+            header.moveSection(header.visualIndex(section), 0)
+        elif not on and not header.isSectionHidden(section):
+            header.setSectionHidden(section, True)
+        if on:
+            key, descending = SIMILARITY, self.state.similar_descending
+        else:
+            key, descending = self.state.sort_key, self.state.descending
+        keys = [c.key for c in self.state.columns]
+        if key not in keys:  # (a sort with no column of its own: `problems`)
+            return
+        order = Qt.SortOrder.DescendingOrder if descending else Qt.SortOrder.AscendingOrder
+        header.blockSignals(True)  # (the indicator only: no re-sort)
+        header.setSortIndicator(keys.index(key), order)
+        header.blockSignals(False)
+
     # -- rows and selection -----------------------------------------------------------------
 
+    def executable(self, text: str) -> str | None:
+        """`text` with each `since:` revision replaced by its full sha (which the index
+        resolves without git); None while one is being resolved (started here, in the
+        background; `revisions_did_resolve(text)` follows). Raises QueryError for a
+        revision that cannot be used."""
+        missing = tuple(r for r in dict.fromkeys(revisions_named(text)) if r not in self._revisions)
+        if missing:
+            self._resolving.start(missing, text)
+            return None
+
+        def replace(match: re.Match[str]) -> str:
+            found = self._revisions.get(match.group(2))
+            if found is None:
+                return match.group(0)
+            sha, why = found
+            if sha is None:
+                raise QueryError(why or f"since: {match.group(2)!r} is no revision")
+            return match.group(1) + sha
+
+        return SINCE_RE.sub(replace, text)
+
+    def _resolved(self, found: object, _revs: tuple[str, ...], text: str) -> None:
+        if isinstance(found, dict):
+            self._revisions.update(found)
+        else:  # the read failed: say so for each
+            self._revisions.update({r: (None, str(found)) for r in _revs})
+        self.revisions_did_resolve.emit(text)
+
+    def index_moved(self) -> None:
+        """The index changed: drop the cached rows, and the resolved revisions (a branch
+        may have moved)."""
+        self.model.invalidate()
+        self._revisions.clear()
+
+    def close_worker(self) -> None:
+        self._resolving.close()
+
     def requery(self, query: str | None = None) -> int:
-        """Re-run the query in SQL; raises QueryError for a bad query (state unchanged)."""
+        """Re-run the query in SQL; raises QueryError for a bad query (state unchanged).
+        Returns PENDING (the rows stay) while git resolves a `since:` revision off the
+        GUI thread; `revisions_did_resolve` follows."""
         conn = self._session.conn
         text = self.state.query if query is None else query
         special = self.id_source(text) if self.id_source is not None else None
+        runnable = text if special is not None else self.executable(text)
+        if runnable is None:
+            return PENDING
+        scores: dict[int, float] | None = None
         if special is not None:
-            ids = special
+            ranked = special if self.state.similar_descending else special[::-1]
+            ids = [fact_id for fact_id, _score in ranked]
+            scores = dict(special)
         elif conn is None:
             ids = []
         else:
-            ids = fact_ids(conn, text, sort=self.state.sort_key,
+            ids = fact_ids(conn, runnable, sort=self.state.sort_key,
                            descending=self.state.descending, orders=self._session.orders)
             self._session.warm_orders(self.state.sort_key)
         same = text == self.state.query
         self.state.query = text
-        self._show_ids(ids, keep_scroll=same)
+        self._show_similarity(special is not None)
+        self._show_ids(ids, keep_scroll=same, scores=scores)
         return len(ids)
 
-    def _show_ids(self, ids: list[int], *, keep_scroll: bool = False) -> None:
+    def _show_ids(self, ids: list[int], *, keep_scroll: bool = False,
+                  scores: dict[int, float] | None = None) -> None:
         """Replace the rows, keeping the current fact selected when it is still there. With
         `keep_scroll` (the same query again: an index update) the rows the user scrolled to
         stay in view; an agent's every commit pulled the view back to the selected row."""
@@ -202,7 +325,7 @@ class FactTableController(QObject):
         position = bar.value()
         self._resetting = True
         try:
-            self.model.set_ids(ids)
+            self.model.set_ids(ids, scores)
         finally:
             self._resetting = False
         if keep is not None and self.model.row_of(keep) is not None:
@@ -223,7 +346,10 @@ class FactTableController(QObject):
         if conn is None or (self.id_source is not None and self.id_source(text) is not None):
             return False
         try:
-            ids = place_ids(conn, text, self.model.ids, changed, sort=self.state.sort_key,
+            runnable = self.executable(text)
+            if runnable is None:
+                return False
+            ids = place_ids(conn, runnable, self.model.ids, changed, sort=self.state.sort_key,
                             descending=self.state.descending)
         except QueryError:
             return False
@@ -234,7 +360,7 @@ class FactTableController(QObject):
 
     def refresh(self) -> None:
         """The index changed: drop the page cache and re-run the same query."""
-        self.model.invalidate()
+        self.index_moved()
         self.requery()
 
     def select_id(self, fact_id: int, *, scroll: bool = True) -> bool:

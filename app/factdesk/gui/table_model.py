@@ -14,7 +14,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QColor, QFont
 
 from factdesk.gui import theme
-from factdesk.gui.table_state import ROW_SQL, FactTableState
+from factdesk.gui.table_state import ROW_SQL, SIMILARITY, FactTableState
 from factdesk.index.reads import rows_by_id
 
 if TYPE_CHECKING:
@@ -49,6 +49,8 @@ class FactTableModel(QAbstractTableModel):
         self._row_of: dict[int, int] | None = None
         self._pages: dict[int, dict[int, sqlite3.Row]] = {}
         self._cells: dict[int, Any] = {}
+        #: a `similar:` result's similarity per fact id (empty for any other query)
+        self._scores: dict[int, float] = {}
 
     # -- data loading ---------------------------------------------------------------------
 
@@ -56,10 +58,16 @@ class FactTableModel(QAbstractTableModel):
     def ids(self) -> list[int]:
         return self._ids
 
-    def set_ids(self, ids: list[int]) -> None:
-        """Replace the row list (after a search, a sort or a reindex)."""
+    @property
+    def scores(self) -> dict[int, float]:
+        return self._scores
+
+    def set_ids(self, ids: list[int], scores: dict[int, float] | None = None) -> None:
+        """Replace the row list (after a search, a sort or a reindex); `scores`: the
+        similarity of each row to a `similar:` query's target."""
         self.beginResetModel()
         self._ids = ids
+        self._scores = scores or {}
         self._row_of = None
         self._pages = {}
         self._cells = {}
@@ -144,6 +152,8 @@ class FactTableModel(QAbstractTableModel):
         if row is None:
             return None
         key = self._state.columns[column].key
+        if key == SIMILARITY and role != _PATH:
+            return self._similarity(fact_id, role)
         if len(self._cells) > _CELL_CACHE:
             self._cells.clear()
         if role in _PAINT_ROLES:
@@ -156,6 +166,17 @@ class FactTableModel(QAbstractTableModel):
         value = row["path"] if role == _PATH else theme.tooltip(_tooltip(key, row))
         self._cells[cell | role] = value
         return value
+
+
+    def _similarity(self, fact_id: int, role: int) -> Any:
+        score = self._scores.get(fact_id)
+        if score is None:
+            return None
+        if role == _ALIGN:
+            return _RIGHT
+        if role in (_DISPLAY, _TOOLTIP):
+            return f"{score:.3f}" if role == _DISPLAY else f"similarity {score:.4f} (cosine)"
+        return None
 
 
 _DISPLAY = int(Qt.ItemDataRole.DisplayRole.value)

@@ -31,11 +31,15 @@ _LOOKS: dict[str, tuple[str, int]] = {
     "evidence_weight": ("Evidence wt", 85), "status": ("Status", 80),
     "updated": ("Updated", 130), "author": ("Author", 120), "path": ("Path", 300),
 }
-COLUMNS: tuple[Column, ...] = tuple(
-    Column(c.key, _LOOKS[c.key][0], c.column, _LOOKS[c.key][1]) for c in FACT_COLUMNS)
+#: the GUI's own column: a `similar:` result's similarity to its target (no SQL: the
+#: semantic layer's score; shown, first, only while a `similar:` query fills the table)
+SIMILARITY = "similarity"
+COLUMNS: tuple[Column, ...] = (
+    *(Column(c.key, _LOOKS[c.key][0], c.column, _LOOKS[c.key][1]) for c in FACT_COLUMNS),
+    Column(SIMILARITY, "Similarity", "", 80))
 #: Extra columns fetched for each row (styling and tooltips), besides the visible ones.
 ROW_SQL = ROW_FIELDS
-DEFAULT_HIDDEN = frozenset({"author"})
+DEFAULT_HIDDEN = frozenset({"author", SIMILARITY})
 
 
 class FactTableState:
@@ -45,10 +49,12 @@ class FactTableState:
         self._settings = settings
         self.columns = COLUMNS
         self.sort_key: str = str(settings.value("table/sort_key", "updated"))
-        if self.sort_key not in {c.key for c in COLUMNS}:
+        if self.sort_key not in {c.key for c in COLUMNS} - {SIMILARITY}:
             self.sort_key = "updated"
         self.descending: bool = str(settings.value("table/descending", "true")) == "true"
         self.query: str = ""
+        #: a `similar:` result's order: nearest first (False: farthest first); not kept
+        self.similar_descending = True
 
     def column_index(self, key: str) -> int:
         return next(i for i, c in enumerate(self.columns) if c.key == key)

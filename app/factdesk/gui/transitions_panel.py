@@ -55,8 +55,8 @@ from PySide6.QtWidgets import (
 )
 
 from factdesk.gui import theme
-from factdesk.gui.panel import IndexChange
-from factdesk.gui.workers import failure_text
+from factdesk.gui.panel import IndexChange, Window
+from factdesk.gui.workers import failure_text, let_finish
 from factdesk.index.indexer import Indexer
 from factdesk.model.words import count
 from factdesk.reflect.charts import (
@@ -321,6 +321,7 @@ class TransitionsPanel(QWidget):
         self.reflection: Reflection | None = None
         self._worker: TransitionsWorker | None = None
         self._pending = False
+        self._closed = False  # (the window closed: no load starts)
         self._build()
 
     def _build(self) -> None:
@@ -430,6 +431,8 @@ class TransitionsPanel(QWidget):
     def load(self) -> None:
         """(Re)compute the transitions of the current range in the background; a load asked
         for while one runs happens when it ends."""
+        if self._closed:
+            return
         if self._worker is not None:
             self._pending = True
             return
@@ -482,10 +485,20 @@ class TransitionsPanel(QWidget):
         if not self.loaded:
             self.load()
 
+    def attach(self, window: Window) -> None:
+        self.fact_activated.connect(window.show_path)
+        self.did_load.connect(lambda _n: window.refresh_inspector())  # (its track records)
+
     def close_worker(self) -> None:
-        """Wait for a running computation (before the window or the index goes away)."""
+        """The window is closing: a running computation ends on its own, unheard (nothing
+        waits for it); no other starts."""
         self._pending = False
-        self._reap()
+        self._closed = True
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.did_finish.disconnect(self._loaded)
+            worker.did_fail.disconnect(self._failed)
+            let_finish(worker)
 
     def _loaded(self, result: LoadResult) -> None:
         self._reap()

@@ -4,6 +4,8 @@ to the GUI thread. Nothing that can fail here ever takes the window down."""
 
 from __future__ import annotations
 
+import contextlib
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +16,52 @@ from factdesk.index.indexer import Indexer
 
 if TYPE_CHECKING:
     import sqlite3
+
+
+#: Threads that must outlive their owner (a window closing while they run), with what they
+#: run: kept until they end, so nothing waits for them and no running QThread is ever
+#: destroyed ("QThread: Destroyed while thread is still running" aborts the process).
+_alive: dict[QThread, tuple[object, ...]] = {}
+
+
+def keep_until_finished(thread: QThread, *keep: object) -> None:
+    """Hold `thread` (parentless) and `keep` (its worker) until the thread has ended."""
+    _prune()
+    _alive[thread] = keep
+
+
+def let_finish(thread: QThread) -> None:
+    """The owner of `thread` goes away: never wait for it, let it end on its own. The
+    caller disconnects what it must not hear any more."""
+    try:
+        running = thread.isRunning()
+    except RuntimeError:  # already deleted
+        return
+    if running:
+        thread.setParent(None)
+        keep_until_finished(thread)
+
+
+def _prune() -> None:
+    for thread in list(_alive):
+        try:
+            finished = thread.isFinished()
+        except RuntimeError:  # deleted by its own deleteLater: it had ended
+            finished = True
+        if finished:
+            del _alive[thread]
+
+
+def still_running(wait_s: float = 0.0) -> int:
+    """How many let-go threads still run after waiting up to `wait_s` seconds in all (the
+    app's exit: none may be destroyed running, so it ends the process at once instead)."""
+    deadline = time.monotonic() + wait_s
+    for thread in list(_alive):
+        left_ms = max(0, int((deadline - time.monotonic()) * 1000))
+        with contextlib.suppress(RuntimeError):  # deleted: it had ended
+            thread.wait(left_ms)
+    _prune()
+    return len(_alive)
 
 
 class ReadWorker(QThread):
@@ -96,11 +144,15 @@ class BackgroundRead(QObject):
         return True
 
     def close(self) -> None:
-        """Block until a running read ends (window closing); drop the waiting one and every
-        answer still to come."""
+        """The window is closing: drop the waiting read and every answer still to come; a
+        running read ends on its own (`let_finish`), nothing waits for it."""
         self._closed = True
         self._next = None
-        self._reap()
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.did_finish.disconnect(self._on_finish)
+            worker.did_fail.disconnect(self._on_fail)
+            let_finish(worker)
 
     def _launch(self, args: tuple[object, ...]) -> None:
         job = self._job

@@ -1,0 +1,70 @@
+"""The window's curation commands on the user's selection: which facts an action applies
+to, the relabel editor (R) and Retract (Ctrl+Delete). Every write goes through `ops` (the
+writer lane, gui/operations.py); what an action changed comes back to the window through
+`ops.operation_did_execute`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from factdesk.curation import ChangeSet
+from factdesk.gui.inspector import InspectorPanel
+from factdesk.gui.operations import Operations
+from factdesk.gui.relabel_dialog import RelabelOpener
+from factdesk.gui.session import IndexSession
+from factdesk.gui.status_area import StatusArea
+from factdesk.gui.table import FactTableController
+from factdesk.index.search import live_paths_of_ids, seen_state
+
+
+class CurationFront:
+    """The selection's actions; `ask_text(title, label, default)` asks the reason."""
+
+    def __init__(self, session: IndexSession, ops: Operations, table: FactTableController,
+                 inspector: InspectorPanel, relabel: RelabelOpener, status: StatusArea,
+                 ask_text: Callable[[str, str, str], str | None]) -> None:
+        self._session = session
+        self._ops = ops
+        self._table = table
+        self._inspector = inspector
+        self._relabel = relabel
+        self._status = status
+        self._ask_text = ask_text
+
+    def selected_paths(self) -> list[str]:
+        """The facts an action applies to: the table's selection when the fact shown is in
+        it, else the fact shown (followed through a ref, a queue, the Problems or the
+        Transitions tab, it is not in the table)."""
+        conn = self._session.conn
+        ids = self._table.selected_ids()
+        shown = self._inspector.fact_id
+        if shown is not None and shown not in ids:
+            ids = [shown]
+        return live_paths_of_ids(conn, ids) if conn is not None and ids else []
+
+    def open_relabel(self, paths: list[str] | None = None, *, initial: dict[str, str | None] | None = None,
+                     reason: str = "", applied: Callable[[ChangeSet], None] | None = None) -> None:
+        """Open the relabel editor on the selection (R), once its files are read in the
+        background (`RelabelOpener.dialog`)."""
+        paths = paths if paths is not None else self.selected_paths()
+        conn = self._session.conn
+        if not paths or conn is None:
+            self._status.say("Select one or more facts to relabel", 4000)
+            return
+        self._relabel.open(conn, paths, initial=initial, reason=reason, applied=applied)
+
+    def retract_selected(self, reason: str | None = None) -> None:
+        paths = self.selected_paths()
+        if not paths:
+            return
+        if reason is None:
+            inspector = self._inspector
+            what = (f"“{inspector.title.text()[:120]}” ({paths[0]})"  # (shown clipped)
+                    if len(paths) == 1 and inspector.path == paths[0] else
+                    paths[0] if len(paths) == 1 else f"{len(paths)} facts")
+            reason = self._ask_text("Retract", f"Retract {what}? Reason:", "")
+            if reason is None:
+                return
+        conn = self._session.conn
+        blobs, head = seen_state(conn, paths) if conn is not None else ({}, None)
+        self._ops.run(lambda cur: cur.retract(paths, reason or "", expected=blobs, expected_head=head))
