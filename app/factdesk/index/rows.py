@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import operator
 import sqlite3
@@ -10,6 +11,7 @@ from typing import Any
 
 from factdesk.corpus.codec import ParseOutcome
 from factdesk.index.history import PathHistory
+from factdesk.index.schema import RowDamaged
 from factdesk.model.enums import Severity
 from factdesk.model.fact import Envelope, Fact, Problem
 from factdesk.model.registry import Registry, agent_id_from_email
@@ -28,8 +30,8 @@ def _dump_list(items: tuple[str, ...]) -> str:
     return _ENCODE(list(items)) if items else "[]"
 
 
-#: The `facts` columns a row carries, in insert order (all but the id).
-ROW_COLUMNS: tuple[str, ...] = (
+#: The `facts` columns a row's values fill (all but the id and the checksums).
+VALUE_COLUMNS: tuple[str, ...] = (
     "path", "status", "title", "body", "topic", "folder", "errors", "warnings",
     "created_at", "created_sha", "creator", "creator_email", "updated_at", "updated_sha",
     "author", "author_email", "op", "retracted_at", "retracted_sha", "retracted_by",
@@ -39,6 +41,115 @@ ROW_COLUMNS: tuple[str, ...] = (
     "subject_ref", "settle_by", "settlement", "confidence", "sources", "evidence_weight",
     "domain", "entities", "refs", "extra", "key_lines", "title_line",
 )
+
+# -- row checksums (issue 15 #10) ---------------------------------------------------------
+#
+# A flipped bit in a stored value reads back as a valid value (`type: hnsight`); SQLite's
+# own checks see only page structure. Each row carries 64-bit checksums (blake2b of the
+# values' canonical text) over groups of its columns, so that each reader verifies what it
+# serves from the columns it reads anyway:
+#   sum_head  the table's and search's columns, the path and the blob id
+#   sum_late  the counts and computed weight the rebuild's corpus-wide rules set last
+#   sum_text  the full-text table's columns (title, body, domain, entities): when it holds,
+#             the full-text index can be updated from the row (its `delete` needs the
+#             true old values), so the row can be repaired in place
+#   sum_rest  every other value column
+# `size` and `mtime_ns` (the file stamp) are in no group: the incremental update rewrites
+# them alone, and a wrong stamp only makes the next update re-read the file.
+
+#: checksum column -> the value columns it covers
+SUM_GROUPS: dict[str, tuple[str, ...]] = {
+    "sum_head": ("path", "status", "title", "kind", "type", "origin", "claim_type",
+                 "claim_type_derived", "claimant", "claimant_derived", "claimant_type",
+                 "subject_kind", "subject_ref", "confidence", "evidence_weight", "updated_at",
+                 "author", "blob"),
+    "sum_late": ("errors", "warnings", "evidence_weight_computed"),
+    "sum_text": ("title", "body", "domain", "entities"),
+}
+_GROUPED = {c for cols in SUM_GROUPS.values() for c in cols}
+SUM_GROUPS["sum_rest"] = tuple(c for c in VALUE_COLUMNS
+                               if c not in _GROUPED and c not in ("size", "mtime_ns"))
+SUM_COLUMNS: tuple[str, ...] = tuple(SUM_GROUPS)
+
+#: The `facts` columns a row carries, in insert order (all but the id).
+ROW_COLUMNS: tuple[str, ...] = VALUE_COLUMNS + SUM_COLUMNS
+
+
+def _canon(value: object) -> str:
+    """A value as text that is the same whether it comes from Python or back from SQLite
+    (a whole float stored in an INTEGER column reads back as int, an int in a REAL one as
+    float; a str subclass (an enum) is stored as its string)."""
+    if value is None:
+        return "n"
+    if type(value) is str:
+        return f"s{len(value)}:{value}"
+    if isinstance(value, float):
+        return f"i{int(value)}" if value.is_integer() else f"f{value!r}"
+    if isinstance(value, int):
+        return f"i{int(value)}"
+    if isinstance(value, str):
+        text = str.__str__(value)
+        return f"s{len(text)}:{text}"
+    if isinstance(value, bytes):
+        return f"b{value.hex()}"
+    return f"?{value!r}"
+
+
+def checksum(values: Sequence[object]) -> int:
+    """The 64-bit checksum (a signed SQLite integer) of some values, in order."""
+    text = "\x1f".join(map(_canon, values)).encode("utf-8", "surrogatepass")
+    return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "big", signed=True)
+
+
+_GETTERS = {name: operator.itemgetter(*cols) for name, cols in SUM_GROUPS.items()}
+
+
+def add_sums(row: dict[str, Any]) -> dict[str, Any]:
+    """`row` with its checksum columns filled (in place)."""
+    for name, get in _GETTERS.items():
+        row[name] = checksum(get(row))
+    return row
+
+
+def late_sum(errors: int, warnings: int, computed: float | None) -> int:
+    return checksum((errors, warnings, computed))
+
+
+#: what each kind of read verifies: the groups covering the columns it serves
+HEAD_SUMS = ("sum_head",)
+TABLE_SUMS = ("sum_head", "sum_late")
+ALL_SUMS = SUM_COLUMNS
+
+
+def sum_sql(groups: Sequence[str] = ALL_SUMS, *, prefix: str = "") -> str:
+    """The columns a read must select (besides its own) to verify `groups`: "a, b, …"."""
+    cols: list[str] = ["id"]
+    for name in groups:
+        cols += [c for c in (*SUM_GROUPS[name], name) if c not in cols]
+    return ", ".join(prefix + c for c in cols)
+
+
+def bad_groups(row: Any, groups: Sequence[str] = ALL_SUMS) -> list[str]:
+    """The checksum groups of `row` (a mapping or sqlite3.Row with the columns) whose
+    values do not match their stored checksum."""
+    return [name for name in groups
+            if checksum([row[c] for c in SUM_GROUPS[name]]) != row[name]]
+
+
+def verify(rows: Sequence[Any], groups: Sequence[str] = ALL_SUMS) -> None:
+    """Raise `RowDamaged` (index damage: the reader repairs and reads again) when any of
+    `rows` fails a checksum of `groups`; each row must carry `id` and those columns."""
+    bad = [row["id"] for row in rows if row is not None and bad_groups(row, groups)]
+    if bad:
+        raise RowDamaged(bad)
+
+
+def damaged_ids(conn: sqlite3.Connection, groups: Sequence[str] = ALL_SUMS) -> list[int]:
+    """Every row of `facts` that fails a checksum (`check`: the whole table)."""
+    cursor = conn.cursor()
+    cursor.row_factory = sqlite3.Row
+    cursor.execute(f"SELECT {sum_sql(groups)} FROM facts")
+    return [row["id"] for row in cursor if bad_groups(row, groups)]
 #: a row dict's values in ROW_COLUMNS order, as one tuple (in C: 100,000 rows a rebuild)
 row_values: Callable[[dict[str, Any]], tuple[Any, ...]] = operator.itemgetter(*ROW_COLUMNS)
 #: the columns the full-text table indexes, in its order
@@ -94,7 +205,7 @@ def fact_row(
             "domain": "[]", "entities": "[]", "refs": "[]", "extra": "{}",
             "key_lines": "{}", "title_line": 1,
         })
-        return row
+        return add_sums(row)
     env = fact.envelope
     creator_id = None
     if history.creator_email:
@@ -122,7 +233,7 @@ def fact_row(
         for key in ("confidence", "sources", "evidence_weight"):
             if key not in fact.key_lines:
                 row[key] = None
-    return row
+    return add_sums(row)
 
 
 #: knomit's `motifs` ride in the `extra` column under this key (no column of their own yet),
@@ -170,13 +281,25 @@ def fact_from_row(row: sqlite3.Row) -> Fact | None:
     )
 
 
-def rows_in(conn: sqlite3.Connection, sql: str, items: Sequence[object], *, batch: int = 500
-            ) -> list[Any]:
+def rows_in(conn: sqlite3.Connection, sql: str, items: Sequence[object], *, batch: int = 500,
+            named: bool = False) -> list[Any]:
     """`sql` with one `IN ({marks})` placeholder run over `items` in batches (SQLite's
     variable limit), rows concatenated (batch by batch: an ORDER BY orders each batch).
-    The one helper for such loops; a statement without rows (DELETE) works too."""
+    The one helper for such loops; a statement without rows (DELETE) works too.
+    `named`: rows as `sqlite3.Row` whatever the connection's row factory."""
     out: list[Any] = []
+    cursor = conn.cursor()
+    if named:
+        cursor.row_factory = sqlite3.Row
     for i in range(0, len(items), batch):
         part = list(items[i : i + batch])
-        out += conn.execute(sql.format(marks=",".join("?" * len(part))), part).fetchall()
+        out += cursor.execute(sql.format(marks=",".join("?" * len(part))), part).fetchall()
     return out
+
+
+def named_rows(conn: sqlite3.Connection, sql: str, params: Sequence[object] = ()
+               ) -> list[sqlite3.Row]:
+    """`sql`'s rows as `sqlite3.Row`, whatever the connection's row factory."""
+    cursor = conn.cursor()
+    cursor.row_factory = sqlite3.Row
+    return cursor.execute(sql, params).fetchall()
