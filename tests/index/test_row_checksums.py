@@ -11,7 +11,6 @@ import json
 import random
 import sqlite3
 from datetime import date
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,7 +19,7 @@ from factdesk.cli import main
 from factdesk.index import schema
 from factdesk.index.indexer import Indexer
 from factdesk.index.rows import SUM_GROUPS, checksum, damaged_ids
-from factdesk.index.search import get_fact_row, search, table_rows
+from factdesk.index.search import get_fact_row, table_rows
 from tests.conftest import Corpus
 from tests.index.test_indexer import dump
 
@@ -43,7 +42,7 @@ def _table(ix: Indexer) -> dict[str, dict[str, Any]]:
     path, without its id (a row repaired in place under a new id is the same row)."""
     def page(conn: sqlite3.Connection) -> dict[str, dict[str, Any]]:
         ids = [r[0] for r in conn.execute("SELECT id FROM facts")]
-        return {r["path"]: {k: r[k] for k in r.keys() if k != "id"}
+        return {r["path"]: {k: v for k, v in dict(r).items() if k != "id"}
                 for r in table_rows(conn, ids).values()}
     return ix.read(page)
 
@@ -80,7 +79,7 @@ def _served(capsys: pytest.CaptureFixture[str], ix: Indexer, op: str) -> Any:
     if op == "inspector":  # the inspector reads its fact by id with get_fact_row
         def inspect(conn: sqlite3.Connection) -> dict[str, Any]:
             row = get_fact_row(conn, str(FACT_ID))  # (the id the table's list held)
-            return {k: row[k] for k in row.keys() if k != "id"} if row else {}
+            return {k: v for k, v in dict(row).items() if k != "id"} if row else {}
         return ix.read(inspect)
     assert op == "check"
     return _cli(capsys, "check", *kb)
@@ -132,31 +131,68 @@ def test_a_flipped_bit_in_a_stored_value_is_never_served(
         assert ix.read(damaged_ids) == []
 
 
-def test_a_flipped_type_is_repaired_in_place_and_a_flipped_title_by_a_rebuild(
-        corpus: Corpus, capsys: pytest.CaptureFixture[str]) -> None:
-    """The repair is local (the row re-read from its file) when the row's full-text values
-    hold; a flipped title (in the full-text table's columns) sets the file aside."""
-    ix = Indexer(corpus.root, today=date(2026, 11, 30))
-    ix.update()
-    pristine = dump(ix)
+def _flip_the_rows_copy(ix: Indexer, needle: bytes, column: str) -> bool:
+    """Flip one bit of the copy of `needle` that the row of FACT holds in `column` (not an
+    index entry's); False when no such copy is found."""
     intact = ix.path.read_bytes()
-    for at in _occurrences(intact, b"reference"):
+    for at in _occurrences(intact, needle):
         _fresh(ix)
         ix.path.write_bytes(_flip_bit(intact, at + 1))
         probe = sqlite3.connect(f"file:{ix.path}?immutable=1", uri=True)
-        stored = probe.execute("SELECT type FROM facts WHERE path = ?", (FACT,)).fetchone()[0]
-        probe.close()
-        if stored == "reference":
-            continue  # an index entry's copy: the row reads intact
-        assert stored == "raference"
-        kept_before = set(ix.path.parent.glob("*.corrupt-*"))
-        code, shown = _cli(capsys, "show", FACT, "--kb", str(corpus.root))
-        assert code == 0 and shown["type"] == "reference"
-        assert set(ix.path.parent.glob("*.corrupt-*")) == kept_before  # repaired in place
-        assert dump(ix) == pristine
-        break
-    else:
-        pytest.fail("the row's copy of the type was not found")
+        try:
+            stored = probe.execute(f"SELECT {column} FROM facts NOT INDEXED WHERE id = ?",
+                                   (FACT_ID,)).fetchone()[0]
+        finally:
+            probe.close()
+        if stored != needle.decode():
+            return True
+    _fresh(ix)
+    ix.path.write_bytes(intact)
+    return False
+
+
+@pytest.mark.parametrize(("needle", "column", "in_place"), [
+    (b"reference", "type", True),           # a facet column: repaired in place
+    (b"claude-code", "author", True),
+    (TITLE.encode(), "title", False),       # a full-text column: set aside and rebuilt
+])
+def test_a_flipped_row_is_repaired_in_place_unless_its_full_text_values_flipped(
+        corpus: Corpus, capsys: pytest.CaptureFixture[str], needle: bytes, column: str,
+        in_place: bool) -> None:
+    """The repair is local (the row re-read from its file) when the row's full-text values
+    hold; a flipped title (a column of the full-text table, whose `delete` needs the true
+    old values) sets the file aside and rebuilds it."""
+    ix = Indexer(corpus.root, today=date(2026, 11, 30))
+    ix.update()
+    pristine = dump(ix)
+    assert _flip_the_rows_copy(ix, needle, column)
+    code, shown = _cli(capsys, "show", FACT, "--kb", str(corpus.root))
+    assert code == 0 and shown[column] == needle.decode()
+    kept = list(ix.path.parent.glob("*.corrupt-*"))
+    assert (kept == []) == in_place
+    assert dump(ix) == pristine
+
+
+def test_a_reader_without_the_indexer_leaves_the_row_out_and_the_next_update_repairs_it(
+        corpus: Corpus) -> None:
+    """The GUI's page loader (`table_rows(leave_out=True)`) never shows a failing row and
+    notes it; the next `Indexer.update()` of that index repairs it."""
+    ix = Indexer(corpus.root, today=date(2026, 11, 30))
+    ix.update()
+    pristine = dump(ix)
+    assert _flip_the_rows_copy(ix, b"reference", "type")
+    conn = ix.connect(readonly=True)
+    try:
+        ids = [r[0] for r in conn.execute("SELECT id FROM facts")]
+        page = table_rows(conn, ids, leave_out=True)
+        assert FACT_ID not in page and len(page) == len(ids) - 1
+        with pytest.raises(schema.RowDamaged):
+            table_rows(conn, ids)
+    finally:
+        conn.close()
+    ix.update()
+    assert dump(ix) == pristine
+    assert ix.read(damaged_ids) == []
 
 
 FLIP_SEEDS = 24

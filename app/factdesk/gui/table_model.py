@@ -15,7 +15,8 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QColor, QFont
 
 from factdesk.gui import theme
-from factdesk.gui.table_state import ROW_SQL, FactTableState
+from factdesk.gui.table_state import FactTableState
+from factdesk.index.search import table_rows
 
 FACT_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 FACT_PATH_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -98,9 +99,9 @@ class FactTableModel(QAbstractTableModel):
         ids = self._ids[page * PAGE_SIZE:(page + 1) * PAGE_SIZE]
         if conn is None or not ids:
             return {}
-        marks = ",".join("?" * len(ids))
-        sql = f"SELECT {ROW_SQL} FROM facts WHERE id IN ({marks})"
-        return {r["id"]: r for r in conn.execute(sql, ids)}
+        # (rows failing their checksums are left out, never shown: the next update repairs
+        # them, issue 15 #10)
+        return table_rows(conn, ids, leave_out=True)
 
     # -- Qt model interface ---------------------------------------------------------------
 

@@ -175,8 +175,11 @@ class Indexer:
                 return IndexStats("behind", seconds=time.perf_counter() - started,
                                   note=f"committed; the index will catch up ({exc})")
         with locking.update_lock(self.path, lock_wait):
+            # rows a reader without this indexer found failing their checksums (the GUI's)
+            damaged = schema.take_damage(self.path) or None
             try:
-                return self._update_locked(rebuild, progress, hint, started, thorough)
+                return self._update_locked(rebuild, progress, hint, started, thorough,
+                                           damaged=damaged)
             except sqlite3.OperationalError as exc:
                 if not schema.is_busy(exc):
                     raise
@@ -204,7 +207,7 @@ class Indexer:
         try:
             return self._read_once(work)
         except schema.RowDamaged as exc:  # rows that fail their checksums: repair them
-            damaged = exc.ids
+            damaged = sorted({*exc.ids, *schema.take_damage(self.path)})
         except schema.DAMAGE as exc:
             if not schema.is_damage(exc):
                 raise

@@ -11,7 +11,7 @@ from typing import Any
 
 from factdesk.corpus.codec import ParseOutcome
 from factdesk.index.history import PathHistory
-from factdesk.index.schema import RowDamaged
+from factdesk.index.schema import RowDamaged, note_damage
 from factdesk.model.enums import Severity
 from factdesk.model.fact import Envelope, Fact, Problem
 from factdesk.model.registry import Registry, agent_id_from_email
@@ -136,12 +136,22 @@ def bad_groups(row: Any, groups: Sequence[str] = ALL_SUMS) -> list[str]:
             if checksum([row[c] for c in SUM_GROUPS[name]]) != row[name]]
 
 
-def verify(rows: Sequence[Any], groups: Sequence[str] = ALL_SUMS) -> None:
-    """Raise `RowDamaged` (index damage: the reader repairs and reads again) when any of
-    `rows` fails a checksum of `groups`; each row must carry `id` and those columns."""
-    bad = [row["id"] for row in rows if row is not None and bad_groups(row, groups)]
+def verify(rows: Sequence[Any], groups: Sequence[str] = ALL_SUMS,
+           conn: sqlite3.Connection | None = None) -> None:
+    """Raise `RowDamaged` (index damage: `Indexer.read` repairs and reads again) when any
+    of `rows` fails a checksum of `groups`; each row must carry `id` and those columns.
+    With `conn`, the failing rows are also noted for the next update of that index
+    (`schema.note_damage`: a reader without the indexer, the GUI's)."""
+    bad = failing(rows, groups)
     if bad:
+        if conn is not None:
+            note_damage(conn, bad)
         raise RowDamaged(bad)
+
+
+def failing(rows: Sequence[Any], groups: Sequence[str] = ALL_SUMS) -> list[int]:
+    """The ids of `rows` that fail a checksum of `groups`."""
+    return [row["id"] for row in rows if row is not None and bad_groups(row, groups)]
 
 
 def damaged_ids(conn: sqlite3.Connection, groups: Sequence[str] = ALL_SUMS) -> list[int]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import sqlite3
+import threading
 import time
 from pathlib import Path
 
@@ -233,6 +234,37 @@ class RowDamaged(sqlite3.DatabaseError):
         shown = ", ".join(map(str, ids[:10])) + (" …" if len(ids) > 10 else "")
         super().__init__(f"index rows fail their checksums (ids {shown})")
         self.ids = ids
+
+
+#: rows that failed their checksums in a read, by index file, until an update repairs them
+#: (`note_damage`, `take_damage`): a reader without the indexer (the GUI's table) leaves
+#: them for the next `Indexer.update` of that file
+_NOTED: dict[str, set[int]] = {}
+_NOTED_LOCK = threading.Lock()
+
+
+def _file_of(conn: sqlite3.Connection) -> str | None:
+    for row in conn.execute("PRAGMA database_list"):
+        if row[1] == "main":
+            return str(Path(row[2]).resolve()) if row[2] else None
+    return None
+
+
+def note_damage(conn: sqlite3.Connection, ids: list[int]) -> None:
+    """Remember that rows `ids` of the index `conn` reads failed their checksums."""
+    try:
+        name = _file_of(conn)
+    except sqlite3.Error:
+        return
+    if name:
+        with _NOTED_LOCK:
+            _NOTED.setdefault(name, set()).update(ids)
+
+
+def take_damage(path: Path) -> list[int]:
+    """The rows of the index at `path` noted as failing their checksums (then forgotten)."""
+    with _NOTED_LOCK:
+        return sorted(_NOTED.pop(str(path.resolve()), ()))
 
 
 #: what reading a damaged index can raise; `is_damage` tells damage from the rest

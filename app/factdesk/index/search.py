@@ -16,9 +16,17 @@ from typing import TYPE_CHECKING, Any
 
 from factdesk.index import columns
 from factdesk.index.query import CompiledQuery, compile_query, revision_resolver
-from factdesk.index.rows import HEAD_SUMS, TABLE_SUMS, damaged_ids, named_rows, sum_sql, verify
-from factdesk.index.schema import RowDamaged
+from factdesk.index.rows import (
+    HEAD_SUMS,
+    TABLE_SUMS,
+    damaged_ids,
+    failing,
+    named_rows,
+    sum_sql,
+    verify,
+)
 from factdesk.index.rows import rows_in as rows_in  # (re-exported for older callers)
+from factdesk.index.schema import RowDamaged, note_damage
 
 if TYPE_CHECKING:  # numpy is imported where it is used: not on the window's start-up path
     import numpy as np
@@ -93,7 +101,7 @@ def search(conn: sqlite3.Connection, query: str | CompiledQuery, *, limit: int =
         found = {r["id"]: r for r in rows_in(
             conn, f"SELECT {_HIT_SQL} FROM facts WHERE id IN ({{marks}})", list(score),
             named=True)}
-        verify(list(found.values()), HEAD_SUMS)  # (issue 15 #10: never serve a flipped row)
+        verify(list(found.values()), HEAD_SUMS, conn)  # (issue 15 #10: never serve a flipped row)
         rows = [(i, found[i]["path"], found[i]["title"], found[i]["type"], score[i])
                 for i in score if i in found]
     return [SearchHit(r[0], r[1], r[2], r[3], -float(r[4])) for r in rows]
@@ -109,7 +117,8 @@ def _newest(conn: sqlite3.Connection, q: CompiledQuery, limit: int) -> list[tupl
     if len(ids) <= SMALL_SET:
         return _hits(named_rows(
             conn, f"SELECT {columns} FROM facts f WHERE f.id IN (SELECT value FROM json_each(?)) "
-            "ORDER BY f.updated_at DESC, f.id DESC LIMIT ?", [json.dumps(ids.tolist()), limit]))
+            "ORDER BY f.updated_at DESC, f.id DESC LIMIT ?", [json.dumps(ids.tolist()), limit]),
+            conn)
     wanted = set(ids.tolist())
     cursor = conn.cursor()
     cursor.row_factory = None
@@ -121,7 +130,7 @@ def _newest(conn: sqlite3.Connection, q: CompiledQuery, limit: int) -> list[tupl
     cursor.close()
     found = {r[0]: r for r in rows_in(conn, f"SELECT {columns} FROM facts f WHERE f.id IN ({{marks}})",
                                       top, named=True)}
-    return _hits([found[i] for i in top if i in found])
+    return _hits([found[i] for i in top if i in found], conn)
 
 
 #: what a search hit reads: its fields and what verifies them (`rows.verify`)
@@ -129,9 +138,9 @@ _HIT_SQL = sum_sql(HEAD_SUMS)
 _HIT_SQL_F = sum_sql(HEAD_SUMS, prefix="f.")
 
 
-def _hits(rows: list[Any]) -> list[tuple[Any, ...]]:
+def _hits(rows: list[Any], conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
     """(id, path, title, type, 0.0) of each row, once they all pass their checksums."""
-    verify(rows, HEAD_SUMS)
+    verify(rows, HEAD_SUMS, conn)
     return [(r["id"], r["path"], r["title"], r["type"], 0.0) for r in rows]
 
 
@@ -140,15 +149,23 @@ def _hits(rows: list[Any]) -> list[tuple[Any, ...]]:
 TABLE_SQL = sum_sql(TABLE_SUMS)
 
 
-def table_rows(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, Any]:
-    """The fact table's rows of `ids` (a page), by id, each with at least the fields of
-    `columns.ROW_FIELDS`; `RowDamaged` when one fails its checksums (issue 15 #10)."""
+def table_rows(conn: sqlite3.Connection, ids: Sequence[int], *, leave_out: bool = False
+               ) -> dict[int, Any]:
+    """The fact table's rows of `ids` (a page), by id, each with the fields of
+    `columns.ROW_FIELDS`. A row that fails its checksums (issue 15 #10) raises
+    `RowDamaged`, or with `leave_out` (the GUI's page loader, which has no indexer to
+    repair with) is left out of the answer and noted for the next update to repair."""
     if not ids:
         return {}
     rows = rows_in(conn, f"SELECT {TABLE_SQL} FROM facts WHERE id IN ({{marks}})", ids,
                    batch=1000, named=True)
-    verify(rows, TABLE_SUMS)
-    return {r["id"]: r for r in rows}
+    if not leave_out:
+        verify(rows, TABLE_SUMS, conn)
+        return {r["id"]: r for r in rows}
+    bad = set(failing(rows, TABLE_SUMS))
+    if bad:
+        note_damage(conn, sorted(bad))
+    return {r["id"]: r for r in rows if r["id"] not in bad}
 
 
 def max_fact_id(conn: sqlite3.Connection) -> int:
@@ -450,7 +467,7 @@ def get_fact_row(conn: sqlite3.Connection, ref: str) -> Any:
     row = _fact_row(conn, ref)
     if row is None and not ref.strip().isdigit():
         _verify_miss(conn, ref)
-    verify([row])
+    verify([row], conn=conn)
     return row
 
 
@@ -464,9 +481,11 @@ def _verify_miss(conn: sqlite3.Connection, ref: str) -> None:
     for (fid, path) in conn.execute(
             "SELECT id, path FROM facts NOT INDEXED WHERE lower(path) LIKE ?", ("%" + tail,)):
         if path.lower() == name or path.lower().endswith("/" + name):
+            note_damage(conn, [fid])
             raise RowDamaged([fid])
     bad = damaged_ids(conn, HEAD_SUMS)
     if bad:
+        note_damage(conn, bad)
         raise RowDamaged(bad)
 
 
@@ -492,7 +511,7 @@ def resolve_local_ref(conn: sqlite3.Connection, raw: str, target: str) -> Any:
     """The fact a local ref names: its exact path first, then knomit's lower-cased lookup
     (verified: `RowDamaged`)."""
     row = _resolve_local_ref(conn, raw, target)
-    verify([row])
+    verify([row], conn=conn)
     return row
 
 
@@ -510,7 +529,7 @@ def cited_by(conn: sqlite3.Connection, path: str) -> list[sqlite3.Row]:
     rows = conn.execute(
         "SELECT f.* FROM refs r JOIN facts f ON f.path = r.src "
         "WHERE r.target = ? OR r.target = ? ORDER BY f.path", (path, path.lower())).fetchall()
-    verify(rows)
+    verify(rows, conn=conn)
     return rows
 
 
