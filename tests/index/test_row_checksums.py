@@ -209,19 +209,17 @@ def _flipped(data: bytes, seed: int, count: int) -> bytes:
     return bytes(out)
 
 
-@pytest.mark.parametrize("op", ("show", "table", "search", "check"))
+@pytest.mark.parametrize("op", ("show", "table", "check"))
 def test_random_flips_never_serve_a_changed_row(
         corpus: Corpus, capsys: pytest.CaptureFixture[str], op: str) -> None:
     """flip(seed, nbytes) over 24 seeds: `show` and the table's reader answer as from the
-    intact index (a row failing its checksums is repaired first); search serves no hit
-    whose fields differ from the intact index's (a flip in a secondary index or the
-    full-text table can still change which facts a filter finds: see docs/reliability.md);
-    `check` ends with the intact index's tables."""
+    intact index (a row failing its checksums is repaired first); `check` ends with the
+    intact index's tables. (Search serves few rows of this small corpus, which random
+    flips seldom hit: its hits are covered by the flips aimed at stored values above.)"""
     ix = Indexer(corpus.root, today=date(2026, 11, 30))
     ix.update()
     expected = _served(capsys, ix, op)
     pristine = dump(ix)
-    table = _table(ix)
     intact = ix.path.read_bytes()
     for seed in range(FLIP_SEEDS):
         for count in FLIP_SIZES:
@@ -229,14 +227,7 @@ def test_random_flips_never_serve_a_changed_row(
             _fresh(ix)
             ix.path.write_bytes(_flipped(intact, seed, count))
             got = _served(capsys, ix, op)
-            if op == "search":
-                for _code, answer in got:
-                    for hit in (answer or {}).get("results", []):
-                        row = table.get(hit["path"])
-                        assert row is not None, case
-                        assert (hit["title"], hit["type"]) == (row["title"], row["type"]), case
-            else:
-                assert got == expected, case
+            assert got == expected, case
             if op == "check":
                 assert dump(ix) == pristine, case
                 with sqlite3.connect(f"file:{ix.path}?mode=ro", uri=True) as conn:
