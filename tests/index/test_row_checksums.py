@@ -18,9 +18,9 @@ import pytest
 from factdesk.cli import main
 from factdesk.index import schema
 from factdesk.index.indexer import Indexer
-from factdesk.index.rows import SUM_GROUPS, checksum, damaged_ids
+from factdesk.index.rows import SUM_GROUPS, damaged_ids
 from factdesk.index.search import get_fact_row, table_rows
-from tests.conftest import Corpus
+from tests.conftest import GOOD_FACT, Corpus
 from tests.index.test_indexer import dump
 
 FACT = "kb/decisions/api/c3c3c3c3.md"
@@ -89,17 +89,31 @@ OPS = ("show", "search", "table", "inspector", "check")
 
 
 def test_every_row_of_a_fresh_index_passes_its_checksums(corpus: Corpus) -> None:
+    """Checksums are made from the values as SQLite stores them: a whole confidence (REAL
+    column), a NaN one (stored as NULL), a broken file's row, a retracted fact's."""
+    odd = GOOD_FACT.format(type="observation", title="Whole confidence", refs="", body="x")
+    corpus.write("kb/gotchas/db/e5e5e5e5.md", odd.replace("confidence: 0.8", "confidence: 1"))
+    corpus.write("kb/gotchas/db/f6f6f6f6.md", odd.replace("confidence: 0.8", "confidence: .nan"))
+    corpus.write("kb/gotchas/db/a7a7a7a7.md", "---\ntype: [\n---\n# Broken\n")
+    corpus.commit("learn: odd values")
+    (corpus.root / "kb/gotchas/db/b2b2b2b2.md").unlink()
+    corpus.commit("retract: b2")
     ix = Indexer(corpus.root)
     ix.update()
     assert ix.read(damaged_ids) == []
+    statuses = ix.read(lambda c: {r[0] for r in c.execute("SELECT status FROM facts")})
+    assert statuses == {"live", "broken", "retracted"}
     # (every value column is covered but the file stamp)
     covered = {c for cols in SUM_GROUPS.values() for c in cols}
     conn = ix.connect(readonly=True)
     cols = [r[1] for r in conn.execute("PRAGMA table_info(facts)")]
     conn.close()
     assert set(cols) - covered == {"id", "size", "mtime_ns", *SUM_GROUPS}
-    # canonical: a whole float and an int, an enum and its string, sum alike
-    assert checksum((1.0, "a")) == checksum((1, "a")) != checksum((1.5, "a"))
+    # the incremental path too (an edit, and the rows whose counts it changes)
+    path = corpus.root / "kb/gotchas/db/a1a1a1a1.md"
+    path.write_bytes(path.read_bytes().replace(b"confidence: 0.8", b"confidence: 1"))
+    ix.update()
+    assert ix.read(damaged_ids) == []
 
 
 @pytest.mark.parametrize("op", OPS)

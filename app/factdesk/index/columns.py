@@ -49,6 +49,6 @@ SORTABLE: dict[str, str] = {c.key: c.order for c in FACT_COLUMNS} | OTHER_ORDERS
 #: and tooltips need ("id, title, kind, type, origin, claim_type, claim_type_derived,
 #: claimant, claimant_derived, claimant_type, subject_kind, subject_ref, confidence,
 #: evidence_weight, evidence_weight_computed, status, updated_at, author, path, errors,
-#: warnings"), with what verifies them: the row checksums `sum_head` and `sum_late` and the
-#: other values they cover (`rows.verify(rows, rows.TABLE_SUMS)`, issue 15 #10)
+#: warnings"), with what verifies them: the row checksum `sum_head` and the other values it
+#: covers (`rows.verify(rows, rows.TABLE_SUMS)`, issue 15 #10)
 ROW_FIELDS = sum_sql(TABLE_SUMS)

@@ -45,25 +45,28 @@ VALUE_COLUMNS: tuple[str, ...] = (
 # -- row checksums (issue 15 #10) ---------------------------------------------------------
 #
 # A flipped bit in a stored value reads back as a valid value (`type: hnsight`); SQLite's
-# own checks see only page structure. Each row carries 64-bit checksums (blake2b of the
-# values' canonical text) over groups of its columns, so that each reader verifies what it
-# serves from the columns it reads anyway:
-#   sum_head  the table's and search's columns, the path and the blob id
-#   sum_late  the counts and computed weight the rebuild's corpus-wide rules set last
+# own checks see only page structure. Each row carries 64-bit checksums over groups of its
+# columns, so that each reader verifies what it serves from the columns it reads anyway:
+#   sum_head  what the table and search show: their columns, the path, the blob id, and the
+#             counts and computed weight (which a rebuild's corpus-wide rules set last,
+#             `head_sum_sql`)
 #   sum_text  the full-text table's columns (title, body, domain, entities): when it holds,
-#             the full-text index can be updated from the row (its `delete` needs the
-#             true old values), so the row can be repaired in place
+#             the full-text index can be updated from the row (its `delete` needs the true
+#             old values), so the row can be repaired in place
 #   sum_rest  every other value column
 # `size` and `mtime_ns` (the file stamp) are in no group: the incremental update rewrites
 # them alone, and a wrong stamp only makes the next update re-read the file.
+#
+# A checksum is blake2b (8 bytes, as a signed SQLite integer) of the `repr` of the tuple of
+# the group's values as SQLite gives them back (`_normal`: the column's affinity applied),
+# so a read verifies a row with C calls only (`failing`).
 
-#: checksum column -> the value columns it covers
+#: checksum column -> the value columns it covers, in order
 SUM_GROUPS: dict[str, tuple[str, ...]] = {
     "sum_head": ("path", "status", "title", "kind", "type", "origin", "claim_type",
                  "claim_type_derived", "claimant", "claimant_derived", "claimant_type",
                  "subject_kind", "subject_ref", "confidence", "evidence_weight", "updated_at",
-                 "author", "blob"),
-    "sum_late": ("errors", "warnings", "evidence_weight_computed"),
+                 "author", "blob", "errors", "warnings", "evidence_weight_computed"),
     "sum_text": ("title", "body", "domain", "entities"),
 }
 _GROUPED = {c for cols in SUM_GROUPS.values() for c in cols}
@@ -74,50 +77,79 @@ SUM_COLUMNS: tuple[str, ...] = tuple(SUM_GROUPS)
 #: The `facts` columns a row carries, in insert order (all but the id).
 ROW_COLUMNS: tuple[str, ...] = VALUE_COLUMNS + SUM_COLUMNS
 
+#: the columns of REAL and INTEGER affinity (schema.SCHEMA); the rest are TEXT
+_REAL = frozenset({"confidence", "evidence_weight", "evidence_weight_computed"})
+_INTEGER = frozenset({"errors", "warnings", "claim_type_derived", "claimant_derived",
+                      "claimant_type_derived", "sources", "created_at", "updated_at",
+                      "retracted_at", "title_line", "size", "mtime_ns"})
 
-def _canon(value: object) -> str:
-    """A value as text that is the same whether it comes from Python or back from SQLite
-    (a whole float stored in an INTEGER column reads back as int, an int in a REAL one as
-    float; a str subclass (an enum) is stored as its string)."""
-    if value is None:
-        return "n"
-    if type(value) is str:
-        return f"s{len(value)}:{value}"
+
+def _as_real(value: Any) -> Any:
+    if isinstance(value, (int, float)) and value is not None:
+        value = float(value)
+        return None if value != value else value  # (SQLite stores NaN as NULL)
+    return _as_text(value) if isinstance(value, str) else value
+
+
+def _as_integer(value: Any) -> Any:
     if isinstance(value, float):
-        return f"i{int(value)}" if value.is_integer() else f"f{value!r}"
+        if value != value:
+            return None
+        return int(value) if value.is_integer() else value
     if isinstance(value, int):
-        return f"i{int(value)}"
+        return int(value)  # (a bool as 0 or 1)
+    return _as_text(value) if isinstance(value, str) else value
+
+
+def _as_text(value: Any) -> Any:
     if isinstance(value, str):
-        text = str.__str__(value)
-        return f"s{len(text)}:{text}"
-    if isinstance(value, bytes):
-        return f"b{value.hex()}"
-    return f"?{value!r}"
+        return value if type(value) is str else str.__str__(value)  # (an enum: its string)
+    if isinstance(value, int):
+        return str(int(value))
+    return value
 
 
-def checksum(values: Sequence[object]) -> int:
-    """The 64-bit checksum (a signed SQLite integer) of some values, in order."""
-    text = "\x1f".join(map(_canon, values)).encode("utf-8", "surrogatepass")
-    return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "big", signed=True)
+_NORMAL = {c: _as_real if c in _REAL else _as_integer if c in _INTEGER else _as_text
+           for c in VALUE_COLUMNS}
 
 
-_GETTERS = {name: operator.itemgetter(*cols) for name, cols in SUM_GROUPS.items()}
+def checksum(values: tuple[Any, ...]) -> int:
+    """The 64-bit checksum (a signed SQLite integer) of some values as SQLite returns them."""
+    return int.from_bytes(hashlib.blake2b(repr(values).encode(), digest_size=8).digest(),
+                          "big", signed=True)
 
 
 def add_sums(row: dict[str, Any]) -> dict[str, Any]:
-    """`row` with its checksum columns filled (in place)."""
-    for name, get in _GETTERS.items():
-        row[name] = checksum(get(row))
+    """`row` with its checksum columns filled (in place), from its values as SQLite will
+    store them."""
+    for name, cols in SUM_GROUPS.items():
+        row[name] = checksum(tuple([_NORMAL[c](row[c]) for c in cols]))
     return row
 
 
-def late_sum(errors: int, warnings: int, computed: float | None) -> int:
-    return checksum((errors, warnings, computed))
+def head_sum_sql() -> str:
+    """SQL for `sum_head` over a row's stored values, with `?` for its last three (the
+    counts and the computed weight a rebuild's late UPDATE sets; SET sees old values):
+    needs `register_sum`."""
+    cols = ", ".join(c if c not in ("errors", "warnings", "evidence_weight_computed")
+                     else "?" for c in SUM_GROUPS["sum_head"])
+    return f"factdesk_sum({cols})"
+
+
+def late_values(errors: int, warnings: int, computed: float | None) -> tuple[Any, ...]:
+    """The counts and computed weight as stored (for `head_sum_sql`'s parameters)."""
+    return int(errors), int(warnings), _as_real(computed)
+
+
+def register_sum(conn: sqlite3.Connection) -> None:
+    """`factdesk_sum(v, …)`: `checksum` as an SQL function, for `head_sum_sql`."""
+    conn.create_function("factdesk_sum", -1, lambda *values: checksum(tuple(values)),
+                         deterministic=True)
 
 
 #: what each kind of read verifies: the groups covering the columns it serves
 HEAD_SUMS = ("sum_head",)
-TABLE_SUMS = ("sum_head", "sum_late")
+TABLE_SUMS = HEAD_SUMS
 ALL_SUMS = SUM_COLUMNS
 
 
@@ -129,11 +161,29 @@ def sum_sql(groups: Sequence[str] = ALL_SUMS, *, prefix: str = "") -> str:
     return ", ".join(prefix + c for c in cols)
 
 
+def failing(rows: Sequence[Any], groups: Sequence[str] = ALL_SUMS) -> list[int]:
+    """The ids of `rows` (sqlite3.Row, all from one statement, with `id` and the columns
+    of `groups`) that fail a checksum of `groups`."""
+    rows = [r for r in rows if r is not None]
+    if not rows:
+        return []
+    where = {k: i for i, k in enumerate(rows[0].keys())}
+    tuples = [tuple(r) for r in rows]
+    at_id = where["id"]
+    blake2b, from_bytes = hashlib.blake2b, int.from_bytes
+    bad: set[int] = set()
+    for name in groups:
+        get = operator.itemgetter(*(where[c] for c in SUM_GROUPS[name]))
+        at = where[name]
+        bad.update(t[at_id] for t in tuples
+                   if from_bytes(blake2b(repr(get(t)).encode(), digest_size=8).digest(),
+                                 "big", signed=True) != t[at])
+    return sorted(bad)
+
+
 def bad_groups(row: Any, groups: Sequence[str] = ALL_SUMS) -> list[str]:
-    """The checksum groups of `row` (a mapping or sqlite3.Row with the columns) whose
-    values do not match their stored checksum."""
-    return [name for name in groups
-            if checksum([row[c] for c in SUM_GROUPS[name]]) != row[name]]
+    """The checksum groups of `row` (a sqlite3.Row with the columns) that fail."""
+    return [name for name in groups if failing([row], (name,))]
 
 
 def verify(rows: Sequence[Any], groups: Sequence[str] = ALL_SUMS,
@@ -149,17 +199,18 @@ def verify(rows: Sequence[Any], groups: Sequence[str] = ALL_SUMS,
         raise RowDamaged(bad)
 
 
-def failing(rows: Sequence[Any], groups: Sequence[str] = ALL_SUMS) -> list[int]:
-    """The ids of `rows` that fail a checksum of `groups`."""
-    return [row["id"] for row in rows if row is not None and bad_groups(row, groups)]
-
-
 def damaged_ids(conn: sqlite3.Connection, groups: Sequence[str] = ALL_SUMS) -> list[int]:
-    """Every row of `facts` that fails a checksum (`check`: the whole table)."""
+    """Every row of `facts` that fails a checksum (`check`: the whole table), read in
+    batches."""
     cursor = conn.cursor()
     cursor.row_factory = sqlite3.Row
     cursor.execute(f"SELECT {sum_sql(groups)} FROM facts")
-    return [row["id"] for row in cursor if bad_groups(row, groups)]
+    bad: list[int] = []
+    while batch := cursor.fetchmany(2000):
+        bad += failing(batch, groups)
+    return bad
+
+
 #: a row dict's values in ROW_COLUMNS order, as one tuple (in C: 100,000 rows a rebuild)
 row_values: Callable[[dict[str, Any]], tuple[Any, ...]] = operator.itemgetter(*ROW_COLUMNS)
 #: the columns the full-text table indexes, in its order

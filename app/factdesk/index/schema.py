@@ -59,7 +59,7 @@ CREATE TABLE facts (
     key_lines TEXT NOT NULL DEFAULT '{}',
     body TEXT NOT NULL DEFAULT '',
     -- 64-bit checksums of groups of the values above (index.rows.SUM_GROUPS)
-    sum_head INTEGER, sum_late INTEGER, sum_text INTEGER, sum_rest INTEGER
+    sum_head INTEGER, sum_text INTEGER, sum_rest INTEGER
 );
 CREATE TABLE refs (src TEXT NOT NULL, target TEXT NOT NULL, PRIMARY KEY (src, target))
     WITHOUT ROWID;

@@ -28,8 +28,10 @@ from factdesk.index.rows import (
     ROW_COLUMNS,
     fact_from_row,
     fact_row,
-    late_sum,
+    head_sum_sql,
+    late_values,
     problem_counts,
+    register_sum,
     row_values,
 )
 from factdesk.model.enums import FactType
@@ -270,7 +272,7 @@ def finish_rebuild(conn: sqlite3.Connection, setting: RuleSetting,
     histories = {p: histories.get(p, NO_HISTORY) for p in outcomes}
     problems = corpus_problems(setting, scan_problems)
     as_file = by_path(scan_problems)
-    late: list[tuple[int, int, float | None, int, str]] = []  # rows the rules change
+    late: list[tuple[object, ...]] = []  # rows the rules change
 
     def check_all() -> list[tuple[str, str]]:
         ctx = CheckContext(
@@ -293,16 +295,17 @@ def finish_rebuild(conn: sqlite3.Connection, setting: RuleSetting,
             problems.extend(found)
             if len(found) != known or computed is not None:
                 errors, warnings = problem_counts(found + as_file.get(path, []))
-                late.append((errors, warnings, computed,
-                             late_sum(errors, warnings, computed), path))
+                late.append((*late_values(errors, warnings, computed),
+                             *late_values(errors, warnings, computed), path))
         return checker.ref_rows
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="factdesk-rules") as pool:
         checked = pool.submit(check_all)
         alongside()
         ref_rows = checked.result()
+    register_sum(conn)  # (the row's checksum over its stored values and the new counts)
     conn.executemany("UPDATE facts SET errors = ?, warnings = ?, evidence_weight_computed = ?, "
-                     "sum_late = ? WHERE path = ?", late)
+                     f"sum_head = {head_sum_sql()} WHERE path = ?", late)
     _insert_refs_and_problems(conn, ref_rows, problems)
 
 
