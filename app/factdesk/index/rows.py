@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
+import marshal
 import operator
 import sqlite3
+import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -114,9 +115,10 @@ _NORMAL = {c: _as_real if c in _REAL else _as_integer if c in _INTEGER else _as_
 
 
 def checksum(values: tuple[Any, ...]) -> int:
-    """The 64-bit checksum (a signed SQLite integer) of some values as SQLite returns them."""
-    return int.from_bytes(hashlib.blake2b(repr(values).encode(), digest_size=8).digest(),
-                          "big", signed=True)
+    """The checksum of some values as SQLite returns them: CRC-32 of their marshal format 0
+    (C calls only, ~4 us a row; format 0 has no references or interning, so equal values
+    give equal bytes whatever their identity)."""
+    return zlib.crc32(marshal.dumps(values, 0))
 
 
 def add_sums(row: dict[str, Any]) -> dict[str, Any]:
@@ -170,15 +172,59 @@ def failing(rows: Sequence[Any], groups: Sequence[str] = ALL_SUMS) -> list[int]:
     where = {k: i for i, k in enumerate(rows[0].keys())}
     tuples = [tuple(r) for r in rows]
     at_id = where["id"]
-    blake2b, from_bytes = hashlib.blake2b, int.from_bytes
+    crc32, dumps = zlib.crc32, marshal.dumps
     bad: set[int] = set()
     for name in groups:
         get = operator.itemgetter(*(where[c] for c in SUM_GROUPS[name]))
         at = where[name]
-        bad.update(t[at_id] for t in tuples
-                   if from_bytes(blake2b(repr(get(t)).encode(), digest_size=8).digest(),
-                                 "big", signed=True) != t[at])
+        bad.update(t[at_id] for t in tuples if crc32(dumps(get(t), 0)) != t[at])
     return sorted(bad)
+
+
+class CheckedRows(dict[int, Any]):
+    """A page of rows by id that verifies each row the first time it is read (`get`,
+    `[]`, `values`, `items`): a failing row reads as missing and is noted for the next
+    update of its index (`schema.note_damage`). The fact table loads pages of 256 rows
+    and shows a few dozen: each is verified when shown, not when loaded."""
+
+    def __init__(self, conn: sqlite3.Connection, rows: Sequence[Any],
+                 groups: Sequence[str] = HEAD_SUMS) -> None:
+        super().__init__((r["id"], r) for r in rows)
+        self._conn = conn
+        self._checked: set[int] = set()
+        self._checks: list[tuple[Callable[[Any], Any], int]] = []
+        if rows:
+            where = {k: i for i, k in enumerate(rows[0].keys())}
+            self._checks = [(operator.itemgetter(*(where[c] for c in SUM_GROUPS[name])),
+                             where[name]) for name in groups]
+
+    def _holds(self, key: int, row: Any) -> bool:
+        if key in self._checked:
+            return True
+        values = tuple(row)
+        if all(zlib.crc32(marshal.dumps(get(values), 0)) == values[at]
+               for get, at in self._checks):
+            self._checked.add(key)
+            return True
+        dict.pop(self, key)
+        note_damage(self._conn, [key])
+        return False
+
+    def get(self, key: int, default: Any = None) -> Any:
+        row = dict.get(self, key)
+        return row if row is not None and self._holds(key, row) else default
+
+    def __getitem__(self, key: int) -> Any:
+        row = self.get(key)
+        if row is None:
+            raise KeyError(key)
+        return row
+
+    def items(self) -> Any:
+        return [(k, r) for k, r in list(dict.items(self)) if self._holds(k, r)]
+
+    def values(self) -> Any:
+        return [r for _, r in self.items()]
 
 
 def bad_groups(row: Any, groups: Sequence[str] = ALL_SUMS) -> list[str]:

@@ -19,8 +19,8 @@ from factdesk.index.query import CompiledQuery, compile_query, revision_resolver
 from factdesk.index.rows import (
     HEAD_SUMS,
     TABLE_SUMS,
+    CheckedRows,
     damaged_ids,
-    failing,
     named_rows,
     sum_sql,
     verify,
@@ -153,8 +153,9 @@ def table_rows(conn: sqlite3.Connection, ids: Sequence[int], *, leave_out: bool 
                ) -> dict[int, Any]:
     """The fact table's rows of `ids` (a page), by id, each with the fields of
     `columns.ROW_FIELDS`. A row that fails its checksums (issue 15 #10) raises
-    `RowDamaged`, or with `leave_out` (the GUI's page loader, which has no indexer to
-    repair with) is left out of the answer and noted for the next update to repair."""
+    `RowDamaged`; with `leave_out` (the GUI's page loader, which has no indexer to repair
+    with) each row is verified when first read from the answer (`rows.CheckedRows`: a
+    failing one reads as missing and is noted for the next update to repair)."""
     if not ids:
         return {}
     rows = rows_in(conn, f"SELECT {TABLE_SQL} FROM facts WHERE id IN ({{marks}})", ids,
@@ -162,10 +163,7 @@ def table_rows(conn: sqlite3.Connection, ids: Sequence[int], *, leave_out: bool 
     if not leave_out:
         verify(rows, TABLE_SUMS, conn)
         return {r["id"]: r for r in rows}
-    bad = set(failing(rows, TABLE_SUMS))
-    if bad:
-        note_damage(conn, sorted(bad))
-    return {r["id"]: r for r in rows if r["id"] not in bad}
+    return CheckedRows(conn, rows, TABLE_SUMS)
 
 
 def max_fact_id(conn: sqlite3.Connection) -> int:
