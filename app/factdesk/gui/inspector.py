@@ -31,6 +31,7 @@ from factdesk.gui.safe_browser import SafeTextBrowser, confirm_open_url
 from factdesk.gui.session import IndexSession
 from factdesk.gui.theme import clip
 from factdesk.gui.workers import BackgroundRead
+from factdesk.index.schema import RowDamaged
 from factdesk.index.search import cited_by, get_fact_row, problems_for, resolve_local_ref
 from factdesk.model.authority import attribution
 from factdesk.model.refs import RefKind, classify_ref
@@ -220,7 +221,16 @@ class InspectorPanel(QWidget):
             self.show_fact(self.fact_id)
 
     def show_fact(self, fact_id: int | None) -> None:
-        """Show the fact with this id (any status), or an empty inspector for None."""
+        """Show the fact with this id (any status), or an empty inspector for None. A row
+        that fails its checksums is never shown: the inspector empties and an update
+        repairs it (issue 15 #10)."""
+        try:
+            self._show_fact(fact_id)
+        except RowDamaged:
+            self._session.update()
+            self._show_fact(None)
+
+    def _show_fact(self, fact_id: int | None) -> None:
         conn = self._session.conn
         row = get_fact_row(conn, str(fact_id)) if conn is not None and fact_id is not None else None
         self.fact_id = row["id"] if row else None

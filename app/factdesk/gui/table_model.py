@@ -14,8 +14,8 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QColor, QFont
 
 from factdesk.gui import theme
-from factdesk.gui.table_state import ROW_SQL, SIMILARITY, FactTableState
-from factdesk.index.reads import rows_by_id
+from factdesk.gui.table_state import SIMILARITY, FactTableState
+from factdesk.index.search import table_rows
 
 if TYPE_CHECKING:
     import sqlite3
@@ -109,7 +109,9 @@ class FactTableModel(QAbstractTableModel):
         ids = self._ids[page * PAGE_SIZE:(page + 1) * PAGE_SIZE]
         if conn is None or not ids:
             return {}
-        return rows_by_id(conn, ROW_SQL, ids)
+        # (rows failing their checksums are left out, never shown: the next update repairs
+        # them, issue 15 #10)
+        return table_rows(conn, ids, leave_out=True)
 
     # -- Qt model interface ---------------------------------------------------------------
 

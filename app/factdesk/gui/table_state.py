@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QSettings
 
-from factdesk.index.columns import FACT_COLUMNS, ROW_FIELDS
+from factdesk.index.columns import FACT_COLUMNS
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +38,6 @@ COLUMNS: tuple[Column, ...] = (
     *(Column(c.key, _LOOKS[c.key][0], c.column, _LOOKS[c.key][1]) for c in FACT_COLUMNS),
     Column(SIMILARITY, "Similarity", "", 80))
 #: Extra columns fetched for each row (styling and tooltips), besides the visible ones.
-ROW_SQL = ROW_FIELDS
 DEFAULT_HIDDEN = frozenset({"author", SIMILARITY})
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from factdesk.index.rows import TABLE_SUMS, sum_sql
+
 
 @dataclass(frozen=True, slots=True)
 class FactColumn:
@@ -44,8 +46,9 @@ OTHER_ORDERS: dict[str, str] = {
 SORTABLE: dict[str, str] = {c.key: c.order for c in FACT_COLUMNS} | OTHER_ORDERS
 
 #: the fields read for each row of the table: the columns shown, and those its styling
-#: and tooltips need
-ROW_FIELDS = ("id, title, kind, type, origin, claim_type, claim_type_derived, claimant, "
-              "claimant_derived, claimant_type, subject_kind, subject_ref, confidence, "
-              "evidence_weight, evidence_weight_computed, status, updated_at, author, path, "
-              "errors, warnings")
+#: and tooltips need ("id, title, kind, type, origin, claim_type, claim_type_derived,
+#: claimant, claimant_derived, claimant_type, subject_kind, subject_ref, confidence,
+#: evidence_weight, evidence_weight_computed, status, updated_at, author, path, errors,
+#: warnings"), with what verifies them: the row checksum `sum_head` and the other values it
+#: covers (`rows.verify(rows, rows.TABLE_SUMS)`, issue 15 #10)
+ROW_FIELDS = sum_sql(TABLE_SUMS)

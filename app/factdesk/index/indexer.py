@@ -65,7 +65,7 @@ from factdesk.index.history import (
 )
 from factdesk.index.parsing import ParseStream, parse_files
 from factdesk.index.planning import Stamp
-from factdesk.index.rows import fact_row, row_values, rows_in, text_values
+from factdesk.index.rows import bad_groups, damaged_ids, fact_row, row_values, rows_in, text_values
 from factdesk.index.textbuild import InlineText, TextBuilder, TextRow, TextSink
 from factdesk.index.writing import FileStamp
 from factdesk.model.enums import FactType
@@ -175,8 +175,11 @@ class Indexer:
                 return IndexStats("behind", seconds=time.perf_counter() - started,
                                   note=f"committed; the index will catch up ({exc})")
         with locking.update_lock(self.path, lock_wait):
+            # rows a reader without this indexer found failing their checksums (the GUI's)
+            damaged = schema.take_damage(self.path) or None
             try:
-                return self._update_locked(rebuild, progress, hint, started, thorough)
+                return self._update_locked(rebuild, progress, hint, started, thorough,
+                                           damaged=damaged)
             except sqlite3.OperationalError as exc:
                 if not schema.is_busy(exc):
                     raise
@@ -200,15 +203,20 @@ class Indexer:
                 raise
             self.stale = str(exc)
         read_from = locking.inode(self.path)
+        damaged: list[int] | None = None
         try:
             return self._read_once(work)
+        except schema.RowDamaged as exc:  # rows that fail their checksums: repair them
+            damaged = sorted({*exc.ids, *schema.take_damage(self.path)})
         except schema.DAMAGE as exc:
             if not schema.is_damage(exc):
                 raise
         with locking.update_lock(self.path):
             if locking.inode(self.path) == read_from:  # (else another process replaced it already)
-                self._set_aside()
-                self._update_locked(False, None, None, time.perf_counter(), False)
+                if damaged is None:
+                    self._set_aside()
+                self._update_locked(False, None, None, time.perf_counter(), False,
+                                    damaged=damaged)
         return self._read_once(work)
 
     def _read_once(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
@@ -219,7 +227,8 @@ class Indexer:
             conn.close()
 
     def _update_locked(self, rebuild: bool, progress: Progress | None, hint: Iterable[str] | None,
-                       started: float, thorough: bool) -> IndexStats:
+                       started: float, thorough: bool, *, damaged: list[int] | None = None
+                       ) -> IndexStats:
         # what a rebuild killed part-way left behind (only an updater, holding the lock, makes them)
         for scratch in (self._building, self._text_scratch):
             schema.remove(scratch)
@@ -230,7 +239,8 @@ class Indexer:
             stats = self._build_fresh(progress)
         else:
             try:
-                stats = self._update_in_place(rebuild or not usable, progress, hint)
+                stats = self._update_in_place(rebuild or not usable, progress, hint,
+                                              damaged=damaged, verify_all=thorough)
             except schema.DAMAGE as exc:
                 # a damaged file is moved aside and rebuilt; any other error (disk full,
                 # locked, I/O) leaves the index as it was
@@ -242,15 +252,61 @@ class Indexer:
         return stats
 
     def _update_in_place(self, rebuild: bool, progress: Progress | None,
-                         hint: Iterable[str] | None) -> IndexStats:
+                         hint: Iterable[str] | None, *, damaged: list[int] | None = None,
+                         verify_all: bool = False) -> IndexStats:
+        """`damaged`: rows a read found failing their checksums; `verify_all`: verify every
+        row's checksums first (the Check command). Such rows are repaired within the
+        update's transaction (`_repair_rows`)."""
         conn = self.connect()
         try:
             if rebuild:
                 return self._rebuild_committed(conn, progress)
             hinted = set(hint) if hint is not None else None
-            return locking.transaction(conn, lambda: self._incremental(conn, progress, hinted))
+
+            def work() -> IndexStats:
+                bad = list(damaged or ())
+                if verify_all:
+                    bad += damaged_ids(conn)
+                if not bad:
+                    return self._incremental(conn, progress, hinted)
+                return self._repair_rows(conn, sorted(set(bad)), progress)
+
+            return locking.transaction(conn, work)
         finally:
             conn.close()
+
+    def _repair_rows(self, conn: sqlite3.Connection, ids: list[int],
+                     progress: Progress | None) -> IndexStats:
+        """Repair rows that fail their checksums (issue 15 #10) from the corpus, in place,
+        when each is a file's row (live or broken) whose full-text values still hold
+        (`sum_text`: the full-text index's `delete` needs the true old values): its stamp
+        and blob are cleared, and a full incremental update (no hint) re-reads its file
+        — a row whose flipped path names no file is deleted, and the file of its true
+        path, now without a row, is found as new. The repaired rows are verified again.
+        The table's secondary indexes are made again first (`REINDEX facts`), which also
+        repairs a flipped index entry (rows that verify but were hidden). Otherwise, and
+        when the repair does not verify, `RowDamaged` (damage: the file is set aside and
+        rebuilt by `_update_locked`)."""
+        found = rows_in(conn, "SELECT * FROM facts WHERE id IN ({marks})", ids, named=True)
+        broken = [r for r in found if bad_groups(r)]
+        if any(r["status"] not in ("live", "broken") or bad_groups(r, ("sum_text",))
+               for r in broken):
+            raise schema.RowDamaged(ids)
+        try:
+            # the secondary indexes made again from the rows: an entry that disagrees with
+            # its row (the row's value flipped, or the entry's) would make changing the
+            # row fail; and a flipped entry that hid a row (`_verify_miss`) is gone
+            conn.execute("REINDEX facts")
+        except sqlite3.IntegrityError as exc:  # (a flipped path that names another fact)
+            raise schema.RowDamaged(ids) from exc
+        rows_in(conn, "UPDATE facts SET blob = NULL, size = NULL, mtime_ns = NULL "
+                      "WHERE id IN ({marks})", [r["id"] for r in broken])
+        stats = self._incremental(conn, progress, None)
+        again = rows_in(conn, "SELECT * FROM facts WHERE id IN ({marks})", ids, named=True)
+        if any(bad_groups(r) for r in again):
+            raise schema.RowDamaged(ids)
+        stats.mode = "repaired"
+        return stats
 
     # -- rebuild ------------------------------------------------------------------------
 

@@ -6,22 +6,13 @@ queue pane's fact). SQL lives in `factdesk.index`; the GUI only calls these.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
-
-from factdesk.index.search import rows_in
+from collections.abc import Iterator
 
 PROBLEMS_SQL = """
 SELECT p.code, p.severity, p.path, p.line, p.message, f.id, f.title
 FROM problems p LEFT JOIN facts f ON f.path = p.path
 ORDER BY CASE p.severity WHEN 'error' THEN 0 WHEN 'warning' THEN 1 ELSE 2 END, p.code, p.path
 """
-
-
-def rows_by_id(conn: sqlite3.Connection, columns: str, ids: Sequence[int]) -> dict[int, sqlite3.Row]:
-    """`SELECT columns FROM facts` for `ids` (one page of the table), by id; `columns`
-    must select `id` and come from the table's own column registry, never from input."""
-    return {r["id"]: r for r in rows_in(conn, f"SELECT {columns} FROM facts WHERE id IN ({{marks}})",
-                                        list(ids))}
 
 
 def problem_rows(conn: sqlite3.Connection) -> Iterator[sqlite3.Row]:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import functools
 import sqlite3
+import threading
 import time
 from pathlib import Path
 
 import sqlite_utils
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9  # 9: per-row checksums (issue 15 #10)
 APPLICATION_ID = 0x46444B31  # "FDK1"
 
 #: how long a statement waits for another connection's lock (RELIABILITY F08)
@@ -56,7 +57,9 @@ CREATE TABLE facts (
     domain TEXT NOT NULL DEFAULT '[]', entities TEXT NOT NULL DEFAULT '[]',
     refs TEXT NOT NULL DEFAULT '[]', extra TEXT NOT NULL DEFAULT '{}',
     key_lines TEXT NOT NULL DEFAULT '{}',
-    body TEXT NOT NULL DEFAULT ''
+    body TEXT NOT NULL DEFAULT '',
+    -- 64-bit checksums of groups of the values above (index.rows.SUM_GROUPS)
+    sum_head INTEGER, sum_text INTEGER, sum_rest INTEGER
 );
 CREATE TABLE refs (src TEXT NOT NULL, target TEXT NOT NULL, PRIMARY KEY (src, target))
     WITHOUT ROWID;
@@ -222,6 +225,48 @@ def ensure_sort_indexes(conn: sqlite3.Connection) -> None:
         conn.execute(sql)
 
 
+class RowDamaged(sqlite3.DatabaseError):
+    """Rows of `facts` whose values fail their checksums (index.rows.verify): damage that
+    SQLite cannot see (a flipped bit in a stored value). Raised by the reads that serve
+    rows, before serving them; `Indexer.read` repairs the rows and reads again."""
+
+    def __init__(self, ids: list[int]) -> None:
+        shown = ", ".join(map(str, ids[:10])) + (" …" if len(ids) > 10 else "")
+        super().__init__(f"index rows fail their checksums (ids {shown})")
+        self.ids = ids
+
+
+#: rows that failed their checksums in a read, by index file, until an update repairs them
+#: (`note_damage`, `take_damage`): a reader without the indexer (the GUI's table) leaves
+#: them for the next `Indexer.update` of that file
+_NOTED: dict[str, set[int]] = {}
+_NOTED_LOCK = threading.Lock()
+
+
+def _file_of(conn: sqlite3.Connection) -> str | None:
+    for row in conn.execute("PRAGMA database_list"):
+        if row[1] == "main":
+            return str(Path(row[2]).resolve()) if row[2] else None
+    return None
+
+
+def note_damage(conn: sqlite3.Connection, ids: list[int]) -> None:
+    """Remember that rows `ids` of the index `conn` reads failed their checksums."""
+    try:
+        name = _file_of(conn)
+    except sqlite3.Error:
+        return
+    if name:
+        with _NOTED_LOCK:
+            _NOTED.setdefault(name, set()).update(ids)
+
+
+def take_damage(path: Path) -> list[int]:
+    """The rows of the index at `path` noted as failing their checksums (then forgotten)."""
+    with _NOTED_LOCK:
+        return sorted(_NOTED.pop(str(path.resolve()), ()))
+
+
 #: what reading a damaged index can raise; `is_damage` tells damage from the rest
 DAMAGE = (sqlite3.DatabaseError, UnicodeDecodeError)
 
@@ -265,8 +310,11 @@ def is_usable(path: Path, *, thorough: bool = False) -> bool:
     schema's SQL is intact (`_schema_intact`).
 
     `thorough` adds `PRAGMA quick_check`, which reads the whole file (0.9 s at 100,000
-    facts, page cache warm); the warm path skips it because any damage met later moves the
-    file aside and rebuilds anyway (RELIABILITY F03, `is_damage`)."""
+    facts, page cache warm), and `PRAGMA integrity_check(facts)`, which also compares each
+    secondary index of `facts` with its rows (a flipped bit in an index entry, which
+    quick_check misses, hides a fact from the filters that use that index: issue 15 #10);
+    the warm path skips them because any damage met later moves the file aside and
+    rebuilds anyway (RELIABILITY F03, `is_damage`)."""
     if not path.exists():
         return False
     try:
@@ -277,6 +325,8 @@ def is_usable(path: Path, *, thorough: bool = False) -> bool:
             if app_id != APPLICATION_ID or version != SCHEMA_VERSION:
                 return False
             ok = conn.execute("PRAGMA quick_check").fetchone()[0] if thorough else "ok"
+            if thorough and ok == "ok":  # (quick_check does not compare indexes with rows)
+                ok = conn.execute("PRAGMA integrity_check(facts)").fetchone()[0]
             if ok != "ok" or not _schema_intact(conn):
                 return False
             done = conn.execute("SELECT value FROM meta WHERE key='complete'").fetchone()
@@ -304,7 +354,7 @@ def is_damage(exc: BaseException) -> bool:
     strings. A flipped byte in a value makes sqlite3 raise its `OperationalError` (no
     SQLite code); one in the schema's SQL, which SQLite quotes in its "malformed database
     schema" message, makes reading that message a `UnicodeDecodeError`."""
-    if isinstance(exc, UnicodeDecodeError):
+    if isinstance(exc, (UnicodeDecodeError, RowDamaged)):
         return True
     if not isinstance(exc, sqlite3.DatabaseError):
         return False

@@ -16,7 +16,17 @@ from typing import TYPE_CHECKING, Any
 
 from factdesk.index import columns
 from factdesk.index.query import CompiledQuery, compile_query, revision_resolver
+from factdesk.index.rows import (
+    HEAD_SUMS,
+    TABLE_SUMS,
+    CheckedRows,
+    damaged_ids,
+    named_rows,
+    sum_sql,
+    verify,
+)
 from factdesk.index.rows import rows_in as rows_in  # (re-exported for older callers)
+from factdesk.index.schema import RowDamaged, note_damage
 
 if TYPE_CHECKING:  # numpy is imported where it is used: not on the window's start-up path
     import numpy as np
@@ -88,9 +98,12 @@ def search(conn: sqlite3.Connection, query: str | CompiledQuery, *, limit: int =
         ranked = sorted(conn.execute(sql, [*params, RANK_WINDOW]).fetchall(),
                         key=lambda r: (r[1], -r[0]))[:limit]
         score = {r[0]: r[1] for r in ranked}
-        found = {r[0]: r for r in rows_in(
-            conn, "SELECT id, path, title, type FROM facts WHERE id IN ({marks})", list(score))}
-        rows = [(*found[i][:4], score[i]) for i in score if i in found]
+        found = {r["id"]: r for r in rows_in(
+            conn, f"SELECT {_HIT_SQL} FROM facts WHERE id IN ({{marks}})", list(score),
+            named=True)}
+        verify(list(found.values()), HEAD_SUMS, conn)  # (issue 15 #10: never serve a flipped row)
+        rows = [(i, found[i]["path"], found[i]["title"], found[i]["type"], score[i])
+                for i in score if i in found]
     return [SearchHit(r[0], r[1], r[2], r[3], -float(r[4])) for r in rows]
 
 
@@ -100,12 +113,12 @@ def _newest(conn: sqlite3.Connection, q: CompiledQuery, limit: int) -> list[tupl
     the `updated` index newest first until `limit` of them have passed (expected steps:
     `limit` × facts ÷ matches) — instead of reading and sorting every match."""
     ids = _matching(conn, q)
-    columns = "f.id, f.path, f.title, f.type, 0.0"
+    columns = _HIT_SQL_F
     if len(ids) <= SMALL_SET:
-        return conn.execute(
-            f"SELECT {columns} FROM facts f WHERE f.id IN (SELECT value FROM json_each(?)) "
-            "ORDER BY f.updated_at DESC, f.id DESC LIMIT ?", [json.dumps(ids.tolist()), limit]
-        ).fetchall()
+        return _hits(named_rows(
+            conn, f"SELECT {columns} FROM facts f WHERE f.id IN (SELECT value FROM json_each(?)) "
+            "ORDER BY f.updated_at DESC, f.id DESC LIMIT ?", [json.dumps(ids.tolist()), limit]),
+            conn)
     wanted = set(ids.tolist())
     cursor = conn.cursor()
     cursor.row_factory = None
@@ -116,8 +129,41 @@ def _newest(conn: sqlite3.Connection, q: CompiledQuery, limit: int) -> list[tupl
         top += [fid for (fid,) in batch if fid in wanted][: limit - len(top)]
     cursor.close()
     found = {r[0]: r for r in rows_in(conn, f"SELECT {columns} FROM facts f WHERE f.id IN ({{marks}})",
-                                      top)}
-    return [found[i] for i in top if i in found]
+                                      top, named=True)}
+    return _hits([found[i] for i in top if i in found], conn)
+
+
+#: what a search hit reads: its fields and what verifies them (`rows.verify`)
+_HIT_SQL = sum_sql(HEAD_SUMS)
+_HIT_SQL_F = sum_sql(HEAD_SUMS, prefix="f.")
+
+
+def _hits(rows: list[Any], conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
+    """(id, path, title, type, 0.0) of each row, once they all pass their checksums."""
+    verify(rows, HEAD_SUMS, conn)
+    return [(r["id"], r["path"], r["title"], r["type"], 0.0) for r in rows]
+
+
+#: what a row of the fact table reads: the shown fields (columns.ROW_FIELDS) and what
+#: verifies them
+TABLE_SQL = sum_sql(TABLE_SUMS)
+
+
+def table_rows(conn: sqlite3.Connection, ids: Sequence[int], *, leave_out: bool = False
+               ) -> dict[int, Any]:
+    """The fact table's rows of `ids` (a page), by id, each with the fields of
+    `columns.ROW_FIELDS`. A row that fails its checksums (issue 15 #10) raises
+    `RowDamaged`; with `leave_out` (the GUI's page loader, which has no indexer to repair
+    with) each row is verified when first read from the answer (`rows.CheckedRows`: a
+    failing one reads as missing and is noted for the next update to repair)."""
+    if not ids:
+        return {}
+    rows = rows_in(conn, f"SELECT {TABLE_SQL} FROM facts WHERE id IN ({{marks}})", ids,
+                   batch=1000, named=True)
+    if not leave_out:
+        verify(rows, TABLE_SUMS, conn)
+        return {r["id"]: r for r in rows}
+    return CheckedRows(conn, rows, TABLE_SUMS)
 
 
 def max_fact_id(conn: sqlite3.Connection) -> int:
@@ -414,7 +460,35 @@ def folder_counts(conn: sqlite3.Connection) -> dict[str, int]:
 
 
 def get_fact_row(conn: sqlite3.Connection, ref: str) -> Any:
-    """A fact by id, by path (`kb/…md`, case-insensitive), or by its 8-hex file name."""
+    """A fact by id, by path (`kb/…md`, case-insensitive), or by its 8-hex file name;
+    `RowDamaged` when its row fails its checksums (issue 15 #10: show, the inspector)."""
+    row = _fact_row(conn, ref)
+    if row is None and not ref.strip().isdigit():
+        _verify_miss(conn, ref)
+    verify([row], conn=conn)
+    return row
+
+
+def _verify_miss(conn: sqlite3.Connection, ref: str) -> None:
+    """A path or name that finds no row: before saying so, make sure no damage hides it —
+    a flipped path in the path's index entry (a path is looked up again in the table
+    without its indexes; a name is looked up by a scan of the table already) or in a row
+    (`sum_head` of every row). `RowDamaged` when either is found. (Only on a miss: a scan
+    of the table's narrow columns, about 0.1 s per 20,000 facts.)"""
+    ref = ref.strip()
+    if "/" in ref:
+        path = ref if ref.endswith(".md") else ref + ".md"
+        for (fid,) in conn.execute("SELECT id FROM facts NOT INDEXED WHERE path = ? OR path = ?",
+                                   (path, path.lower())):
+            note_damage(conn, [fid])
+            raise RowDamaged([fid])
+    bad = damaged_ids(conn, HEAD_SUMS)
+    if bad:
+        note_damage(conn, bad)
+        raise RowDamaged(bad)
+
+
+def _fact_row(conn: sqlite3.Connection, ref: str) -> Any:
     ref = ref.strip()
     if ref.isdigit():
         row = conn.execute("SELECT * FROM facts WHERE id = ?", (int(ref),)).fetchone()
@@ -433,7 +507,14 @@ def get_fact_row(conn: sqlite3.Connection, ref: str) -> Any:
 
 
 def resolve_local_ref(conn: sqlite3.Connection, raw: str, target: str) -> Any:
-    """The fact a local ref names: its exact path first, then knomit's lower-cased lookup."""
+    """The fact a local ref names: its exact path first, then knomit's lower-cased lookup
+    (verified: `RowDamaged`)."""
+    row = _resolve_local_ref(conn, raw, target)
+    verify([row], conn=conn)
+    return row
+
+
+def _resolve_local_ref(conn: sqlite3.Connection, raw: str, target: str) -> Any:
     exact = raw.split("/", 3)[3] if raw.startswith("kb://") and raw.count("/") >= 3 else raw
     for candidate in (exact, target):
         hit = conn.execute("SELECT * FROM facts WHERE path = ?", (candidate,)).fetchone()
@@ -444,9 +525,11 @@ def resolve_local_ref(conn: sqlite3.Connection, raw: str, target: str) -> Any:
 
 def cited_by(conn: sqlite3.Connection, path: str) -> list[sqlite3.Row]:
     """The facts whose local refs name `path`."""
-    return conn.execute(
+    rows = conn.execute(
         "SELECT f.* FROM refs r JOIN facts f ON f.path = r.src "
         "WHERE r.target = ? OR r.target = ? ORDER BY f.path", (path, path.lower())).fetchall()
+    verify(rows, conn=conn)
+    return rows
 
 
 def problems_for(conn: sqlite3.Connection, path: str) -> list[sqlite3.Row]:

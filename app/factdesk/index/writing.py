@@ -24,7 +24,16 @@ from factdesk.corpus.ontology import (
 )
 from factdesk.corpus.scan import SCAN_CODES
 from factdesk.index.history import FirstParentChanges, PathHistory, blob_at, path_history
-from factdesk.index.rows import ROW_COLUMNS, fact_from_row, fact_row, problem_counts, row_values
+from factdesk.index.rows import (
+    ROW_COLUMNS,
+    fact_from_row,
+    fact_row,
+    head_sum_sql,
+    late_values,
+    problem_counts,
+    register_sum,
+    row_values,
+)
 from factdesk.model.enums import FactType
 from factdesk.model.fact import Fact, Problem
 from factdesk.model.refs import local_targets
@@ -263,7 +272,7 @@ def finish_rebuild(conn: sqlite3.Connection, setting: RuleSetting,
     histories = {p: histories.get(p, NO_HISTORY) for p in outcomes}
     problems = corpus_problems(setting, scan_problems)
     as_file = by_path(scan_problems)
-    late: list[tuple[int, int, float | None, str]] = []  # rows the rules change
+    late: list[tuple[object, ...]] = []  # rows the rules change
 
     def check_all() -> list[tuple[str, str]]:
         ctx = CheckContext(
@@ -286,15 +295,17 @@ def finish_rebuild(conn: sqlite3.Connection, setting: RuleSetting,
             problems.extend(found)
             if len(found) != known or computed is not None:
                 errors, warnings = problem_counts(found + as_file.get(path, []))
-                late.append((errors, warnings, computed, path))
+                late.append((*late_values(errors, warnings, computed),
+                             *late_values(errors, warnings, computed), path))
         return checker.ref_rows
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="factdesk-rules") as pool:
         checked = pool.submit(check_all)
         alongside()
         ref_rows = checked.result()
-    conn.executemany("UPDATE facts SET errors = ?, warnings = ?, evidence_weight_computed = ? "
-                     "WHERE path = ?", late)
+    register_sum(conn)  # (the row's checksum over its stored values and the new counts)
+    conn.executemany("UPDATE facts SET errors = ?, warnings = ?, evidence_weight_computed = ?, "
+                     f"sum_head = {head_sum_sql()} WHERE path = ?", late)
     _insert_refs_and_problems(conn, ref_rows, problems)
 
 
