@@ -140,9 +140,20 @@ def _stat(path: Path) -> tuple[object, ...]:
     return (str(path), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
+def _identity(path: Path) -> tuple[object, ...]:
+    """Which file or folder is at `path` (device and inode), not when it last changed."""
+    try:
+        st = path.stat()
+    except OSError:
+        return (str(path), None)
+    return (str(path), st.st_dev, st.st_ino)
+
+
 def _signature(repo: Path, files: tuple[Path, ...]) -> tuple[object, ...]:
+    # `.git` by identity only: its mtime moves with every index.lock git creates, which
+    # made every write read the config again (3 extra `git config` runs per action).
     env = tuple(os.environ.get(k) for k in _CONFIG_ENV)
-    return (env, _stat(repo / ".git"), _stat(repo / ".git" / "HEAD"),
+    return (env, _identity(repo / ".git"), _stat(repo / ".git" / "HEAD"),
             *(_stat(f) for f in files))
 
 
@@ -287,9 +298,18 @@ def head_sha(repo: Path) -> str | None:
     return out.decode() if out else None
 
 
+_git_dirs: dict[tuple[object, ...], Path] = {}
+
+
 def git_dir(repo: Path) -> Path:
-    out = run_git(repo, "rev-parse", "--absolute-git-dir").decode().strip()
-    return Path(out)
+    """The repository's git directory (asked once per work tree and `.git` identity: every
+    action and index update asks)."""
+    key = (str(repo), *_identity(repo / ".git"))
+    found = _git_dirs.get(key)
+    if found is None:
+        found = Path(run_git(repo, "rev-parse", "--absolute-git-dir").decode().strip())
+        _git_dirs[key] = found
+    return found
 
 
 def repo_id(repo: Path) -> str | None:

@@ -30,8 +30,6 @@ from datetime import date
 from pathlib import Path
 from typing import TypeVar
 
-import sqlite_utils
-
 from factdesk.corpus import githistory, gitrepo
 from factdesk.corpus.codec import ParseOutcome
 from factdesk.corpus.ontology import (
@@ -369,7 +367,7 @@ class Indexer:
     def _rebuild_all(self, conn: sqlite3.Connection, progress: Progress | None) -> IndexStats:
         clock = _PhaseClock()
         # (the full-text table's shadow tables go with it)
-        for name in sqlite_utils.Database(conn).table_names():
+        for name in schema.database(conn).table_names():
             if not name.startswith(("sqlite_", "facts_fts_")):
                 conn.execute(f'DROP TABLE IF EXISTS "{name}"')
         schema.create(conn, defer_indexes=True)
@@ -693,7 +691,7 @@ class Indexer:
             with locking.update_lock(self.path, 2.0):
                 conn = self.connect()
                 try:
-                    sqlite_utils.Database(conn).table("meta").upsert(  # (its own transaction)
+                    schema.database(conn).table("meta").upsert(  # (its own transaction)
                         {"key": "last_visit",
                          "value": str(int(time.time()) if when is None else when)}, pk="key")
                 finally:

@@ -13,8 +13,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-
-import sqlite_utils
+from typing import Any
 
 SCHEMA_VERSION = 9  # 9: per-row checksums (issue 15 #10)
 APPLICATION_ID = 0x46444B31  # "FDK1"
@@ -149,7 +148,7 @@ def is_foreign(path: Path) -> bool:
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
-            tables = set(sqlite_utils.Database(conn).table_names())
+            tables = set(database(conn).table_names())
         finally:
             conn.close()
     except DAMAGE:
@@ -398,3 +397,11 @@ def move_aside(path: Path) -> Path | None:
         if side.exists():
             side.replace(target.with_name(target.name + suffix))
     return target
+
+
+def database(conn: sqlite3.Connection) -> Any:
+    """sqlite-utils over `conn`, imported when first needed (its import costs ~0.5 s of the
+    window's start-up, and start-up needs none of it)."""
+    import sqlite_utils
+
+    return sqlite_utils.Database(conn)
