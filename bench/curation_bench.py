@@ -11,11 +11,15 @@ The corpus must have a current index (`factdesk index --kb …`). Each run:
    the relabel editor, choose type `pattern`, type a reason (untimed); then timed from the
    Ctrl+Return keypress on the editor until the commit is made, the hinted background
    index update has finished and the table and inspector have repainted with the new type.
-   The action is undone (untimed) before the next run. While it runs, a 10 ms QTimer
-   heartbeat on the GUI thread records the longest stall of the window's event loop, from
-   the keypress to the repaint, and again up to the end of the action's background tail
-   (git's index sync). The wait is a `QEventLoop`, as in the app (no busy loop that would
-   hold the interpreter's lock against the writer thread).
+   The action is undone (untimed) before the next run. The time is split in three: keypress
+   → the writer's answer (as it reaches the GUI thread, before any view refreshes; old
+   API: the keypress's handler, which commits), the window's refresh until
+   `index_did_update`, the forced repaint and the pending events. While it runs, a 10 ms
+   QTimer heartbeat on the GUI thread records the longest stall of the window's event
+   loop: keypress → answer, keypress → repaint, and up to the end of the action's
+   background tail (git's index sync); with the longest garbage-collector pass (any
+   thread) in the first. The wait is a `QEventLoop`, as in the app (no busy loop that
+   would hold the interpreter's lock against the writer thread).
    Works with both GUI APIs: the writer lane (`window.ops`: the editor opens once its files
    are read in the background, undo is asynchronous) and the earlier one (the action runs
    on the GUI thread inside the keypress).
