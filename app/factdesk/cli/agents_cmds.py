@@ -22,6 +22,7 @@ import click
 
 from factdesk.cli.commands import FORMAT, KB, _exit, _open, cli, say
 from factdesk.cli.curation_cmds import PREVIEW, REASON, _curation, _report
+from factdesk.cli.reflect_cmds import _day
 from factdesk.curation.registry_ops import actions_in_effect
 from factdesk.index import recall_reads
 from factdesk.index.indexer import Indexer
@@ -32,16 +33,6 @@ from factdesk.reflect.agents import (
     cached_records,
     load_thresholds,
 )
-
-
-def _day(value: str | None) -> date:
-    if value is None:
-        return date.today()
-    try:
-        return date.fromisoformat(value)
-    except ValueError:
-        raise click.BadParameter(f"not an ISO date (YYYY-MM-DD): {value!r}",
-                                 param_hint="--today") from None
 
 
 def default_settings_file() -> Path:

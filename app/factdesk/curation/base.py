@@ -88,15 +88,23 @@ class CurationBase:
     # -- reading the facts an action acts on ------------------------------------------------
 
     def _parse(self, path: str, expected: Mapping[str, str] | None) -> tuple[bytes, ParseOutcome]:
-        if not path.startswith("kb/") or not path.endswith(".md") or not is_contained_repo_path(path):
-            raise Refused(f"{path}: not a fact path (kb/…/<name>.md)")
+        data = self._read_checked(path, expected, root="kb", noun="fact", shape="kb/…/<name>.md")
+        return data, parse_fact(path, data)
+
+    def _read_checked(self, path: str, expected: Mapping[str, str] | None, *, root: str,
+                      noun: str, shape: str) -> bytes:
+        """The bytes of the file an action acts on: a `.md` under `root`, read through no
+        link, and still the version the caller saw (`expected`: path → blob id)."""
+        if not path.startswith(f"{root}/") or not path.endswith(".md") \
+                or not is_contained_repo_path(path):
+            raise Refused(f"{path}: not a {noun} path ({shape})")
         refuse_links(self.repo, path)
         data = read_file(self.repo, path)
         if data is None:
-            raise Refused(f"{path}: no such fact on disk")
+            raise Refused(f"{path}: no such {noun} on disk")
         if expected is not None and path in expected and expected[path] != gitrepo.blob_id(data):
             raise Conflict(f"{path} changed on disk since you looked; reload and review the change")
-        return data, parse_fact(path, data)
+        return data
 
     def _read(self, path: str, expected: Mapping[str, str] | None) -> tuple[bytes, Fact]:
         data, outcome = self._parse(path, expected)

@@ -11,14 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
-from factdesk.corpus import gitrepo
 from factdesk.corpus.messages import parse_message, serialize_message
-from factdesk.curation.base import CurationBase, apply_edits, exists, read_file, unique
+from factdesk.curation.base import CurationBase, apply_edits, exists, unique
 from factdesk.curation.changes import ChangeSet, FieldChange, Plan, short
-from factdesk.curation.gitwrite import Conflict, FileChange, Refused, refuse_links
+from factdesk.curation.gitwrite import FileChange, Refused
 from factdesk.index import DatabaseError, recall_reads
 from factdesk.model.messages import DELIVERY_STATES, MSG_ROOT, PATH_RE, message_path
-from factdesk.model.refs import is_contained_repo_path, local_targets
+from factdesk.model.refs import local_targets
 
 #: the actions of this family (`trust.ACTIONS` knows them)
 MARK = "mark"
@@ -60,16 +59,8 @@ class MessageOps(CurationBase):
                          expected_head, preview)
 
     def _read_message_bytes(self, path: str, expected: Mapping[str, str] | None) -> bytes:
-        if not path.startswith(f"{MSG_ROOT}/") or not path.endswith(".md") \
-                or not is_contained_repo_path(path):
-            raise Refused(f"{path}: not a message path (msg/<yyyy>/<mm>/<8 hex>.md)")
-        refuse_links(self.repo, path)
-        data = read_file(self.repo, path)
-        if data is None:
-            raise Refused(f"{path}: no such message on disk")
-        if expected is not None and path in expected and expected[path] != gitrepo.blob_id(data):
-            raise Conflict(f"{path} changed on disk since you looked; reload and review the change")
-        return data
+        return self._read_checked(path, expected, root=MSG_ROOT, noun="message",
+                                  shape="msg/<yyyy>/<mm>/<8 hex>.md")
 
     def move_to_messages(self, path: str, to: Sequence[str], reason: str, *,
                          sender: str | None = None, delivery: str = "delivered",
