@@ -200,7 +200,7 @@ def problems(conn: sqlite3.Connection, fact_paths: Iterable[str] | set[str]) -> 
     facts = fact_paths if isinstance(fact_paths, set) else set(fact_paths)
     out = [Problem(r[0], r[1], r[2], Severity(r[3]), r[4]) for r in conn.execute(
         "SELECT path, line, code, severity, message FROM message_problems")]
-    paths = {r[0] for r in conn.execute("SELECT path FROM messages")}
+    paths = known_paths(conn)
     out += cross_check(all_messages(conn), facts, paths)
     out.sort(key=lambda p: (p.path, p.line, p.code))
     return out
