@@ -24,7 +24,7 @@ from factdesk.corpus import githistory, gitrepo
 from factdesk.corpus.codec import MAX_BYTES
 from factdesk.corpus.messages import cross_check, parse_message
 from factdesk.curation.labels import ATTESTATIONS
-from factdesk.curation.trust import trailer_block, trusted_decisions
+from factdesk.curation.trust import trusted_decisions
 from factdesk.index import messages as msg_index
 from factdesk.index import recall_reads
 from factdesk.index.indexer import Indexer
@@ -75,7 +75,7 @@ def _trusted_attestations(repo: Path, head: str | None) -> dict[str, tuple[str, 
             continue
         message = githistory.commit_message(repo, d.commit)
         decided = set()
-        for token, value in trailer_block(message) or []:
+        for token, value in githistory.trailer_lines(message) or []:
             path, sep, _ = value.partition(" attested: ")
             if token == "Factdesk-Change" and sep:  # noqa: S105 (a trailer name)
                 decided.add(path)

@@ -163,3 +163,23 @@ def test_the_inspector_shows_the_fact_of_the_queue(qtbot, window: MainWindow, re
         assert window.inspector.path == current.path
         assert window.inspector.title.text() == panel.title.text()
         qtbot.keyClick(panel, Qt.Key.Key_J)
+
+
+def test_an_earlier_item_committed_after_moving_on_leaves_the_queue_as_shown(
+        qtbot, window: MainWindow, repo: Path) -> None:
+    """The curator accepts an item and moves on (J, J) before its commit comes back: the
+    committed item leaves the queue, the item shown stays shown, and the tab's count follows."""
+    add_mislabels(repo)
+    open_queue(qtbot, window)
+    panel = window.mislabels
+    assert len(panel.queue) >= 3
+    first = panel.queue[0]
+    for _ in range(len(panel.queue)):
+        qtbot.keyClick(panel, Qt.Key.Key_K)
+    qtbot.keyClick(panel, Qt.Key.Key_J)
+    qtbot.keyClick(panel, Qt.Key.Key_J)
+    shown, rest = panel.current(), [s for s in panel.queue if s is not first]
+    with qtbot.waitSignal(panel.caption_did_change, timeout=2000) as caption:
+        panel._did(first)  # (the success callback of the first item's action)
+    assert panel.queue == rest and panel.current() is shown
+    assert caption.args == [f"Mislabels ({len(rest)})"]

@@ -56,7 +56,7 @@ class RegistryChange:
 
 def is_agent_identity(email: str, registry: Registry) -> bool:
     """An agent's git identity: knomit's agent domain, or registered as a non-user agent
-    (the same rule as `curation.trust.is_agent_identity`)."""
+    (the one copy of the rule: curation's trust rule and the registry's both use it)."""
     if email.rpartition("@")[2].strip().lower() == AGENT_DOMAIN:
         return True
     agent = registry.agent_for_email(email)

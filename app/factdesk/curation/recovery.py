@@ -362,16 +362,11 @@ def _action_in_history(repo: Path, ref: str, action_id: str, base: str,
     commit forging the id — an agent can read the journal — never makes recovery drop an
     action whose bytes are not in the history: issue 15 #2's neighbour)."""
     rng = ref if base == ZERO else f"{base}..{ref}"
-    out = _git(repo, "log", "--format=%H%x00%B%x01", "-n", "50", "--fixed-strings",
-               f"--grep=Factdesk-Action-Id: {action_id}", rng, "--", check=False).stdout
-    for chunk in out.split(b"\x01"):
-        sha, _, body = chunk.strip(b"\n").partition(b"\x00")
-        if not sha:
+    for sha, _subject, body in githistory.messages_with(
+            repo, rng, f"Factdesk-Action-Id: {action_id}", depth=50, first_parent=False):
+        if githistory.final_trailers(body).get("Factdesk-Action-Id") != action_id:
             continue
-        trailers = githistory.final_trailers(body.decode("utf-8", "replace"))
-        if trailers.get("Factdesk-Action-Id") != action_id:
-            continue
-        held = tree_entries(repo, sha.decode(), list(blobs))
+        held = tree_entries(repo, sha, list(blobs))
         if all((held.get(p) or ("", None))[1] == blob for p, blob in blobs.items()):
             return True
     return False

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from factdesk.corpus import githistory, gitrepo
 from factdesk.corpus.registry_io import load_registry
-from factdesk.model.enums import ClaimantType
+from factdesk.corpus.registry_trust import is_agent_identity
 from factdesk.model.registry import Registry, op_token
 
 AGENT_DOMAIN = "agents.knomit.io"
@@ -90,14 +90,6 @@ def decision_in(message: str) -> tuple[str, str, str | None] | None:
     if reverts is not None and not _ACTION_ID.match(reverts):
         return None
     return action, action_id, reverts
-
-
-def is_agent_identity(email: str, registry: Registry) -> bool:
-    """An agent's git identity: knomit's agent domain, or registered as a non-user agent."""
-    if email.rpartition("@")[2].strip().lower() == AGENT_DOMAIN:
-        return True
-    agent = registry.agent_for_email(email)
-    return agent is not None and agent.type != ClaimantType.USER
 
 
 def trusted_decisions(repo: Path, tip: str | None = None, *, registry: Registry | None = None,

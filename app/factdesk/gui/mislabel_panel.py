@@ -47,7 +47,6 @@ class MislabelPanel(LazyRefresh, QWidget):
     follows the queue (`path_did_select`)."""
 
     queue_did_load = Signal(int)
-    count_did_change = Signal(int)
     caption_did_change = Signal(str)
     path_did_select = Signal(str)
     caption = "Mislabels"
@@ -150,8 +149,7 @@ class MislabelPanel(LazyRefresh, QWidget):
                 self.item_index = min(self._last_pos, max(len(queue) - 1, 0))
         self._show()
         self.queue_did_load.emit(len(queue))
-        self.count_did_change.emit(len(queue))
-        self.caption_did_change.emit(f"Mislabels ({len(queue)})")
+        self._counted()
 
     def _failed(self, message: str) -> None:
         self.status.setText(f"Could not compute the queue: {message}")
@@ -221,7 +219,9 @@ class MislabelPanel(LazyRefresh, QWidget):
         self.item_index = min(self.item_index, max(len(self.queue) - 1, 0))
         self._last_pos = self.item_index
         self._show()
-        self.count_did_change.emit(len(self.queue))
+        self._counted()
+
+    def _counted(self) -> None:
         self.caption_did_change.emit(f"Mislabels ({len(self.queue)})")
 
     def accept(self, choice: int = 0) -> None:
@@ -278,14 +278,14 @@ class MislabelPanel(LazyRefresh, QWidget):
         if s not in self.queue:
             return
         at = self.queue.index(s)
+        if at == self.item_index:
+            self._done()
+            return
+        del self.queue[at]  # (the curator moved on meanwhile: stay on the item shown)
         if at < self.item_index:
             self.item_index -= 1
-        elif at > self.item_index:  # (the curator moved on meanwhile: stay there)
-            del self.queue[at]
-            self._show()
-            self.count_did_change.emit(len(self.queue))
-            return
-        self._done()
+        self._show()
+        self._counted()
 
     def edit(self, choice: int = 0) -> None:
         """E: open the relabel editor prefilled with the proposal (`choice`: an

@@ -57,7 +57,6 @@ class SettlementPanel(QWidget):
     """The Hypotheses tab."""
 
     did_load = Signal(int)
-    count_did_change = Signal(int)
     caption_did_change = Signal(str)
     path_did_select = Signal(str)
     caption = "Hypotheses"
@@ -189,7 +188,6 @@ class SettlementPanel(QWidget):
         self._counted()
 
     def _counted(self) -> None:
-        self.count_did_change.emit(len(self.items))
         self.caption_did_change.emit(f"Hypotheses ({len(self.items)})")
 
     def _update_status(self) -> None:
