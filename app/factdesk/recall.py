@@ -99,7 +99,7 @@ def recall_facts(conn: sqlite3.Connection, query: str, *, limit: int = 10,
                  attested: Mapping[str, tuple[str, str]] | None = None,
                  today: date | None = None) -> list[Recalled]:
     """The live facts for `query`, ranked, each rendered by the authority table."""
-    hits = search(conn, _compiled(conn, query), limit=limit + _SPARE)
+    hits = search(conn, query, limit=limit + _SPARE)
     return render_hits(conn, hits, limit=limit, attested=attested, today=today)
 
 

@@ -24,6 +24,7 @@ from typing import TypeVar
 
 from factdesk.corpus.messages import MessageOutcome, Seen, cross_check, read_message, scan
 from factdesk.index.query import CompiledQuery
+from factdesk.index.rows import rows_in
 from factdesk.model.enums import Severity
 from factdesk.model.fact import Problem
 from factdesk.model.messages import Message
@@ -244,9 +245,8 @@ def search(conn: sqlite3.Connection, q: CompiledQuery, *, limit: int = 20) -> li
     score = {r[0]: -float(r[1]) for r in rows}
     if not score:
         return []
-    marks = ",".join("?" * len(score))
-    found = {r["id"]: r for r in conn.execute(f"SELECT * FROM messages WHERE id IN ({marks})",
-                                              list(score))}
+    found = {r["id"]: r for r in rows_in(conn, "SELECT * FROM messages WHERE id IN ({marks})",
+                                         list(score), named=True)}
     out = []
     for i, s in score.items():
         if i in found:

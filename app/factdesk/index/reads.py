@@ -8,6 +8,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 
+from factdesk.index.curation_reads import stored_repo_ids
+
 PROBLEMS_SQL = """
 SELECT p.code, p.severity, p.path, p.line, p.message, f.id, f.title
 FROM problems p LEFT JOIN facts f ON f.path = p.path
@@ -29,8 +31,7 @@ def totals(conn: sqlite3.Connection) -> tuple[int, int]:
 
 def repo_ids(conn: sqlite3.Connection) -> frozenset[str]:
     """The repository ids the index remembers (a ref naming one is local)."""
-    row = conn.execute("SELECT value FROM meta WHERE key = 'repo_id'").fetchone()
-    return frozenset((row[0] if row else "").split())
+    return stored_repo_ids(conn) or frozenset()
 
 
 def live_fact(conn: sqlite3.Connection, path: str) -> sqlite3.Row | None:

@@ -22,10 +22,10 @@ from factdesk.index.rows import (
     CheckedRows,
     damaged_ids,
     named_rows,
+    rows_in,
     sum_sql,
     verify,
 )
-from factdesk.index.rows import rows_in as rows_in  # (re-exported for older callers)
 from factdesk.index.schema import RowDamaged, note_damage
 
 if TYPE_CHECKING:  # numpy is imported where it is used: not on the window's start-up path
@@ -146,7 +146,7 @@ def _hits(rows: list[Any], conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
 
 #: what a row of the fact table reads: the shown fields (columns.ROW_FIELDS) and what
 #: verifies them
-TABLE_SQL = sum_sql(TABLE_SUMS)
+TABLE_SQL = columns.ROW_FIELDS
 
 
 def table_rows(conn: sqlite3.Connection, ids: Sequence[int], *, leave_out: bool = False
