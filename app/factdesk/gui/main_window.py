@@ -232,10 +232,11 @@ class MainWindow(QMainWindow):
                 self._on_index_failed(executed.index_error)
             return
         place = self.table.place_for(changes, self.inspector.path)
-        if set(changes.paths_after) != set(changes.paths_touched):  # a file came or went
+        change = IndexChange(executed.index, changes, in_front=True)
+        if not change.light:  # a file came or went
             self.watcher.watch_folders({str(Path(p).parent) for p in changes.paths_after})
         self.session.accept_update(executed.index)
-        self._refresh(IndexChange(executed.index, changes, in_front=True), place=place)
+        self._refresh(change, place=place)
         self.status.committed(changes)  # (after the refresh's own word: warnings last)
         if executed.index.mode == "behind":  # another updater held the index: catch up
             self.reindex()
