@@ -187,3 +187,44 @@ def test_trusted_decisions_is_the_one_rule(corpus: Corpus) -> None:
     tip = git(corpus.root, "rev-parse", "HEAD").strip()
     (d,) = trusted_decisions(corpus.root, tip)
     assert (d.commit, d.action, d.action_id, d.reverts) == (tip, "relabel", result.action_id, None)
+
+
+def review_commit(corpus: Corpus, action: str, named: str, *, author: tuple[str, str],
+                  committer: tuple[str, str]) -> str:
+    """A review decision (issue 13) as factdesk/review/ writes it: an empty commit whose
+    final trailer block names the decided agent commit."""
+    message = (f"{action}: a proposal\n\nbecause\n\nFactdesk-Action: {action}\n"
+               f"Factdesk-Action-Id: 0123456789abcdef\nFactdesk-Proposal: {named}\n"
+               "Factdesk-Path: kb/gotchas/db/a1a1a1a1.md")
+    git(corpus.root, "commit", "-q", "--allow-empty", "-m", message, author=author[0],
+        email=author[1], env={"GIT_COMMITTER_NAME": committer[0],
+                              "GIT_COMMITTER_EMAIL": committer[1]})
+    return git(corpus.root, "rev-parse", "HEAD").strip()
+
+
+def test_an_accept_keeps_the_agent_as_author_and_is_trusted_by_its_committer(
+        corpus: Corpus) -> None:
+    named = "a" * 40
+    accept = review_commit(corpus, "accept", named,
+                           author=("mindev", "mindev.local-8ef0cd32+learn@agents.knomit.io"),
+                           committer=("ana", "ana@example.org"))
+    forged = review_commit(corpus, "accept", named,
+                           author=("mindev", "mindev.local-8ef0cd32+learn@agents.knomit.io"),
+                           committer=("mindev", "mindev.local-8ef0cd32@agents.knomit.io"))
+    reject = review_commit(corpus, "reject", named, author=("ana", "ana+reject@example.org"),
+                           committer=("ana", "ana@example.org"))
+    agent_reject = review_commit(corpus, "reject", named,
+                                 author=("codex", "codex+reject@agents.knomit.io"),
+                                 committer=("ana", "ana@example.org"))
+    found = {d.commit: d for d in trusted_decisions(corpus.root)}
+    assert accept in found and reject in found
+    assert forged not in found and agent_reject not in found  # an agent decides nothing
+    assert found[accept].values("Factdesk-Proposal") == [named]
+    assert found[reject].values("Factdesk-Path") == [A]
+
+
+def test_a_review_decision_must_name_full_agent_commits(corpus: Corpus) -> None:
+    short = review_commit(corpus, "accept", "abc123",
+                          author=("mindev", "mindev.local-8ef0cd32+learn@agents.knomit.io"),
+                          committer=("ana", "ana@example.org"))
+    assert short not in {d.commit for d in trusted_decisions(corpus.root)}

@@ -21,6 +21,12 @@ curator's decisions arrive through sync. A commit is a curator's decision only i
 5. its author's knomit `+op` token names the same action (`ana+relabel@…` for relabel),
    as factdesk writes it (`changes.with_op`).
 
+A decision on an agent's proposal (`accept`, `reject`; factdesk/review/) names the agent
+commit(s) it decides in `Factdesk-Proposal` trailers (full shas, at least one). An accept
+keeps the agent as its author (so history, claimant checks and track records keep
+crediting the agent), so for an accept rules 3 and 5 read the committer alone: it must be
+no agent identity. Review checks that the author is the named commits' author.
+
 What this cannot tell: an agent that fast-forwards the curated branch to commits whose
 author and committer it forged as a curator's own, non-agent identity. Merge agent work
 with a true merge (knomit's consensus rule, FORMAT §5.2) and that cannot happen;
@@ -43,7 +49,12 @@ AGENT_DOMAIN = "agents.knomit.io"
 ACTIONS = frozenset({"relabel", "edit", "attest", "move", "retract", "restore", "confirm",
                      "refute", "extend", "promote", "dismiss", "undo", "redo",
                      "register", "set-type", "retire", "add-type",  # (registry: issue 16)
-                     "mark", "to-messages"})  # (the message family: curation/messages_ops.py)
+                     "mark", "to-messages",  # (the message family: curation/messages_ops.py)
+                     "accept", "reject"})  # (proposal review: factdesk/review/, issue 13)
+#: the decisions on agents' proposals: an accept keeps the agent as the commit's author
+#: (rule 3 and 5 read its committer only), each names the agent commit(s) it decides
+REVIEW_ACTIONS = frozenset({"accept", "reject"})
+_SHA = re.compile(r"^[0-9a-f]{40}$")
 _ACTION_ID = re.compile(r"^[0-9a-f]{16}$")
 #: the keys that must appear at most once in a decision's trailer block
 _SINGLE = ("Factdesk-Action", "Factdesk-Action-Id", "Factdesk-Reverts")
@@ -61,6 +72,13 @@ class Decision:
     reverts: str | None
     author: str
     committer: str
+    #: every (token, value) line of the decision's trailer block, in order (proposal
+    #: review reads `Factdesk-Proposal` and `Factdesk-Path` from it)
+    trailers: tuple[tuple[str, str], ...] = ()
+
+    def values(self, token: str) -> list[str]:
+        """The values of every `token` trailer (`Factdesk-Proposal`: the agent commits)."""
+        return [value.strip() for key, value in self.trailers if key == token]
 
 
 def trailer_block(message: str) -> list[tuple[str, str]] | None:
@@ -108,10 +126,21 @@ def trusted_decisions(repo: Path, tip: str | None = None, *, registry: Registry 
         subject, body = logged.subject, logged.message
         if len(logged.parents) > 1:
             continue
-        if is_agent_identity(author, registry) or is_agent_identity(committer, registry):
+        if is_agent_identity(committer, registry):
             continue
         found = decision_in(body)
-        if found is None or op_token(author) != found[0]:
+        if found is None:
             continue
-        decisions.append(Decision(sha, subject, found[0], found[1], found[2], author, committer))
+        block = tuple(trailer_block(body) or ())
+        if found[0] in REVIEW_ACTIONS:
+            named = [v.strip() for k, v in block if k == "Factdesk-Proposal"]
+            if not named or not all(_SHA.match(v) for v in named):
+                continue
+            if found[0] == "reject" and (is_agent_identity(author, registry)
+                                         or op_token(author) != "reject"):
+                continue
+        elif is_agent_identity(author, registry) or op_token(author) != found[0]:
+            continue
+        decisions.append(Decision(sha, subject, found[0], found[1], found[2], author, committer,
+                                  block))
     return decisions

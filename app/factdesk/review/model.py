@@ -1,0 +1,125 @@
+"""What proposal review reads and says: branches, proposals, the facts each one changes,
+and the problems each proposed version would bring if accepted. Plain frozen records:
+`review.proposals` builds them from git, `review.checks` fills in problems, the CLI prints
+them as JSON (`as_dict`) and the GUI shows them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Change = Literal["added", "modified", "deleted"]
+Status = Literal["open", "accepted", "rejected", "partial"]
+#: knomit's operation tokens (FORMAT §5), read from the agent commit author's `+op`
+OPS = ("learn", "update", "retract", "subsume", "discover", "review")
+#: the kinds of work a proposal's subject names
+KINDS = ("distill", "dedup", "merge", "learn", "update", "discover", "retract")
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewProblem:
+    """One finding on a proposed fact version, as if it were accepted (`check`'s codes)."""
+
+    code: str
+    severity: Literal["error", "warning"]
+    message: str
+    #: True when the proposal introduces it; False when the curated version has it already
+    new: bool
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ProposedFact:
+    """One fact (a file under kb/) a proposal adds, modifies or deletes."""
+
+    path: str
+    change: Change
+    #: the blob ids: before (the proposal commit's parent) and after (None: absent)
+    old_blob: str | None
+    new_blob: str | None
+    #: the curated branch changed this fact since the merge base
+    conflict: bool = False
+    #: None until checked (`review.checks`), then every finding
+    problems: tuple[ReviewProblem, ...] | None = None
+    #: this fact's own decision, when a decision took only some facts of its proposal
+    status: Status = "open"
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """One non-merge agent commit in `curated..agent/*` (or one a decision names)."""
+
+    sha: str
+    branch: str
+    subject: str
+    #: knomit's operation token from the author (`learn`, `subsume` …; "" when none)
+    op: str
+    #: the kind of work its subject names (`distill`, `dedup` …; "" when none)
+    kind: str
+    author_name: str
+    author_email: str
+    #: author time, seconds since the epoch
+    time: int
+    facts: tuple[ProposedFact, ...]
+    #: files outside kb/ it touches (the agent's own state, e.g. `.knomit/jobs/`): shown,
+    #: never checked; they reach the curated branch with the review merge
+    other_files: tuple[str, ...] = ()
+    status: Status = "open"
+    #: a decision overrode a rule or a conflict to accept it (the reason is in the commit)
+    overridden: bool = False
+    #: the decision commit(s) that decided it, newest first
+    decided_by: tuple[str, ...] = ()
+    #: its position on its branch, oldest first (0-based)
+    index: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Branch:
+    """An `agent/*` branch, local (`agent/x`) or remote-tracking (`origin/agent/x`)."""
+
+    name: str
+    #: the agent id (from the branch's commits' author; the branch name's tail otherwise)
+    agent: str
+    #: commits in `curated..branch` (merges included)
+    ahead: int
+    #: the merge base with the curated branch
+    base: str
+    tip: str
+    #: open proposals on it
+    open: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class NetFact:
+    """What the branch as a whole would change about one fact (merge base → tip)."""
+
+    path: str
+    change: Change
+    #: the proposals that touch it, oldest first
+    proposals: tuple[str, ...] = ()
+    conflict: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Queue:
+    """Every proposal waiting on (or decided by) the curated branch."""
+
+    #: the checked-out branch (normally `main`) and its tip
+    curated: str
+    tip: str
+    branches: tuple[Branch, ...]
+    #: in branch order, branches one after the other
+    proposals: tuple[Proposal, ...]
+    #: per branch name: the net view
+    net: dict[str, tuple[NetFact, ...]] = field(default_factory=dict)
+
+    def find(self, ref: str) -> Proposal:
+        """The proposal whose sha is `ref` or starts with it (unique); LookupError naming
+        the ambiguity or absence otherwise."""
+        hits = [p for p in self.proposals if p.sha.startswith(ref.lower())] if len(ref) >= 4 else []
+        if len(hits) == 1:
+            return hits[0]
+        if not hits:
+            raise LookupError(f"{ref}: no proposal has this id (a full or unique abbreviated "
+                              "sha of an agent commit)")
+        raise LookupError(f"{ref}: {len(hits)} proposals start with it; give more of the sha")
