@@ -290,10 +290,12 @@ def test_real_corpus_queue(real_corpus: Path) -> None:
     seconds = time.perf_counter() - started
     names = {b.name for b in q.branches}
     assert names == {"agent/mindev.local-8ef0cd32", "origin/agent/mindev.local-8ef0cd32"}
+    # the local branch and its remote-tracking twin hold the same commits: listed once
+    assert len(q.proposals) == len({p.sha for p in q.proposals}) == 104
+    assert all(p.branch == "agent/mindev.local-8ef0cd32" for p in q.proposals)
+    assert sum(1 for p in q.proposals if not p.facts and p.other_files) == 22
+    assert [b.ahead for b in q.branches] == [104, 104]
     for name in names:
-        props = [p for p in q.proposals if p.branch == name]
-        assert len(props) == 104
-        assert sum(1 for p in props if not p.facts and p.other_files) == 22
         net = q.net[name]
         assert [sum(n.change == c for n in net) for c in ("added", "modified", "deleted")] == [
             26, 35, 1]
@@ -302,7 +304,7 @@ def test_real_corpus_queue(real_corpus: Path) -> None:
         ".knomit/jobs/agentic-engineering/crawl-sources.md",
         ".knomit/jobs/agentic-engineering/crawl-state.md",
         ".knomit/jobs/agentic-engineering/fetch-routes.md"}
-    assert sum(p.kind == "distill" for p in q.proposals) == 6  # 3 per listing of the branch
+    assert sum(p.kind == "distill" for p in q.proposals) == 3
     assert seconds < 2
 
 

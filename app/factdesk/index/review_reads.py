@@ -116,3 +116,10 @@ def live_paths(conn: sqlite3.Connection, paths: Sequence[str]) -> set[str]:
     """Those of `paths` that are live facts in the index (on the curated branch)."""
     return {r[0] for r in rows_in(conn, "SELECT path FROM facts WHERE status = 'live' "
                                         "AND path IN ({marks})", list(paths))}
+
+
+def live_blob(conn: sqlite3.Connection, path: str) -> str | None:
+    """The blob id of the live fact at `path` as indexed (the curated version), or None."""
+    row = conn.execute("SELECT blob FROM facts WHERE path = ? AND status = 'live'",
+                       (path,)).fetchone()
+    return None if row is None else row[0]

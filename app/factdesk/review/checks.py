@@ -147,6 +147,7 @@ def _check(env: _Env, queue: Queue, proposal: Proposal) -> Proposal:
     # the dependency walk: facts the versions cite that only earlier open proposals have
     # in this form; which proposal each fact's lineage needs
     needs: dict[str, set[str]] = {p: set() for p in own}
+    #: cited path → the curated branch already has the branch's version
     live_cache: dict[str, bool] = {}
     frontier = [(p, p, 0) for p in own]
     parsed_refs: dict[str, list[str]] = {}
@@ -161,6 +162,10 @@ def _check(env: _Env, queue: Queue, proposal: Proposal) -> Proposal:
             hit = earlier.get(target)
             if hit is None or hit[0] is None or target in own:
                 continue  # (a deletion is no version this one needs)
+            if target not in live_cache:
+                live_cache[target] = review_reads.live_blob(env.conn, target) == hit[0]
+            if live_cache[target]:
+                continue  # the curated branch has this very version already
             needs[root].add(hit[1].sha)
             if target not in versions:
                 versions[target] = env.read(hit[0])

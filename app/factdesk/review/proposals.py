@@ -115,10 +115,14 @@ def load_queue(repo: Path, *, branch: str | None = None,
     branches: list[Branch] = []
     proposals: list[Proposal] = []
     net: dict[str, tuple[NetFact, ...]] = {}
-    for r in reads:
+    seen: set[str] = set()
+    for r in reads:  # (local branches first: `agent_refs` lists refs/heads before remotes)
         own = [c for c in extra.get(r.name, ()) if len(c.parents) <= 1]
-        # the range's proposals after the decided ones it no longer holds (older)
-        commits = own + [c for c in r.commits if len(c.parents) <= 1]
+        # the range's proposals after the decided ones it no longer holds (older); a commit
+        # two branches hold (a local branch and its remote-tracking twin) is listed once
+        commits = [c for c in own + [c for c in r.commits if len(c.parents) <= 1]
+                   if c.sha not in seen]
+        seen.update(c.sha for c in commits)
         agent_blobs = _agent_blobs(r.commits)
         made = [_proposal(c, r, i, decisions, agent_blobs) for i, c in enumerate(commits)]
         proposals.extend(made)
