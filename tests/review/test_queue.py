@@ -321,3 +321,23 @@ def test_generated_corpus_manifest_proposals(generated_corpus: GeneratedCorpus) 
                  for c in ("added", "modified", "deleted")}
         assert files == {"added": sorted(m["added"]), "modified": sorted(m["changed"]),
                          "deleted": sorted(m["deleted"])}
+
+
+def test_awaiting_attestation_second_source(agent_corpus: AgentCorpus) -> None:
+    from factdesk.core import open_corpus
+    from factdesk.curation import Curation
+    from factdesk.review.proposals import awaiting_attestation
+
+    ix = open_corpus(agent_corpus.root)
+    ix.update()
+    derived = "kb/gotchas/db/55555555.md"
+    assert [(a.path, a.origin) for a in awaiting_attestation(ix)] == [(derived, "discovered")]
+    Curation(ix).attest([derived], "checked its bridge by hand",
+                        {"subject_kind": "codebase", "claimant_type": "tool"})
+    ix.update()
+    assert awaiting_attestation(ix) == []
+    # an agent's later edit makes it wait again
+    agent_corpus.c.write(derived, (agent_corpus.root / derived).read_text() + "\nMore.\n")
+    agent_corpus.c.commit("update: a discovered bridge", author=AGENT, op="update")
+    ix.update()
+    assert [a.path for a in awaiting_attestation(ix)] == [derived]
