@@ -236,6 +236,11 @@ def test_status_from_decisions_undo_reopens_even_after_the_review_merge(
     # redo: accepted again
     decide(root, "redo", "e" * 16, [], reverts="a" * 16)
     assert load_queue(root).find(multi).status == "accepted"
+    # the agent branch deleted after the review merge: the decided commits stay listed
+    git(root, "branch", "-q", "-D", BRANCH)
+    q = load_queue(root)
+    assert q.branches == () and q.find(multi).branch == "" and q.find(multi).status == "accepted"
+    assert {p.sha for p in q.proposals} == {multi, shas["discover"], shas["principle"]}
 
 
 def test_partial_and_untrusted_decisions(corpus: Corpus) -> None:

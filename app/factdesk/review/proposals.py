@@ -135,6 +135,11 @@ def load_queue(repo: Path, *, branch: str | None = None,
                      None) or r.name.rsplit(AGENT_PREFIX, 1)[-1]
         branches.append(Branch(r.name, agent, len(r.commits), r.base, r.tip,
                                sum(1 for p in made if p.status == "open")))
+    # decided agent commits no agent branch reaches any more (deleted after the review
+    # merge): still listed, under no branch, so an undone decision shows its proposal
+    orphans = [c for c in extra.get("", ()) if len(c.parents) <= 1 and c.sha not in seen]
+    nowhere = _BranchRead("", "", "", [], [], {})
+    proposals.extend(_proposal(c, nowhere, i, decisions, {}) for i, c in enumerate(orphans))
     return Queue(curated, tip, tuple(branches), tuple(proposals), net)
 
 
