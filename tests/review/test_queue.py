@@ -167,6 +167,13 @@ def test_every_agent_commit_is_a_proposal_in_branch_order(agent_corpus: AgentCor
     assert by["learn"].facts[0].change == "added" and by["learn"].facts[0].old_blob is None
     assert by["update"].facts[0].change == "modified"
     assert all(p.status == "open" and p.index == i for i, p in enumerate(q.proposals))
+    # the same state answers from memory; a new agent commit is seen at once
+    assert load_queue(agent_corpus.root) is q
+    git(agent_corpus.root, "checkout", "-q", BRANCH)
+    agent_corpus.c.fact("kb/gotchas/db/bbbbbbbb.md", title="Another one")
+    agent_corpus.agent_commit("more", "learn: Another one", "learn")
+    git(agent_corpus.root, "checkout", "-q", "main")
+    assert len(load_queue(agent_corpus.root).proposals) == 10
 
 
 def test_conflict_is_the_curators_own_change_since_the_merge_base(
