@@ -58,7 +58,7 @@ def test_the_review_merge_shape_and_knomits_reading(corpus: Corpus, monkeypatch:
     # no decision: trust rule 2 (merges are never decisions); the stacks are unchanged
     assert [d.action for d in trusted_decisions(repo)] == ["reject", "accept"]
     # knomit's first-parent reading: each fact's history is the curated line's
-    assert first_parent_log(repo, N) == [f"host-8ef0cd32|accept: learn: replica lag"]
+    assert first_parent_log(repo, N) == ["host-8ef0cd32|accept: learn: replica lag"]
     assert first_parent_log(repo, A) == ["claude-code|learn: first facts"]
     assert git(repo, "rev-list", "--count", f"HEAD..{BRANCH}").strip() == "0"  # reachable
     assert git(repo, "merge-base", "HEAD", BRANCH).strip() == p2  # the next review starts here
