@@ -60,6 +60,7 @@ from factdesk.curation.trust import REVIEW_ACTIONS, Decision, trusted_decisions
 from factdesk.curation.undo import replay
 from factdesk.index.indexer import Indexer
 from factdesk.index.search import problems_for
+from factdesk.model.registry import Registry
 
 _ID = re.compile(r"^[0-9a-f]{4,64}$")
 
@@ -148,9 +149,9 @@ class Decided:
         return bool(self.open_facts(agent))
 
 
-def read_decided(repo: Path, tip: str, registry: object | None = None) -> Decided:
+def read_decided(repo: Path, tip: str, registry: Registry | None = None) -> Decided:
     """The proposal decisions in effect on the first-parent line from `tip`."""
-    trusted = trusted_decisions(repo, tip, registry=registry) if tip != ZERO else []  # type: ignore[arg-type]
+    trusted = trusted_decisions(repo, tip, registry=registry) if tip != ZERO else []
     undo, _redo = replay(trusted)
     live = {r.action_id for r in undo if r.action in REVIEW_ACTIONS}
     out = Decided()
@@ -460,6 +461,7 @@ class Review:
         fields: list[FieldChange] = []
         with gitrepo.BlobReader(self.repo) as reader:
             for p, blob in final.items():
+                new_blob: str | None
                 if p in edits:
                     new: bytes | None = edits[p]
                     new_blob = gitrepo.blob_id(edits[p])

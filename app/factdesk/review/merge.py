@@ -149,12 +149,12 @@ def record_after(review: Review, decided_shas: Sequence[str], decided: Decided
         if name not in branches:
             continue
         try:
-            sha = record_merge(review, name, branches[name], decided,
+            made = record_merge(review, name, branches[name], decided,
                                whole=review.merge_policy == "branch")
         except (CurationError, OSError, gitrepo.GitError) as exc:
             warnings.append(f"the review merge of {inert(name)} was not recorded ({exc}); the "
                             "next decision records it")
             continue
-        if sha:
-            merges.append(sha)
+        if made:
+            merges.append(made)
     return merges, warnings
