@@ -118,8 +118,6 @@ class Decided:
     """The decisions in effect on the curated branch (trusted, not undone), newest first."""
 
     decisions: list[Decision] = field(default_factory=list)
-    #: (agent sha, inert path) → the newest decision in effect on it
-    by_fact: dict[tuple[str, str], Decision] = field(default_factory=dict)
     #: agent sha → the decisions in effect that name it, newest first
     by_proposal: dict[str, list[Decision]] = field(default_factory=dict)
     #: every agent sha a trusted decision names, undone ones too (they reopen)
@@ -131,11 +129,15 @@ class Decided:
         for sha in d.values("Factdesk-Proposal"):
             self.named.add(sha)
             self.by_proposal.setdefault(sha, []).insert(0, d)
-            for path in d.values("Factdesk-Path"):
-                self.by_fact[(sha, path)] = d
 
     def of(self, sha: str, path: str) -> Decision | None:
-        return self.by_fact.get((sha, inert(path)))
+        """The newest decision in effect that names `sha` and `path` (or no path: then it
+        decides every fact of the proposal — review/status.py's rule, the same)."""
+        for d in self.by_proposal.get(sha, ()):
+            paths = d.values("Factdesk-Path")
+            if not paths or inert(path) in paths or path in paths:
+                return d
+        return None
 
     def open_facts(self, agent: AgentCommit) -> list[str]:
         """Its facts no decision in effect decides."""
