@@ -41,11 +41,12 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from factdesk.corpus import gitobjects, gitrepo
 from factdesk.corpus.gitobjects import checked_remote_url
-from factdesk.corpus.gitrepo import FIXED, GitError, git_env
+from factdesk.corpus.gitrepo import FIXED, GitError, git_argv, git_env
 from factdesk.errors import FactdeskError
 
 #: `progress(what, fraction)`: what git is doing in words, and how far along (0.0 – 1.0)
@@ -350,3 +351,199 @@ def _remove_partial(dest: Path, created: bool) -> None:
         else:
             with contextlib.suppress(OSError):
                 child.unlink()
+
+
+# ---------------------------------------------------------------------------------------------
+# fetch and push
+
+
+@dataclass(frozen=True, slots=True)
+class RefUpdate:
+    ref: str  #: `refs/remotes/<remote>/<branch>`
+    old: str | None  #: None: a branch new to us
+    new: str | None  #: None: gone (never here: fetch does not prune)
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResult:
+    remote: str
+    url: str
+    updated: tuple[RefUpdate, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PushResult:
+    remote: str
+    branch: str
+    #: "pushed", "up-to-date" or "rejected" (the remote has commits we do not: fetch, join, retry)
+    status: str
+    old: str | None
+    new: str | None
+    message: str  #: git's words for the outcome ("non-fast-forward", "fetch first", …)
+
+    @property
+    def rejected(self) -> bool:
+        return self.status == "rejected"
+
+
+def _remote_argv(repo: Path, *args: str) -> list[str]:
+    # (the remote rules go after git_argv's options, so they win over the repository's)
+    return git_argv(repo, *REMOTE_OPTIONS, *args)
+
+
+def _tracking(repo: Path, remote: str) -> dict[str, str]:
+    out = gitrepo.run_git(repo, "for-each-ref", "--format=%(refname)%00%(objectname)",
+                          f"refs/remotes/{remote}/", check=False)
+    refs = {}
+    for line in out.decode("utf-8", "surrogateescape").splitlines():
+        ref, _, sha = line.partition("\0")
+        if ref and sha:
+            refs[ref] = sha
+    return refs
+
+
+def fetch(repo: Path, remote: str | None = None, progress: Progress | None = None,
+          cancelled: Callable[[], bool] | None = None) -> list[FetchResult]:
+    """Fetch every configured remote (or only `remote`): each branch into
+    `refs/remotes/<remote>/<branch>`, no tags, no submodules, never a local branch (the
+    refspec is factdesk's, not the config's). A remote whose URL is refused stops the fetch
+    before any git runs for it (`GitError`); one git fails: `GitError` with git's words."""
+    names = [remote] if remote is not None else remote_names(repo)
+    results = []
+    for i, name in enumerate(names):
+        urls = remote_urls(repo, name)
+        before = _tracking(repo, name)
+        extra = [f"--upload-pack={LOCAL_UPLOAD_PACK}"] if is_local(urls[0]) else []
+
+        def scaled(what: str, fraction: float, i: int = i) -> None:
+            if progress is not None:
+                progress(what, (i + fraction) / len(names))
+
+        code, _out, said = _run(
+            _remote_argv(repo, "fetch", "--progress", "--no-tags", "--refmap=",
+                         "--no-write-fetch-head", "--no-recurse-submodules", *extra,
+                         "--end-of-options", name, f"+refs/heads/*:refs/remotes/{name}/*"),
+            env=git_env(), cwd=None, label=f"fetch {name}", progress=scaled, cancelled=cancelled)
+        if code == -1:
+            raise GitError(f"the fetch from {name} was cancelled")
+        if code != 0:
+            raise GitError(f"git fetch {name} failed: {said or f'exit status {code}'}")
+        after = _tracking(repo, name)
+        updated = tuple(RefUpdate(ref, before.get(ref), sha) for ref, sha in sorted(after.items())
+                        if before.get(ref) != sha)
+        results.append(FetchResult(name, urls[0], updated))
+    if progress is not None:
+        progress("fetch: done", 1.0)
+    return results
+
+
+def push(repo: Path, remote: str, branch: str, progress: Progress | None = None) -> PushResult:
+    """Push local `branch` to the same branch of `remote`, never forced: when the remote has
+    commits we do not (another curator pushed meanwhile) the result says "rejected" and
+    nothing changed there. Tags, submodules and signing are left out; a hook of a remote
+    on this machine does not run (module doc)."""
+    _checked_name(branch, "branch name")
+    urls = remote_urls(repo, remote, push=True)
+    extra = [f"--receive-pack={LOCAL_RECEIVE_PACK}"] if is_local(urls[0]) else []
+    ref = f"refs/heads/{branch}"
+    code, out, said = _run(
+        _remote_argv(repo, "push", "--porcelain", "--progress", "--no-verify", "--no-signed",
+                     "--no-follow-tags", "--recurse-submodules=no", *extra, "--end-of-options",
+                     remote, f"{ref}:{ref}"),
+        env=git_env(), cwd=None, label=f"push {remote}", progress=progress)
+    for line in out.decode("utf-8", "replace").splitlines():
+        flag, _, rest = line.partition("\t")
+        if len(flag) != 1 or "\t" not in rest:
+            continue
+        refs, _, summary = rest.partition("\t")
+        if refs.split(":")[-1] != ref:
+            continue
+        old, new = _summary_range(summary)
+        if flag == "!":
+            why = summary[summary.find("(") + 1:summary.rfind(")")] if "(" in summary else summary
+            return PushResult(remote, branch, "rejected", old, new, why.strip() or summary)
+        if flag == "=":
+            return PushResult(remote, branch, "up-to-date", old, new, "up to date")
+        if flag in (" ", "*"):
+            return PushResult(remote, branch, "pushed", old, new, summary.strip())
+        raise GitError(f"git push {remote} reported {summary!r} for {ref}")  # ('+': never asked)
+    raise GitError(f"git push {remote} failed: {said or f'exit status {code}'}")
+
+
+def _summary_range(summary: str) -> tuple[str | None, str | None]:
+    m = re.match(r"^([0-9a-f]+)\.\.\.?([0-9a-f]+)", summary.strip())
+    return (m.group(1), m.group(2)) if m else (None, None)
+
+
+# ---------------------------------------------------------------------------------------------
+# the pieces of a sync's join: tips, the three-way merge of two trees, what changed
+
+
+def tracking_tip(repo: Path, remote: str, branch: str) -> str | None:
+    """Where `remote`'s `branch` was at the last fetch (None when it has none)."""
+    _checked_name(remote, "remote name")
+    _checked_name(branch, "branch name")
+    return gitrepo.resolve_commit(repo, f"refs/remotes/{remote}/{branch}")
+
+
+def merge_base(repo: Path, ours: str, theirs: str) -> str | None:
+    out = gitrepo.run_git(repo, "merge-base", "--end-of-options", ours, theirs, check=False)
+    return out.decode().strip() or None
+
+
+@dataclass(frozen=True, slots=True)
+class TreeMerge:
+    tree: str  #: the merged tree (with conflict markers where `conflicted` names a path)
+    conflicted: tuple[str, ...]  #: paths git could not merge
+
+
+def merge_trees(repo: Path, ours: str, theirs: str) -> TreeMerge:
+    """The three-way merge of two commits from their merge base(s), as a tree in the object
+    store (`git merge-tree --write-tree`: no work tree, no index, nothing checked out). The
+    repository's merge drivers are overridden (gitrepo); attributes pick only the user's."""
+    proc = gitrepo.git_proc(repo, "merge-tree", "--write-tree", "-z", "--name-only",
+                            "--no-messages", "--end-of-options", ours, theirs, check=False)
+    if proc.returncode not in (0, 1):
+        raise gitrepo.git_failed("merge-tree", proc.stderr)
+    parts = proc.stdout.split(b"\0")
+    tree = parts[0].decode().strip()
+    if not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", tree):
+        raise GitError(f"git merge-tree gave no tree: {proc.stderr.decode('utf-8', 'replace')}")
+    conflicted = tuple(dict.fromkeys(p.decode("utf-8", "surrogateescape") for p in parts[1:] if p))
+    return TreeMerge(tree, conflicted if proc.returncode == 1 else ())
+
+
+def tree_changes(repo: Path, old: str, new: str) -> dict[str, tuple[str | None, str | None, str]]:
+    """path → (old blob, new blob, new mode or old mode when deleted) for every file that
+    differs between two trees or commits (recursive, no rename detection)."""
+    out = gitrepo.run_git(repo, "diff-tree", "-r", "-z", "--raw", "--no-renames", "--no-abbrev",
+                          "--end-of-options", old, new, "--")
+    parts = out.split(b"\0")
+    changes: dict[str, tuple[str | None, str | None, str]] = {}
+    i = 0
+    while i < len(parts) - 1:
+        meta = parts[i]
+        if not meta.startswith(b":"):
+            i += 1
+            continue
+        old_mode, new_mode, old_blob, new_blob = meta[1:].decode().split()[:4]
+        path = parts[i + 1].decode("utf-8", "surrogateescape")
+        changes[path] = (None if set(old_blob) == {"0"} else old_blob,
+                         None if set(new_blob) == {"0"} else new_blob,
+                         new_mode if set(new_mode) != {"0"} else old_mode)
+        i += 2
+    return changes
+
+
+def last_change(repo: Path, since: str, tip: str, path: str) -> tuple[str, str] | None:
+    """(sha, "author: subject") of the newest commit in `since..tip` that changed `path`."""
+    out = gitrepo.run_git(repo, "log", "-1", "--format=%H%x00%an: %s", "--end-of-options",
+                          f"{since}..{tip}", "--", path, check=False)
+    sha, _, said = out.decode("utf-8", "replace").strip().partition("\0")
+    return (sha, said) if sha else None
+
+
+def commits_between(repo: Path, since: str, tip: str) -> int:
+    out = gitrepo.run_git(repo, "rev-list", "--count", "--end-of-options", f"{since}..{tip}", "--",
+                          check=False)
+    return int(out.decode().strip() or 0)
