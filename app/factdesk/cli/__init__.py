@@ -9,6 +9,7 @@
     factdesk undo | redo [--list]
     factdesk mislabels | queue | transitions [--since REV] [--stats]
     factdesk embed | similar FACT_OR_TEXT | duplicates
+    factdesk sync   [--kb PATH] [--remote NAME]   fetch every remote, join, push
     factdesk --version | --help
 """
 
