@@ -255,5 +255,4 @@ from factdesk.cli import (  # noqa: E402  (the command modules register themselv
     messages_cmds,  # noqa: F401  (registers messages, move-to-messages, recall, mcp)
     reflect_cmds,  # noqa: F401  (registers transitions, queue)
     semantic_cmds,  # noqa: F401  (registers embed, similar, duplicates)
-    sync_cmds,  # noqa: F401  (registers sync)
 )
