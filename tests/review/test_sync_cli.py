@@ -34,6 +34,7 @@ def test_sync_on_the_command_line(team: Team, tmp_path: Path) -> None:  # noqa: 
     assert first.returncode == 0, first.stderr
     assert "fetched origin: 1 new agent branch" in first.stdout
     assert "pushed main to origin" in first.stdout
+    assert "1 proposal waiting for review" in first.stdout  # (REVQ's queue)
     assert "fetch origin" in first.stderr  # progress on stderr
     second = cli(team.bob, "sync", "--remote", "origin", "--format", "json")
     assert second.returncode == 0, second.stderr

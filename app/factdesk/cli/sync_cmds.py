@@ -20,7 +20,7 @@ import click
 from factdesk.cli.commands import FORMAT, KB, _exit, cli, say
 from factdesk.corpus import gitrepo
 from factdesk.curation import recover
-from factdesk.errors import CorpusNotFound
+from factdesk.errors import CorpusNotFound, FactdeskError
 from factdesk.review.sync import SyncConflict, SyncResult, sync
 
 
@@ -88,19 +88,14 @@ def sync_cmd(kb: Path, remote: str | None, fmt: str) -> None:
 
 
 def _open_proposals(repo: Path) -> int | None:
-    """How many proposals wait (REVQ's queue, when this build has it)."""
+    """How many proposals wait for review (REVQ's queue; None when it cannot be read)."""
+    from factdesk.review.proposals import load_queue
+
     try:
-        from factdesk.review import proposals  # type: ignore[attr-defined,unused-ignore]
-    except ImportError:
-        return None
-    try:
-        queue = proposals.load_queue(repo)
-    except Exception:  # (the count is a courtesy: the sync itself is done)
-        return None
-    found = getattr(queue, "proposals", None)
-    if found is None:
-        return None
-    return sum(1 for p in found if getattr(p, "status", "open") == "open")
+        queue = load_queue(repo)
+    except (FactdeskError, OSError, LookupError):
+        return None  # (the count is a courtesy: the sync itself is done)
+    return sum(1 for p in queue.proposals if p.status == "open")
 
 
 def _summary(r: SyncResult, waiting: int | None) -> list[str]:
