@@ -273,6 +273,21 @@ def test_partial_and_untrusted_decisions(corpus: Corpus) -> None:
         f"Factdesk-Proposal: {a.shas['update']}", author=AGENT,
         email=f"{AGENT}+reject@agents.knomit.io")
     assert load_queue(root).find(a.shas["update"]).status == "open"
+    # a curator's decision naming a commit this clone does not hold: nothing to list
+    decide(root, "reject", "4" * 16, ["f" * 40])
+    q = load_queue(root)
+    assert len(q.proposals) == 10
+    with pytest.raises(LookupError):
+        q.find("f" * 40)
+
+
+def test_a_git_failure_is_an_error_not_an_empty_queue(agent_corpus: AgentCorpus) -> None:
+    from factdesk.corpus.gitrepo import GitError
+
+    # a damaged packed-refs: for-each-ref fails (it was read as "no agent branch")
+    (agent_corpus.root / ".git" / "packed-refs").write_text("garbage line\n")
+    with pytest.raises(GitError):
+        load_queue(agent_corpus.root)
 
 
 def test_kinds_and_branch_names() -> None:

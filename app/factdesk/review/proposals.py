@@ -103,7 +103,7 @@ def load_queue(repo: Path, *, branch: str | None = None,
     curated, tip = githistory.checked_out_branch(repo)
     if tip is None:
         return Queue(curated, "", (), ())
-    refs = [(name, sha) for ref, sha in githistory.agent_refs(repo)
+    refs = [(name, sha) for ref, sha in githistory.agent_branch_refs(repo)
             if (name := branch_agent(ref)) is not None]
     if branch is not None:
         refs = [(n, s) for n, s in refs if n == branch]
@@ -152,7 +152,7 @@ def _load(repo: Path, curated: str, tip: str, refs: list[tuple[str, str]],
     proposals: list[Proposal] = []
     net: dict[str, tuple[NetFact, ...]] = {}
     seen: set[str] = set()
-    for r in reads:  # (local branches first: `agent_refs` lists refs/heads before remotes)
+    for r in reads:  # (local branches first: `agent_branch_refs` lists refs/heads before remotes)
         own = [c for c in extra.get(r.name, ()) if len(c.parents) <= 1]
         # the range's proposals after the decided ones it no longer holds (older); a commit
         # two branches hold (a local branch and its remote-tracking twin) is listed once
