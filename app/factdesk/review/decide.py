@@ -321,14 +321,19 @@ class Review:
             raise Refused(f"{inert(branch)}: no open proposal", rule="empty")
         key = agent_key(open_[0].author)
         dropped: set[str] = {a.sha for a in open_ if agent_key(a.author) != key}
+        checked: dict[str, bytes | None] = {}  # path → the version checked last
         for _round in range(8):
-            agents = [a for a in open_ if a.sha not in dropped]
-            chosen = {a.sha: decided.open_facts(a) for a in agents}
-            final, skipped = self._apply_clean(agents, chosen, tip)
-            dropped |= skipped
-            if skipped:
-                continue
-            changes, _fields = self._changes(tip, final, {})
+            agents, chosen, final = self._clean_set(open_, dropped, decided, tip)
+            changes, fields = self._changes(tip, final, {})
+            now = {c.path: c.new for c in changes}
+            gone = [p for p in checked if checked[p] != now.get(p)]
+            # a re-check only when a version changed or one still taken cites a fact whose
+            # version changed (it may dangle now): the checks are the cost here
+            if checked and all(checked.get(p, b"?") == data for p, data in now.items()) and not any(
+                    p.rsplit("/", 1)[-1].removesuffix(".md").encode() in (data or b"")
+                    for p in gone for data in now.values()):
+                break
+            checked = now
             bad = self._erring(changes)
             failed = {a.sha for a in agents if any(p in bad for p in chosen[a.sha])}
             if not failed:
@@ -337,14 +342,10 @@ class Review:
         else:
             raise Refused("the clean set did not settle; accept the proposals one by one",
                           rule="clean")
-        agents = [a for a in open_ if a.sha not in dropped]
         if not agents:
             raise Refused(f"{inert(branch)}: none of its {len(open_)} open proposals is clean "
                           "(each has an error, a conflict or an open proposal before it)",
                           rule="clean")
-        chosen = {a.sha: decided.open_facts(a) for a in agents}
-        final, _ = self._apply_clean(agents, chosen, tip)
-        changes, fields = self._changes(tip, final, {})
         decided_paths = list(dict.fromkeys(p for a in agents for p in chosen[a.sha]))
         trailers = [("Proposal", a.sha) for a in agents] + [("Path", p) for p in decided_paths]
         n = len(agents)
@@ -437,6 +438,19 @@ class Review:
                 "version), override (take the proposed one over it) or edit a merged version",
                 conflicts)
         return view, overridden
+
+    def _clean_set(self, open_: Sequence[AgentCommit], dropped: set[str], decided: Decided,
+                   tip: str) -> tuple[list[AgentCommit], dict[str, list[str]],
+                                      dict[str, str | None]]:
+        """The open proposals not `dropped` that apply cleanly in order (those that do not
+        are added to `dropped`), their facts, and the blobs they leave."""
+        while True:
+            agents = [a for a in open_ if a.sha not in dropped]
+            chosen = {a.sha: decided.open_facts(a) for a in agents}
+            final, skipped = self._apply_clean(agents, chosen, tip)
+            if not skipped:
+                return agents, chosen, final
+            dropped |= skipped
 
     def _apply_clean(self, agents: Sequence[AgentCommit], chosen: Mapping[str, list[str]],
                      tip: str) -> tuple[dict[str, str | None], set[str]]:
