@@ -58,8 +58,9 @@ from factdesk.curation.gittree import tree_entries
 from factdesk.curation.gitwrite import FileChange, current_branch
 from factdesk.curation.trust import REVIEW_ACTIONS, Decision, trusted_decisions
 from factdesk.curation.undo import replay
+from factdesk.index import review_reads
 from factdesk.index.indexer import Indexer
-from factdesk.index.search import problems_for
+from factdesk.model.enums import Severity
 from factdesk.model.registry import Registry
 
 _ID = re.compile(r"^[0-9a-f]{4,64}$")
@@ -265,7 +266,7 @@ class Review:
                           "accept each agent's proposals on their own", rule="author")
         final, overridden = self._apply(agents, chosen, tip, decided, override, edits)
         changes, fields = self._changes(tip, final, edits)
-        codes = self._refusals(changes, override)
+        codes = self._refusals(changes, override, _creators(agents, chosen))
         over = sorted(set(codes)) + (["conflict"] if overridden else [])
         decided_paths = list(dict.fromkeys(p for a in agents for p in chosen[a.sha]))
         trailers = [("Proposal", a.sha) for a in agents] + [("Path", p) for p in decided_paths]
@@ -334,7 +335,7 @@ class Review:
                     for p in gone for data in now.values()):
                 break
             checked = now
-            bad = self._erring(changes)
+            bad = self._erring(changes, _creators(agents, chosen))
             failed = {a.sha for a in agents if any(p in bad for p in chosen[a.sha])}
             if not failed:
                 break
@@ -496,27 +497,37 @@ class Review:
                 fields.append(FieldChange(p, "content", at_tip.get(p), new_blob))
         return changes, fields
 
-    def _problems(self, changes: Sequence[FileChange]) -> list[tuple[str, str, str]]:
+    def _problems(self, changes: Sequence[FileChange],
+                  creators: Mapping[str, str] | None = None) -> list[tuple[str, str, str]]:
         """(path, code, message) of each error a new version brings that its curated
-        version does not have (the checks of `factdesk check`, as if accepted)."""
-        versions = {c.path: c.new for c in changes if c.new is not None}
-        if not versions:
+        version does not have (same code and message): every check of `factdesk check`,
+        as if accepted, with the decision's other versions (deletions too) in place —
+        `index.review_reads.check_proposed`, the checks the queue's badges come from.
+        `creators`: path → the agent e-mail of a fact the decision adds."""
+        versions = {c.path: c.new for c in changes}
+        checked = [p for p, data in versions.items() if data is not None]
+        if not checked:
             return []
         conn = self.indexer.connect(readonly=True)
         try:
-            found = self.indexer.check_versions(conn, versions)
-            before = {p: {r["code"] for r in problems_for(conn, p) if r["severity"] == "error"}
-                      for p in versions}
+            found = review_reads.check_proposed(conn, self.indexer.rule_setting(), versions,
+                                                checked, dict(creators or {}))
+            before = review_reads.indexed_problems(conn, checked)
         finally:
             conn.close()
-        return [(f.path, f.code, f.message) for f in found
-                if str(f.severity.value if hasattr(f.severity, "value") else f.severity) == "error"
-                and f.code not in before.get(f.path, set())]
+        out = []
+        for path, version in found.items():
+            had = {(f.code, f.message) for f in before.get(path, ())
+                   if f.severity == Severity.ERROR}
+            out += [(path, f.code, f.message) for f in version.problems
+                    if f.severity == Severity.ERROR and (f.code, f.message) not in had]
+        return out
 
-    def _refusals(self, changes: Sequence[FileChange], override: bool) -> list[str]:
+    def _refusals(self, changes: Sequence[FileChange], override: bool,
+                  creators: Mapping[str, str]) -> list[str]:
         """The codes of the errors accepting would bring; Refused naming the first unless
         `override` (then they are recorded)."""
-        errors = self._problems(changes)
+        errors = self._problems(changes, creators)
         if errors and not override:
             first = errors[0]
             listing = "; ".join(f"{inert(p)}: [{c}] {inert(m)}" for p, c, m in errors[:5])
@@ -526,8 +537,8 @@ class Review:
                           "reason, edit the version, or reject it", rule=first[1])
         return [c for _p, c, _m in errors]
 
-    def _erring(self, changes: Sequence[FileChange]) -> set[str]:
-        return {p for p, _c, _m in self._problems(changes)}
+    def _erring(self, changes: Sequence[FileChange], creators: Mapping[str, str]) -> set[str]:
+        return {p for p, _c, _m in self._problems(changes, creators)}
 
     def _subject(self, action: str, agents: Sequence[AgentCommit], chosen: Mapping[str, list[str]],
                  edited: bool) -> str:
@@ -556,6 +567,11 @@ class Review:
                              tuple((f"Factdesk-{k}", inert(v)) for k, v in plan.extra_trailers)))
         merges, warnings = record_after(self, [a.sha for a in agents], decided)
         return _review_change(cs, merges, warnings)
+
+
+def _creators(agents: Sequence[AgentCommit], chosen: Mapping[str, list[str]]) -> dict[str, str]:
+    """path → the e-mail of the agent whose proposal adds it (the claimant checks read it)."""
+    return {p: a.author.email for a in agents for p in chosen[a.sha] if a.facts[p][0] is None}
 
 
 def githistory_topo(repo: Path, shas: Sequence[str]) -> list[str]:
