@@ -152,9 +152,12 @@ class Decided:
         return bool(self.open_facts(agent))
 
 
-def read_decided(repo: Path, tip: str, registry: Registry | None = None) -> Decided:
-    """The proposal decisions in effect on the first-parent line from `tip`."""
-    trusted = trusted_decisions(repo, tip, registry=registry) if tip != ZERO else []
+def read_decided(repo: Path, tip: str, registry: Registry | None = None, *,
+                 trusted: Sequence[Decision] | None = None) -> Decided:
+    """The proposal decisions in effect on the first-parent line from `tip` (`trusted`:
+    that line's trusted decisions, newest first, when the caller has them)."""
+    if trusted is None:
+        trusted = trusted_decisions(repo, tip, registry=registry) if tip != ZERO else []
     undo, _redo = replay(trusted)
     live = {r.action_id for r in undo if r.action in REVIEW_ACTIONS}
     out = Decided()
@@ -203,6 +206,8 @@ class Review:
         #: leaves the whole branch decided, after each that completes a prefix, or never
         #: (on demand only: `merge_reviewed`)
         self.merge_policy = merge_policy
+        #: (tip, its line's trusted decisions newest first), read last (`decided`)
+        self._trusted: tuple[str, list[Decision]] | None = None
 
     @property
     def curator(self) -> Identity:
@@ -229,9 +234,26 @@ class Review:
         return agent
 
     def decided(self, tip: str | None = None) -> Decided:
+        """The decisions in effect at `tip` (default: the curated tip). The trusted
+        decisions are kept between calls: when the branch only grew on its first-parent
+        line since, just the new commits are read (the whole line is 5,000 commits at
+        100,000 facts: the cost of one decision otherwise)."""
         if tip is None:
             tip = current_branch(self.repo)[1]
-        return read_decided(self.repo, tip, self.curation.registry)
+        trusted: list[Decision] | None = None
+        if self._trusted is not None:
+            seen, known = self._trusted
+            since = gitreview.first_parent_since(self.repo, seen, tip) if seen != ZERO else None
+            if since == []:
+                trusted = known
+            elif since is not None:
+                trusted = [*trusted_decisions(self.repo, f"{seen}..{tip}",
+                                              registry=self.curation.registry), *known]
+        if trusted is None:
+            trusted = (trusted_decisions(self.repo, tip, registry=self.curation.registry)
+                       if tip != ZERO else [])
+        self._trusted = (tip, trusted)
+        return read_decided(self.repo, tip, self.curation.registry, trusted=trusted)
 
     # -- deciding --------------------------------------------------------------------------
 
