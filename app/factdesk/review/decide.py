@@ -345,9 +345,11 @@ class Review:
         key = agent_key(open_[0].author)
         dropped: set[str] = {a.sha for a in open_ if agent_key(a.author) != key}
         checked: dict[str, bytes | None] = {}  # path → the version checked last
+        at_tip = {p: e[1] for p, e in tree_entries(
+            self.repo, tip, list(dict.fromkeys(p for a in open_ for p in a.facts))).items()}
         for _round in range(8):
-            agents, chosen, final = self._clean_set(open_, dropped, decided, tip)
-            changes, fields = self._changes(tip, final, {})
+            agents, chosen, final = self._clean_set(open_, dropped, decided, tip, at_tip)
+            changes, fields = self._changes(tip, final, {}, at_tip)
             now = {c.path: c.new for c in changes}
             gone = [p for p in checked if checked[p] != now.get(p)]
             # a re-check only when a version changed or one still taken cites a fact whose
@@ -463,26 +465,27 @@ class Review:
         return view, overridden
 
     def _clean_set(self, open_: Sequence[AgentCommit], dropped: set[str], decided: Decided,
-                   tip: str) -> tuple[list[AgentCommit], dict[str, list[str]],
-                                      dict[str, str | None]]:
+                   tip: str, at_tip: Mapping[str, str] | None = None
+                   ) -> tuple[list[AgentCommit], dict[str, list[str]], dict[str, str | None]]:
         """The open proposals not `dropped` that apply cleanly in order (those that do not
         are added to `dropped`), their facts, and the blobs they leave."""
         while True:
             agents = [a for a in open_ if a.sha not in dropped]
             chosen = {a.sha: decided.open_facts(a) for a in agents}
-            final, skipped = self._apply_clean(agents, chosen, tip)
+            final, skipped = self._apply_clean(agents, chosen, tip, at_tip)
             if not skipped:
                 return agents, chosen, final
             dropped |= skipped
 
     def _apply_clean(self, agents: Sequence[AgentCommit], chosen: Mapping[str, list[str]],
-                     tip: str) -> tuple[dict[str, str | None], set[str]]:
+                     tip: str, at_tip: Mapping[str, str] | None = None
+                     ) -> tuple[dict[str, str | None], set[str]]:
         """Like `_apply` for a bulk accept: a proposal that does not apply cleanly on what
         the ones before it left is skipped (with every later one that builds on it)."""
         paths = list(dict.fromkeys(p for a in agents for p in chosen[a.sha]))
-        view: dict[str, str | None] = {p: e[1] for p, e in tree_entries(self.repo, tip, paths).items()}
-        for p in paths:
-            view.setdefault(p, None)
+        if at_tip is None:
+            at_tip = {p: e[1] for p, e in tree_entries(self.repo, tip, paths).items()}
+        view: dict[str, str | None] = {p: at_tip.get(p) for p in paths}
         skipped: set[str] = set()
         for a in agents:
             if all(view[p] in a.facts[p] for p in chosen[a.sha]):
@@ -492,10 +495,12 @@ class Review:
                 skipped.add(a.sha)
         return view, skipped
 
-    def _changes(self, tip: str, final: Mapping[str, str | None], edits: Mapping[str, bytes]
+    def _changes(self, tip: str, final: Mapping[str, str | None], edits: Mapping[str, bytes],
+                 at_tip: Mapping[str, str] | None = None
                  ) -> tuple[list[FileChange], list[FieldChange]]:
         """The file changes that take the curated tip to `final` (blobs) with `edits` (bytes)."""
-        at_tip = {p: e[1] for p, e in tree_entries(self.repo, tip, list(final)).items()}
+        if at_tip is None:
+            at_tip = {p: e[1] for p, e in tree_entries(self.repo, tip, list(final)).items()}
         changes: list[FileChange] = []
         fields: list[FieldChange] = []
         with gitrepo.BlobReader(self.repo) as reader:
