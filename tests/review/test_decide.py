@@ -265,3 +265,17 @@ def test_git_fsck_is_clean_after_decisions(corpus: Corpus, proposals: dict[str, 
                           capture_output=True)
     assert fsck.returncode == 0, fsck.stderr
     assert Path(corpus.root / JOB).read_text() == '{"step": 1}\n'
+
+
+def test_the_kept_decisions_follow_a_rewritten_line(corpus: Corpus, proposals: dict[str, str]) -> None:
+    """`Review.decided` reads only what the curated line gained since its last read; a line
+    that lost commits (a reset) is read again whole, never served from memory."""
+    repo = corpus.root
+    review = review_of(corpus, merge_policy="never")
+    review.accept([proposals["new"]], "yes")
+    assert review.decided().of(proposals["new"], N) is not None
+    git(repo, "reset", "-q", "--hard", "HEAD~1")
+    assert review.decided().of(proposals["new"], N) is None
+    review.reject([proposals["upd"]], "no")  # the line grew again: read since the last tip
+    decided = review.decided()
+    assert decided.of(proposals["upd"], A) is not None and decided.of(proposals["new"], N) is None

@@ -78,6 +78,9 @@ def _took_in(repo: Path, base: str, head: str, paths: Sequence[str]) -> str:
     return f"commit {line}" if line else "another commit"
 
 
+#: from how many paths on `index_entries` lists the whole index rather than match pathspecs
+_MANY_PATHS = 64
+
 #: `index_entries`' value for a path with unmerged (conflict) stages
 UNMERGED = "unmerged"
 
@@ -88,15 +91,18 @@ def index_entries(repo: Path, paths: Sequence[str], env: Mapping[str, str] | Non
     `paths` it has; `UNMERGED` for a path in conflict."""
     if not paths:
         return {}
-    out = _git(repo, "ls-files", "-s", "-z", "--", *paths, env=env).stdout
-    wanted = set(paths)
+    # many paths: git matches each entry against every pathspec (446 paths at 100,000
+    # entries: 0.25 s of CPU); the whole listing, filtered here, costs 0.03 s
+    specs = ["--", *paths] if len(paths) <= _MANY_PATHS else []
+    out = _git(repo, "ls-files", "-s", "-z", *specs, env=env).stdout
+    wanted = {p.encode("utf-8", "surrogateescape") for p in paths}
     entries: dict[str, str | None] = {}
     for entry in out.split(b"\0"):
         if b"\t" in entry:
             meta, raw = entry.split(b"\t", 1)
-            path = raw.decode("utf-8", "surrogateescape")
-            if path not in wanted:
+            if raw not in wanted:
                 continue
+            path = raw.decode("utf-8", "surrogateescape")
             _mode, blob, stage = meta.decode().split()[:3]
             entries[path] = blob if stage == "0" and entries.get(path) != UNMERGED else UNMERGED
     return entries
@@ -104,6 +110,24 @@ def index_entries(repo: Path, paths: Sequence[str], env: Mapping[str, str] | Non
 
 def _hash_object(repo: Path, data: bytes) -> str:
     return _git(repo, "hash-object", "-w", "--no-filters", "--stdin", input=data).stdout.decode().strip()
+
+
+def _store_blobs(repo: Path, datas: Sequence[bytes]) -> list[str]:
+    """The blob id of each of `datas`, each stored in git's object store. Many at once (an
+    accepted batch of proposals, whose versions git holds already): the ids are computed
+    here, one `cat-file --batch-check` says which are there, and only the others are
+    written (one `hash-object` each) — not one git process per file."""
+    if len(datas) <= 2:
+        return [_hash_object(repo, d) for d in datas]
+    ids = [gitrepo.blob_id(d) for d in datas]
+    out = _git(repo, "cat-file", "--batch-check", input="".join(f"{i}\n" for i in ids).encode()
+               ).stdout.decode()
+    present = {line.split()[0] for line in out.splitlines()
+               if line and not line.endswith(" missing")}
+    for data, blob in zip(datas, ids, strict=True):
+        if blob not in present and _hash_object(repo, data) != blob:
+            raise GitError(f"git stored a blob under another id than {blob}")
+    return ids
 
 
 def _build_commit(repo: Path, base: str, entries: Mapping[str, str | None],
