@@ -35,8 +35,9 @@ def citing(conn: sqlite3.Connection, targets: Sequence[str]) -> dict[str, list[s
     if not targets:
         return out
     for src, target in rows_in(
-            conn, "SELECT r.src, r.target FROM refs r JOIN facts f ON f.path = r.src "
-                  "WHERE f.status = 'live' AND r.target IN ({marks})",
+            # (CROSS JOIN: refs by target first; the planner otherwise walks every live fact)
+            conn, "SELECT r.src, r.target FROM refs r CROSS JOIN facts f ON f.path = r.src "
+                  "WHERE r.target IN ({marks}) AND f.status = 'live'",
             [t.lower() for t in targets]):
         out.setdefault(target, []).append(src)
     return out
