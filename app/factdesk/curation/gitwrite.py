@@ -156,13 +156,21 @@ def current_branch(repo: Path) -> tuple[str, str]:
 def commit_files(repo: Path, changes: Sequence[FileChange], message: str, *,
                  author: Identity, committer: Identity, action_id: str,
                  expected_head: str | None = None, allow_dirty: bool = False,
-                 defer_sync: bool = False) -> Committed:
+                 defer_sync: bool = False, allow_empty: bool = False,
+                 parents: Sequence[str] = ()) -> Committed:
     """Write `changes` and publish them as one commit on the current branch (see module doc).
     `defer_sync`: leave step 8 (the real index) and 9 to `finish_sync`, off the user's
     critical path; the journal stays (held by this process) until then, so a crash in
-    between is recovered and another process never takes it for an interrupted one."""
-    if not changes:
+    between is recovered and another process never takes it for an interrupted one.
+    `allow_empty`: a commit that changes no file is made too (a rejection of a proposal
+    records a decision, not a change). `parents`: the commit's parents after the branch's
+    tip (a review merge: its second parent is the agent commit reviewed up to); the same
+    lock, journal (which records them), compare-and-swap and recovery hold."""
+    if not changes and not allow_empty:
         raise Refused("nothing to change")
+    for extra in parents:
+        if not _exists(repo, extra):
+            raise Refused(f"{extra}: no such commit to record as a parent")
     paths = [c.path for c in changes]
     if len(set(paths)) != len(paths):
         raise Refused("an action may change each file once")
@@ -189,14 +197,15 @@ def commit_files(repo: Path, changes: Sequence[FileChange], message: str, *,
         faults.point("commit.blob_written")
         try:
             journal = _Journal.write(repo, action_id, ref, r0, message, changes, blobs, author,
-                                     committer, staged, store_old=allow_dirty)
+                                     committer, staged, store_old=allow_dirty, parents=parents)
         except (OSError, GitError) as exc:
             raise Failed(f"could not write the action's journal ({_why(exc)}); nothing was "
                          "changed") from exc
         faults.point("action.journal_written")
         try:
             _replace_files(repo, changes)
-            done = _publish(repo, gd, ref, r0, changes, blobs, message, author, committer)
+            done = _publish(repo, gd, ref, r0, changes, blobs, message, author, committer,
+                            parents)
         except BaseException as exc:
             said = _abandon(repo, journal, changes, r0, blobs, exc)
             if said is not None:
@@ -476,13 +485,13 @@ def _replace_files(repo: Path, changes: Sequence[FileChange]) -> None:
 
 
 def _publish(repo: Path, gd: Path, ref: str, r0: str, changes: Sequence[FileChange],
-             blobs: Mapping[str, str], message: str, author: Identity, committer: Identity
-             ) -> Committed:
+             blobs: Mapping[str, str], message: str, author: Identity, committer: Identity,
+             parents: Sequence[str] = ()) -> Committed:
     paths = [c.path for c in changes]
     base = r0
     for attempt in range(MAX_CAS_TRIES):
         sha = _build_commit(repo, base, {c.path: blobs.get(c.path) for c in changes}, message,
-                            author, committer)
+                            author, committer, parents)
         faults.point("commit.commit_written")
         faults.point("commit.before_cas")
         sym = head_ref(gd)

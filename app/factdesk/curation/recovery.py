@@ -57,7 +57,7 @@ class _Journal:
     def write(cls, repo: Path, action_id: str, ref: str, r0: str, message: str,
               changes: Sequence[FileChange], blobs: Mapping[str, str], author: Identity,
               committer: Identity, staged: Mapping[str, str | None], *,
-              store_old: bool = False) -> _Journal:
+              store_old: bool = False, parents: Sequence[str] = ()) -> _Journal:
         directory = state_dir(repo) / "journal"
         directory.mkdir(exist_ok=True)
         # the old bytes are HEAD's (checked above), so their blobs are in git already;
@@ -71,6 +71,8 @@ class _Journal:
             "changes": [{"path": c.path, "old": old_blobs[c.path], "new": blobs.get(c.path),
                          "index": staged.get(c.path)} for c in changes],
             "written_at": time.time(), "pid": os.getpid(),
+            # more parents after the tip (a review merge): a completed commit has them too
+            "parents": list(parents),
         }
         path = directory / f"{action_id}.json"
         fsio.atomic_write(path, json.dumps(record, indent=1).encode(), crash_points=False)
@@ -292,7 +294,8 @@ def _complete(repo: Path, rec: _Record, record: dict[str, object]) -> Recovered 
             tip == rec.base or (tip != ZERO and not touched_between(repo, rec.base, tip, rec.paths))):
         return None
     new = {str(e["path"]): (None if e["new"] is None else str(e["new"])) for e in rec.entries}
-    sha = _build_commit(repo, tip, new, rec.message, *rec.who(record))
+    parents = [str(p) for p in record.get("parents") or []]  # type: ignore[attr-defined]
+    sha = _build_commit(repo, tip, new, rec.message, *rec.who(record), parents=parents)
     proc = _git(repo, "update-ref", "-m", f"factdesk: recover {rec.subject}", rec.ref, sha, tip,
                 check=False)
     if proc.returncode != 0:

@@ -43,6 +43,13 @@ class ProposedFact:
     problems: tuple[ReviewProblem, ...] | None = None
     #: this fact's own decision, when a decision took only some facts of its proposal
     status: Status = "open"
+    #: the proposed version's evidence weight: as recorded in it, and computed as if
+    #: accepted (None: it records none / carries none; filled by `review.checks`)
+    evidence_weight: float | None = None
+    evidence_weight_computed: float | None = None
+    #: the branch's earlier open proposals this version needs (it cites facts only they
+    #: add or change), oldest first (filled by `review.checks`)
+    depends_on: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
