@@ -90,7 +90,8 @@ def review(cur: Curation):  # type: ignore[no-untyped-def]
     """(Writer lane.) The decisions over the window's own curation (its curator, its undo)."""
     from factdesk.review.decide import Review
 
-    return Review(cur.indexer, curator=cur.curator)
+    # (the window's conventions: `ops.run` updates the index and syncs git's own index)
+    return Review(cur.indexer, cur.curator, update_index=False, defer_index_sync=True)
 
 
 def run_sync(repo: Path, progress: Callable[[str, float], None]):  # type: ignore[no-untyped-def]

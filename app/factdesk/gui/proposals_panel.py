@@ -54,7 +54,6 @@ from factdesk.gui.inspector import text_label
 from factdesk.gui.operations import Operations
 from factdesk.gui.panel import IndexChange, Window
 from factdesk.gui.proposal_views import (
-    CLEAN,
     STATUS_COLORS,
     Badge,
     EditDialog,
@@ -650,7 +649,7 @@ class ProposalsPanel(QWidget):
         if len(self.checked) % 25 == 0:
             self._say()
 
-    def _checked_one(self, proposal: Proposal) -> None:
+    def _checked_one(self, proposal: Proposal, *_args: object) -> None:
         self._take_checked(proposal)
 
     # -- the selected item --------------------------------------------------------------------
@@ -740,8 +739,10 @@ class ProposalsPanel(QWidget):
         facts = [f for p in proposals for f in p.facts if item.path is None or f.path == item.path]
         b = badge_of(facts) if facts else Badge("agent state only: nothing to check",
                                                 theme.DERIVED_COLOR, "")
-        self.badge.setText(f"As if accepted: {b.text}" + ("" if b.text == CLEAN or b.text.startswith(
-            "agent") else f" — {b.detail}"))
+        tally = ", ".join(t for t, n in ((count(b.errors, "error"), b.errors),
+                                         (count(b.warnings, "warning"), b.warnings)) if n)
+        self.badge.setText(f"As if accepted: {b.text}" + (f" ({tally})" if tally else ""))
+        self.badge.setToolTip(theme.tooltip(b.detail))
         self.badge.setStyleSheet(f"color: {b.color}; font-weight: bold;")
         for i in range(self.facts.topLevelItemCount()):
             row = self.facts.topLevelItem(i)
