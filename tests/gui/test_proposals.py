@@ -12,8 +12,8 @@ from PySide6.QtWidgets import QApplication, QLabel, QPushButton
 
 from factdesk.gui.main_window import MainWindow
 from factdesk.gui.proposals_panel import ProposalsPanel
-from tests.conftest import git
-from tests.gui.conftest import FACT, open_window
+from tests.conftest import BUNDLE, git
+from tests.gui.conftest import FACT, IDS, open_window
 
 pytestmark = pytest.mark.gui
 
@@ -94,7 +94,7 @@ def press(qtbot, panel: ProposalsPanel, key: Qt.Key) -> None:  # type: ignore[no
 
 
 def head_message(repo: Path) -> str:
-    return git(repo, "log", "-1", "--format=%an <%ae>|%cn|%B", "main")
+    return git(repo, "log", "-1", "--no-merges", "--format=%an <%ae>|%cn|%B", "main")
 
 
 def test_tab_lists_every_proposal_with_its_badges(qtbot, review_window, agent_repo) -> None:  # type: ignore[no-untyped-def]
@@ -329,3 +329,87 @@ def test_screenshot_1366(qtbot, review_window, tmp_path) -> None:  # type: ignor
     qtbot.wait(800)
     review_window.grab().save(str(tmp_path / "proposals-1366.png"))
     review_window.grab().save("/tmp/propgui-1366.png")
+
+
+def _conflicting(repo: Path) -> str:
+    """An agent branch and the curator both change the pool fact since they parted."""
+    pool = IDS["pool"]
+    git(repo, "checkout", "-q", "-b", "agent/other.host-11112222")
+    text = (repo / pool).read_text()
+    sha = _agent_commit(repo, "update: pool exhausts at 150 clients",
+                        {pool: text.replace("The pool", "At 150 clients the pool")}, op="update")
+    git(repo, "checkout", "-q", "main")
+    (repo / pool).write_text(text.replace("The pool", "Measured again: the pool"))
+    git(repo, "commit", "-qam", "curate: pool wording", author="curator", email="curator@example.org")
+    return sha
+
+
+@pytest.mark.parametrize("choice", ["keep", "take"])
+def test_conflict_offers_keep_or_take(qtbot, repo, data_dir, choice) -> None:  # type: ignore[no-untyped-def]
+    sha = _conflicting(repo)
+    win = open_window(qtbot, repo)
+    try:
+        panel = show_tab(qtbot, win)
+        assert panel.select_sha(sha)
+        wait_checked(qtbot, panel)
+        assert "conflict" in panel.list.currentItem().text(3)
+        when_modal("conflictDialog", lambda d: click(d, f"conflictDialog_{choice}"))
+        win.ask_text = lambda *a: "the agent measured it, ours was a guess"
+        before = git(repo, "rev-parse", "main").strip()
+        press(qtbot, panel, Qt.Key.Key_A)
+        decided(qtbot, win, before)
+        log = head_message(repo)
+        text = (repo / IDS["pool"]).read_text()
+        if choice == "keep":
+            assert "Factdesk-Action: reject" in log and "Measured again" in text
+        else:
+            assert "Factdesk-Override: conflict" in log and "At 150 clients" in text
+    finally:
+        win.close()
+
+
+@pytest.fixture
+def real_repo(tmp_path: Path) -> Path:
+    if not BUNDLE.exists():
+        pytest.skip(f"the published corpus is not here ({BUNDLE.name} under ../shared/corpora)")
+    dest = tmp_path / "real"
+    git(tmp_path, "clone", "-q", str(BUNDLE), "real")
+    git(dest, "branch", AGENT, f"origin/{AGENT}")
+    return dest
+
+
+@pytest.mark.slow
+def test_real_corpus_lists_every_agent_commit(qtbot, real_repo, data_dir) -> None:  # type: ignore[no-untyped-def]
+    """The published corpus: the agent branch's 104 commits listed, the net view's 62
+    facts per fact, its syntheses' ontology errors found; one accepted, one rejected,
+    both undone."""
+    win = open_window(qtbot, real_repo)
+    try:
+        win.resize(1366, 768)
+        panel = show_tab(qtbot, win)
+        # the local branch and its remote-tracking twin: one queue each (they hold the same commits)
+        branch = next(b for b in panel.queue.branches if b.name == AGENT)
+        assert branch.ahead >= 104
+        panel.set_branch(AGENT)
+        assert len(panel.items) == len({i.shas[0] for i in panel.items}) >= 104
+        wait_checked(qtbot, panel)
+        errors = [i for n, i in enumerate(panel.items) if "✗" in panel.list.topLevelItem(n).text(3)]
+        assert errors, "the syntheses' ontology errors are shown"
+        panel.set_mode("fact")
+        assert len(panel.items) == 62  # 26 added, 35 changed, 1 deleted
+        panel.set_mode("commit")
+        panel.list.setCurrentItem(panel.list.topLevelItem(0))
+        qtbot.wait(500)
+        win.grab().save(str(real_repo.parent / "proposals-real.png"))
+        clean = next(i for n, i in enumerate(panel.items)
+                     if panel.list.topLevelItem(n).text(3) == "✓ clean")
+        panel.select_sha(clean.shas[0])
+        before = git(real_repo, "rev-parse", "HEAD").strip()
+        press(qtbot, panel, Qt.Key.Key_A)
+        accepted = decided(qtbot, win, before)
+        assert clean.shas[0] not in {i.shas[0] for i in panel.items}
+        win.undo()
+        decided(qtbot, win, accepted)
+        qtbot.waitUntil(lambda: clean.shas[0] in {i.shas[0] for i in panel.items}, timeout=15_000)
+    finally:
+        win.close()

@@ -184,6 +184,11 @@ class ProposalsPanel(QWidget):
         self._checker: CheckWorker | None = None
         self._checking_queue: Queue | None = None
         self._wanted_fact: tuple[str, str] | None = None
+        self._view: list[Proposal] | None = None
+        self._by_sha: dict[str, Proposal] = {}
+        self._pos: dict[str, int] = {}
+        self._row_of: dict[tuple[str, ...], QTreeWidgetItem] = {}
+        self._items_of: dict[str, list[Item]] = {}
         self._proposed_text = ""
         self._edit_for: tuple[Item, Proposal, ProposedFact, bool] | None = None
         repo, indexer = self._repo, ops.indexer
@@ -306,8 +311,9 @@ class ProposalsPanel(QWidget):
         lower.setStretchFactor(1, 5)
         split.addWidget(self.list)
         split.addWidget(lower)
-        split.setStretchFactor(0, 2)
-        split.setStretchFactor(1, 3)
+        split.setStretchFactor(0, 1)
+        split.setStretchFactor(1, 1)
+        split.setSizes([300, 340])
         self.splitter = split
         outer.addWidget(split, 1)
         router = _KeyRouter(self)
@@ -385,6 +391,7 @@ class ProposalsPanel(QWidget):
 
     def _loaded(self, queue: Queue) -> None:
         self.queue = queue
+        self._view = None
         self.loaded = True
         live = {p.sha for p in queue.proposals}
         self.checked = {sha: p for sha, p in self.checked.items() if sha in live}
@@ -392,7 +399,7 @@ class ProposalsPanel(QWidget):
         self.pending = {k: s for k, s in self.pending.items() if self._still_open(k)}
         self._fill_branches()
         self._fill(keep=self.current_key())
-        waiting = sum(p.status in ("open", "partial") for p in queue.proposals)
+        waiting = sum(p.status in ("open", "partial") for p in self.unique())
         self.queue_did_count.emit(queue.curated, waiting)
         self._counted()
         self.queue_did_load.emit(len(self.items))
@@ -414,7 +421,7 @@ class ProposalsPanel(QWidget):
     def _counted(self) -> None:
         waiting = 0 if self.queue is None else sum(
             p.status in ("open", "partial") and ("c", p.sha) not in self.pending
-            for p in self.queue.proposals)
+            for p in self.unique())
         self.caption_did_change.emit(f"Proposals ({waiting})")
 
     def _fill_branches(self) -> None:
@@ -423,7 +430,7 @@ class ProposalsPanel(QWidget):
         if self.queue is None:
             box.addItem("(no agent branches read yet)", None)
             return
-        total = sum(b.open for b in self.queue.branches)
+        total = sum(p.status in ("open", "partial") for p in self.unique())
         box.addItem(f"All agent branches ({total} open)", None)
         for b in self.queue.branches:
             box.addItem(f"{b.name} — {b.agent}: {b.open} open of {b.ahead} ahead", b.name)
@@ -435,6 +442,7 @@ class ProposalsPanel(QWidget):
 
     def _filters_changed(self) -> None:
         self.branch_filter = self.branch_box.currentData()
+        self._view = None
         self._fill(keep=self.current_key())
 
     def set_mode(self, mode: str) -> None:
@@ -457,13 +465,29 @@ class ProposalsPanel(QWidget):
 
     # -- the queue's rows -------------------------------------------------------------------
 
-    def _proposals(self) -> list[Proposal]:
+    def unique(self) -> list[Proposal]:
+        """The queue's proposals, each agent commit once: a local branch and its
+        remote-tracking twin hold the same commits (the first branch read, the local one,
+        keeps it)."""
         if self.queue is None:
             return []
-        return [self.checked.get(p.sha, p) if self.checked.get(p.sha) is None
-                else _with_status(self.checked[p.sha], p)
-                for p in self.queue.proposals
-                if self.branch_filter is None or p.branch == self.branch_filter]
+        seen: set[str] = set()
+        out = []
+        for p in self.queue.proposals:
+            if p.sha not in seen:
+                seen.add(p.sha)
+                out.append(p)
+        return out
+
+    def _proposals(self) -> list[Proposal]:
+        """The proposals shown (the branch chosen), with their checks once known."""
+        if self._view is None:
+            source = self.unique() if self.branch_filter is None else [
+                p for p in (self.queue.proposals if self.queue else ()) if p.branch == self.branch_filter]
+            self._view = [_with_checks(self.checked.get(p.sha), p) for p in source]
+            self._by_sha = {p.sha: p for p in self._view}
+            self._pos = {p.sha: i for i, p in enumerate(self._view)}
+        return self._view
 
     def _wanted(self, status: str) -> bool:
         if self.status_filter == "all":
@@ -482,7 +506,11 @@ class ProposalsPanel(QWidget):
             for f in p.facts:
                 groups.setdefault((p.branch, f.path), []).append((p, f))
         out = []
+        assert self.queue is not None
+        net = {b: {n.path for n in facts} for b, facts in self.queue.net.items()}
         for (branch, path), members in groups.items():
+            if branch in net and path not in net[branch]:
+                continue  # the branch leaves it as it was (added, then deleted again)
             statuses = [fact_status(p, f) for p, f in members]
             status = "open" if "open" in statuses else statuses[-1]
             if self._wanted(status):
@@ -497,10 +525,15 @@ class ProposalsPanel(QWidget):
         self.list.blockSignals(True)
         self.list.clear()
         chosen: QTreeWidgetItem | None = None
+        self._row_of = {}
+        self._items_of = {}
         for item in self.items:
             row = QTreeWidgetItem(self.list)
             row.setData(0, KEY_ROLE, item.key)
             self._paint(row, item)
+            self._row_of[item.key] = row
+            for sha in item.shas:
+                self._items_of.setdefault(sha, []).append(item)
             if item.key == keep:
                 chosen = row
         self.list.blockSignals(False)
@@ -529,12 +562,13 @@ class ProposalsPanel(QWidget):
                  count(len(self.items), what) + ("" if self.status_filter == "all"
                                                  else f" {self.status_filter}"))
         total = len(self._proposals())
-        checked = sum(p.sha in self.checked for p in self._proposals())
+        checked = sum(p.sha in self.checked for p in self._proposals())  # (one pass each: cheap)
         progress = f" · checking {checked}/{total}…" if checked < total and not self.checks_done else ""
         self.status.setText(f"{shown} ({where}){progress}")
 
     def _paint(self, row: QTreeWidgetItem, item: Item) -> None:
-        by_sha = {p.sha: p for p in self._proposals()}
+        self._proposals()
+        by_sha = self._by_sha
         if item.path is None:
             p = by_sha[item.shas[0]]
             b = badge_of(p.facts) if p.facts else Badge("agent state",
@@ -587,7 +621,11 @@ class ProposalsPanel(QWidget):
 
     def current_item(self) -> Item | None:
         key = self.current_key()
-        return next((i for i in self.items if i.key == key), None)
+        row = self._row_of.get(key) if key is not None else None
+        if row is None:
+            return None
+        return next((i for i in self._items_of.get(key[1] if key[0] == "c" else "", ())
+                     if i.key == key), None) or next((i for i in self.items if i.key == key), None)
 
     def select_sha(self, sha: str) -> bool:
         """Select the row of a proposal (per commit) by its full or abbreviated sha."""
@@ -599,10 +637,9 @@ class ProposalsPanel(QWidget):
         return False
 
     def _repaint_sha(self, sha: str) -> None:
-        for row in self._rows():
-            key = self._key(row)
-            item = next((i for i in self.items if i.key == key), None)
-            if item is not None and sha in item.shas:
+        for item in self._items_of.get(sha, ()):
+            row = self._row_of.get(item.key)
+            if row is not None:
                 self._paint(row, item)
 
     # -- checks (a worker streams the badges) -------------------------------------------------
@@ -613,7 +650,7 @@ class ProposalsPanel(QWidget):
         self._stop_checks()
         self.checks_done = False
         self._checking_queue = self.queue
-        worker = CheckWorker(self._ops, self.queue)
+        worker = CheckWorker(self._ops, replace(self.queue, proposals=tuple(self.unique())))
         worker.did_check.connect(self._checked)
         worker.did_fail.connect(lambda m: self.status.setText(f"Checking failed: {m}"))
         worker.finished.connect(partial(self._checks_ended, worker))
@@ -642,9 +679,14 @@ class ProposalsPanel(QWidget):
 
     def _take_checked(self, proposal: Proposal) -> None:
         self.checked[proposal.sha] = proposal
+        shown = self._by_sha.get(proposal.sha) if self._view is not None else None
+        if shown is not None and self._view is not None:
+            merged = _with_checks(proposal, shown)
+            self._view[self._pos[proposal.sha]] = merged
+            self._by_sha[proposal.sha] = merged
         self._repaint_sha(proposal.sha)
-        current = self.current_item()
-        if current is not None and proposal.sha in current.shas:
+        item = self.current_item()
+        if item is not None and proposal.sha in item.shas:
             self._show_badge_and_problems()
         if len(self.checked) % 25 == 0:
             self._say()
@@ -658,8 +700,8 @@ class ProposalsPanel(QWidget):
         item = self.current_item()
         if item is None:
             return []
-        by_sha = {p.sha: p for p in self._proposals()}
-        return [by_sha[s] for s in item.shas if s in by_sha]
+        self._proposals()
+        return [self._by_sha[s] for s in item.shas if s in self._by_sha]
 
     def _show_current(self) -> None:
         item = self.current_item()
@@ -1074,11 +1116,11 @@ class ProposalsPanel(QWidget):
                            else f"{type(exc).__name__}: {exc}")
 
 
-def _with_status(checked: Proposal, current: Proposal) -> Proposal:
-    """A checked proposal with the status the newest queue read gave it."""
-    if (checked.status, checked.decided_by, checked.overridden) == \
-            (current.status, current.decided_by, current.overridden):
-        return checked
+def _with_checks(checked: Proposal | None, current: Proposal) -> Proposal:
+    """`current` (its branch and status as the newest queue read gave them) with the
+    problems a check found for the same commit."""
+    if checked is None:
+        return current
     statuses = {f.path: f.status for f in current.facts}
     return replace(current, facts=tuple(replace(f, status=statuses.get(f.path, f.status))
                                         for f in checked.facts))
