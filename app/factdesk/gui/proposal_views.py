@@ -110,8 +110,9 @@ def heading(proposal: Proposal) -> str:
 
 
 def problem_line(problem: ReviewProblem) -> str:
-    return (f"{problem.code} ({problem.severity}{'' if problem.new else ', already on curated'}): "
-            f"{problem.message}")
+    mark = "✗" if problem.severity == "error" else "⚠"
+    old = "" if problem.new else ", the curated version has it too"
+    return f"{mark} {problem.code} ({problem.severity}{old}): {problem.message}"
 
 
 # -- dialogs ---------------------------------------------------------------------------------

@@ -37,6 +37,8 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLineEdit,
+    QListWidget,
+    QListWidgetItem,
     QPlainTextEdit,
     QPushButton,
     QSplitter,
@@ -264,12 +266,13 @@ class ProposalsPanel(QWidget):
         for col in (1, 2):
             self.facts.header().setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
         self.facts.currentItemChanged.connect(lambda *_: self._show_fact())
-        self.problems = QTreeWidget(left)
+        # one finding a line, wrapped (a rule's message is a sentence)
+        self.problems = QListWidget(left)
         self.problems.setObjectName("proposalProblems")
-        self.problems.setHeaderLabels(["Rule", "Finding (as if accepted)"])
-        self.problems.setRootIsDecorated(False)
         self.problems.setWordWrap(True)
-        self.problems.header().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        self.problems.setUniformItemSizes(False)
+        self.problems.setResizeMode(QListWidget.ResizeMode.Adjust)
+        self.problems.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         facts_split = QSplitter(Qt.Orientation.Vertical, left)
         facts_split.addWidget(self.facts)
         facts_split.addWidget(self.problems)
@@ -338,7 +341,7 @@ class ProposalsPanel(QWidget):
 
     def attach(self, window: Window) -> None:
         self._window = window
-        self.path_did_select.connect(window.inspect_path)  # the curated version, when it exists
+        self.path_did_select.connect(self._inspect)
         status = getattr(window, "status", None)
         if status is not None and hasattr(status, "proposals_counted"):
             self.queue_did_count.connect(status.proposals_counted)
@@ -347,6 +350,18 @@ class ProposalsPanel(QWidget):
         self._near = semantic_near(semantic)
         semantic.did_become_ready.connect(lambda: self._semantic_ready(semantic))
         self.load()  # (light: git only) the status bar's count, before the tab is seen
+
+    def _inspect(self, path: str) -> None:
+        """The inspector shows the curated version of the fact; a fact the curated branch
+        does not have (a proposal adds it) empties it, never leaving another fact there."""
+        window = self._window
+        if window is None:
+            return
+        nav, inspector = getattr(window, "nav", None), getattr(window, "inspector", None)
+        if nav is not None and inspector is not None and nav.id_of(path) is None:
+            inspector.show_fact(None)
+            return
+        window.inspect_path(path)
 
     def _semantic_ready(self, semantic: Any) -> None:
         self._near = semantic_near(semantic)
@@ -621,8 +636,7 @@ class ProposalsPanel(QWidget):
 
     def current_item(self) -> Item | None:
         key = self.current_key()
-        row = self._row_of.get(key) if key is not None else None
-        if row is None:
+        if key is None or key not in self._row_of:
             return None
         return next((i for i in self._items_of.get(key[1] if key[0] == "c" else "", ())
                      if i.key == key), None) or next((i for i in self.items if i.key == key), None)
@@ -798,6 +812,12 @@ class ProposalsPanel(QWidget):
                 row.setForeground(2, QBrush(QColor(fb.color)))
         self._show_problems()
 
+    def _problem(self, text: str, color: str, tip: str = "") -> None:
+        row = QListWidgetItem(text, self.problems)
+        row.setForeground(QBrush(QColor(color)))
+        if tip:
+            row.setToolTip(theme.tooltip(tip))
+
     def _show_problems(self) -> None:
         self.problems.clear()
         chosen = self._chosen_fact()
@@ -805,22 +825,17 @@ class ProposalsPanel(QWidget):
             return
         _p, f = chosen
         if f.conflict:
-            row = QTreeWidgetItem(self.problems, ["conflict", "the curated branch changed this fact "
-                                                  "since the agent branched"])
-            row.setForeground(0, QBrush(QColor(theme.ERROR_COLOR)))
+            self._problem("⇄ conflict: the curated branch changed this fact since the agent "
+                          "branched (accepting asks how to decide)", theme.ERROR_COLOR)
         if f.problems is None:
-            QTreeWidgetItem(self.problems, ["…", "checking…"])
+            self._problem("… checking as if accepted", theme.DERIVED_COLOR)
             return
         if not f.problems and not f.conflict:
-            QTreeWidgetItem(self.problems, ["✓", "no problem as if accepted"])
+            self._problem("✓ no problem as if accepted", theme.TYPE_MARKS["observation"].color)
         for problem in f.problems:
-            row = QTreeWidgetItem(self.problems, [problem.code, theme.clip(problem_line(problem)
-                                                                            .split(": ", 1)[1], 600)])
-            row.setToolTip(1, theme.tooltip(problem_line(problem)))
             color = theme.SEVERITY_COLORS.get(problem.severity, theme.DERIVED_COLOR)
-            row.setForeground(0, QBrush(QColor(color if problem.new else theme.DERIVED_COLOR)))
-            if not problem.new:
-                row.setText(0, f"{problem.code} (curated has it)")
+            self._problem(theme.clip(problem_line(problem), 600),
+                          color if problem.new else theme.DERIVED_COLOR, problem_line(problem))
 
     def _show_fact(self) -> None:
         self._show_problems()
