@@ -141,13 +141,16 @@ class LoggedCommit:
     message: str
 
 
-def decision_log(repo: Path, tip: str, needle: str, *, depth: int = 2000) -> list[LoggedCommit]:
+def decision_log(repo: Path, tip: str, needle: str, *, depth: int = 2000, merges: bool = False,
+                 exclude: Sequence[str] = ()) -> list[LoggedCommit]:
     """The non-merge commits on `tip`'s first-parent line whose message holds `needle` (a
     fixed string), newest first, at most `depth` of them (the curation trust rule reads
-    these)."""
-    out = run_git(repo, "log", "--first-parent", "--no-merges", f"-n{depth}",
+    these). `merges`: the merge commits too; `exclude`: stop at commits these reach (the
+    line of a sync merge's second parent, down to what its first parent has)."""
+    out = run_git(repo, "log", "--first-parent", *([] if merges else ["--no-merges"]), f"-n{depth}",
                   "--format=%x01%H%x00%P%x00%ae%x00%ce%x00%s%x00%B", "--fixed-strings",
-                  f"--grep={needle}", "--end-of-options", tip, "--", check=False)
+                  f"--grep={needle}", "--end-of-options", tip,
+                  *(f"^{rev}" for rev in exclude), "--", check=False)
     found = []
     for chunk in out.split(b"\x01")[1:]:
         sha, parents, author, committer, subject, body = (

@@ -35,8 +35,9 @@ def citing(conn: sqlite3.Connection, targets: Sequence[str]) -> dict[str, list[s
     if not targets:
         return out
     for src, target in rows_in(
-            conn, "SELECT r.src, r.target FROM refs r JOIN facts f ON f.path = r.src "
-                  "WHERE f.status = 'live' AND r.target IN ({marks})",
+            # (CROSS JOIN: refs by target first; the planner otherwise walks every live fact)
+            conn, "SELECT r.src, r.target FROM refs r CROSS JOIN facts f ON f.path = r.src "
+                  "WHERE r.target IN ({marks}) AND f.status = 'live'",
             [t.lower() for t in targets]):
         out.setdefault(target, []).append(src)
     return out
@@ -116,3 +117,10 @@ def live_paths(conn: sqlite3.Connection, paths: Sequence[str]) -> set[str]:
     """Those of `paths` that are live facts in the index (on the curated branch)."""
     return {r[0] for r in rows_in(conn, "SELECT path FROM facts WHERE status = 'live' "
                                         "AND path IN ({marks})", list(paths))}
+
+
+def live_blob(conn: sqlite3.Connection, path: str) -> str | None:
+    """The blob id of the live fact at `path` as indexed (the curated version), or None."""
+    row = conn.execute("SELECT blob FROM facts WHERE path = ? AND status = 'live'",
+                       (path,)).fetchone()
+    return None if row is None else row[0]

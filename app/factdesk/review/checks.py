@@ -112,18 +112,27 @@ class _environment:
         self.env.conn.close()
 
 
-def _branch_versions(queue: Queue, proposal: Proposal
-                     ) -> dict[str, tuple[str | None, Proposal]]:
+def _branch_versions(queue: Queue, proposal: Proposal) -> _Versions:
     """path → (blob, proposal) of the newest version the branch's earlier open proposals
     wrote of each fact (None: deleted)."""
-    out: dict[str, tuple[str | None, Proposal]] = {}
+    out = _Versions()
     for p in queue.proposals:
         if p.branch != proposal.branch or p.index >= proposal.index:
             continue
         for f in p.facts:
             if f.status == "open":
                 out[f.path] = (f.new_blob, p)
+                if f.change == "added":
+                    out.added[f.path] = p
     return out
+
+
+class _Versions(dict[str, tuple[str | None, Proposal]]):
+    """`_branch_versions`' answer, with the open proposal that added each path."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.added: dict[str, Proposal] = {}
 
 
 def _check(env: _Env, queue: Queue, proposal: Proposal) -> Proposal:
@@ -138,6 +147,7 @@ def _check(env: _Env, queue: Queue, proposal: Proposal) -> Proposal:
     # the dependency walk: facts the versions cite that only earlier open proposals have
     # in this form; which proposal each fact's lineage needs
     needs: dict[str, set[str]] = {p: set() for p in own}
+    #: cited path → the curated branch already has the branch's version
     live_cache: dict[str, bool] = {}
     frontier = [(p, p, 0) for p in own]
     parsed_refs: dict[str, list[str]] = {}
@@ -150,8 +160,12 @@ def _check(env: _Env, queue: Queue, proposal: Proposal) -> Proposal:
             parsed_refs[path] = _refs_of(path, data, repo_id)
         for target in parsed_refs[path]:
             hit = earlier.get(target)
-            if hit is None or target in own:
-                continue
+            if hit is None or hit[0] is None or target in own:
+                continue  # (a deletion is no version this one needs)
+            if target not in live_cache:
+                live_cache[target] = review_reads.live_blob(env.conn, target) == hit[0]
+            if live_cache[target]:
+                continue  # the curated branch has this very version already
             needs[root].add(hit[1].sha)
             if target not in versions:
                 versions[target] = env.read(hit[0])
@@ -224,7 +238,13 @@ def _branch_only(env: _Env, earlier: Mapping[str, tuple[str | None, Proposal]],
     wanted = sorted({t for refs in parsed_refs.values() for t in refs
                      if t in earlier and earlier[t][0] is not None and t not in own})
     live = review_reads.live_paths(env.conn, wanted) if wanted else set()
-    return {t: earlier[t][1] for t in wanted if t not in live}
+    return {t: _adder(earlier, t) for t in wanted if t not in live}
+
+
+def _adder(earlier: Mapping[str, tuple[str | None, Proposal]], path: str) -> Proposal:
+    """The open proposal that adds `path` on the branch (the newest version's writer when
+    none of them adds it: the curated branch had it and an open one deleted it)."""
+    return getattr(earlier, "added", {}).get(path) or earlier[path][1]
 
 
 def _citations_left(sources: Sequence[str], path: str, versions: Mapping[str, bytes | None],

@@ -69,7 +69,8 @@ def reviewed_prefix(review: Review, tip: str, branch_tip: str, decided: Decided,
     for c in commits:  # parents first
         agent = AgentCommit.of(c, review.root)
         inside = [p for p in c.parents if p in by_sha]
-        ok[c.sha] = not decided.is_open(agent) and all(ok[p] for p in inside)
+        needs = bool(agent.facts) and not agent.merge  # (job state alone needs no decision)
+        ok[c.sha] = not (needs and decided.is_open(agent)) and all(ok[p] for p in inside)
         has_fact[c.sha] = (bool(agent.facts) and not agent.merge) or any(has_fact[p] for p in inside)
     sha: str | None = branch_tip
     while sha is not None and sha in by_sha:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -100,13 +101,16 @@ def load_queue(repo: Path, *, branch: str | None = None,
     curated, tip = githistory.checked_out_branch(repo)
     if tip is None:
         return Queue(curated, "", (), ())
-    registry = registry if registry is not None else load_registry(repo)
-    decisions = read_decisions(trusted_decisions(repo, tip, registry=registry))
     refs = [(name, sha) for ref, sha in githistory.agent_refs(repo)
             if (name := branch_agent(ref)) is not None]
     if branch is not None:
         refs = [(n, s) for n, s in refs if n == branch]
-    reads = [_read_branch(repo, name, sha, tip) for name, sha in refs]
+    # the git reads are independent: they run side by side (each thread waits on its git
+    # process, so the interpreter's lock is free meanwhile)
+    with ThreadPoolExecutor(max_workers=4, thread_name_prefix="review-queue") as pool:
+        found = pool.submit(_decisions, repo, tip, registry)
+        reads = [_read_branch(pool, repo, name, sha, tip) for name, sha in refs]
+        decisions = found.result()
 
     listed = {c.sha for r in reads for c in r.commits}
     decided_elsewhere = sorted(decisions.named - listed)
@@ -115,10 +119,14 @@ def load_queue(repo: Path, *, branch: str | None = None,
     branches: list[Branch] = []
     proposals: list[Proposal] = []
     net: dict[str, tuple[NetFact, ...]] = {}
-    for r in reads:
+    seen: set[str] = set()
+    for r in reads:  # (local branches first: `agent_refs` lists refs/heads before remotes)
         own = [c for c in extra.get(r.name, ()) if len(c.parents) <= 1]
-        # the range's proposals after the decided ones it no longer holds (older)
-        commits = own + [c for c in r.commits if len(c.parents) <= 1]
+        # the range's proposals after the decided ones it no longer holds (older); a commit
+        # two branches hold (a local branch and its remote-tracking twin) is listed once
+        commits = [c for c in own + [c for c in r.commits if len(c.parents) <= 1]
+                   if c.sha not in seen]
+        seen.update(c.sha for c in commits)
         agent_blobs = _agent_blobs(r.commits)
         made = [_proposal(c, r, i, decisions, agent_blobs) for i, c in enumerate(commits)]
         proposals.extend(made)
@@ -130,12 +138,19 @@ def load_queue(repo: Path, *, branch: str | None = None,
     return Queue(curated, tip, tuple(branches), tuple(proposals), net)
 
 
-def _read_branch(repo: Path, name: str, sha: str, tip: str) -> _BranchRead:
+def _decisions(repo: Path, tip: str, registry: Registry | None) -> Decisions:
+    registry = registry if registry is not None else load_registry(repo)
+    return read_decisions(trusted_decisions(repo, tip, registry=registry))
+
+
+def _read_branch(pool: ThreadPoolExecutor, repo: Path, name: str, sha: str,
+                 tip: str) -> _BranchRead:
+    commits = pool.submit(githistory.range_log, repo, sha, tip)
     base = githistory.merge_base(repo, tip, sha) or ""
-    commits = githistory.range_log(repo, sha, tip)
-    net = githistory.tree_diff(repo, base, sha) if base else []
+    net = pool.submit(githistory.tree_diff, repo, base, sha) if base else None
     changed = githistory.tree_diff(repo, base, tip, ROOT) if base else []
-    return _BranchRead(name, sha, base, commits, net, {c.path: c.new_blob for c in changed})
+    return _BranchRead(name, sha, base, commits.result(), net.result() if net else [],
+                       {c.path: c.new_blob for c in changed})
 
 
 def _decided_commits(repo: Path, shas: Sequence[str], reads: Sequence[_BranchRead],
