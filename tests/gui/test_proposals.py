@@ -413,3 +413,66 @@ def test_real_corpus_lists_every_agent_commit(qtbot, real_repo, data_dir) -> Non
         qtbot.waitUntil(lambda: clean.shas[0] in {i.shas[0] for i in panel.items}, timeout=15_000)
     finally:
         win.close()
+
+
+def _team(repo: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """A bare remote of `repo` (its `origin`) and a second clone working on it."""
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "clone", "-q", "--bare", str(repo), str(bare))
+    git(repo, "remote", "add", "origin", str(bare))
+    git(repo, "fetch", "-q", "origin")
+    git(repo, "branch", "-q", "--set-upstream-to=origin/main", "main")
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(bare), str(other))
+    return bare, other
+
+
+def test_sync_brings_a_new_agent_branch_with_a_progress_bar(qtbot, repo, data_dir, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    _bare, other = _team(repo, tmp_path)
+    win = open_window(qtbot, repo)
+    try:
+        panel = win.proposals
+        win.center.setCurrentWidget(panel)
+        qtbot.waitUntil(lambda: panel.loaded, timeout=10_000)
+        assert not panel.items
+        # meanwhile an agent pushes its branch to the shared remote
+        git(other, "checkout", "-q", "-b", "agent/ci.host-99990000")
+        sha = _agent_commit(other, "learn: Retries double the load", {
+            "kb/gotchas/db/c9c9c9c9.md": _fact("type: observation\ndomain: [ledger-api]\n"
+                                               "confidence: 0.7\nsources: 1\nrefs: []",
+                                               "Retries double the load", "Seen twice.")})
+        git(other, "push", "-q", "origin", "agent/ci.host-99990000")
+        progress: list[float] = []
+        panel.sync_did_progress.connect(lambda _w, f: progress.append(f))
+        with qtbot.waitSignal(panel.sync_did_finish, timeout=30_000) as done:
+            win.actions_by_name["sync"].trigger()
+            assert win.status.sync_bar.isVisible()
+        assert not isinstance(done.args[0], BaseException), done.args[0]
+        qtbot.waitUntil(lambda: sha in {i.shas[0] for i in panel.items}, timeout=20_000)
+        assert progress and not win.status.sync_bar.isVisible()
+        assert "1 proposal" in win.status.review_label.text()
+    finally:
+        win.close()
+
+
+def test_sync_conflict_names_the_facts(qtbot, repo, data_dir, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QMessageBox
+
+    _bare, other = _team(repo, tmp_path)
+    pool = IDS["pool"]
+    (other / pool).write_text((other / pool).read_text().replace("The pool", "Their pool"))
+    git(other, "commit", "-qam", "curate: their wording", author="bob", email="bob@example.org")
+    git(other, "push", "-q", "origin", "main")
+    (repo / pool).write_text((repo / pool).read_text().replace("The pool", "Our pool"))
+    git(repo, "commit", "-qam", "curate: our wording", author="ana", email="ana@example.org")
+    before = git(repo, "rev-parse", "main").strip()
+    win = open_window(qtbot, repo)
+    try:
+        with qtbot.waitSignal(win.proposals.sync_did_finish, timeout=30_000) as done:
+            win.actions_by_name["sync"].trigger()
+        assert type(done.args[0]).__name__ == "SyncConflict"
+        boxes = [b for b in win.findChildren(QMessageBox, "errorBox") if b.isVisible()]
+        assert boxes and pool in boxes[-1].text() and "Sync stopped" in boxes[-1].windowTitle()
+        assert git(repo, "rev-parse", "main").strip() == before  # nothing merged
+    finally:
+        win.close()

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING
 from factdesk.review.model import Proposal, ProposedFact, Queue
 
 if TYPE_CHECKING:
-    from factdesk.curation import Curation
+    from factdesk.curation import Curation, Identity
     from factdesk.index.indexer import Indexer
+    from factdesk.review.sync import SyncResult
 
 def load(repo: Path) -> Queue:
     """(Worker.) Every agent branch's proposals, with their status (git only: fast)."""
@@ -94,8 +95,9 @@ def review(cur: Curation):  # type: ignore[no-untyped-def]
     return Review(cur.indexer, cur.curator, update_index=False, defer_index_sync=True)
 
 
-def run_sync(repo: Path, progress: Callable[[str, float], None]):  # type: ignore[no-untyped-def]
+def run_sync(repo: Path, progress: Callable[[str, float], None],
+             curator: Identity | None = None) -> SyncResult:
     """(Writer lane.) Fetch every remote, join the lines, push (`review.sync.sync`)."""
     from factdesk.review.sync import sync
 
-    return sync(repo, progress=progress)
+    return sync(repo, progress=progress, curator=curator)

@@ -22,7 +22,7 @@ holds no rules (`review.*` decides, `gui/proposal_source.py` is how it asks).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
@@ -192,6 +192,7 @@ class ProposalsPanel(QWidget):
         self._row_of: dict[tuple[str, ...], QTreeWidgetItem] = {}
         self._items_of: dict[str, list[Item]] = {}
         self._proposed_text = ""
+        self._syncing = False
         self._edit_for: tuple[Item, Proposal, ProposedFact, bool] | None = None
         repo, indexer = self._repo, ops.indexer
         self._loader = BackgroundRead(None, lambda: proposal_source.load(repo), done=self._loaded,
@@ -1103,29 +1104,45 @@ class ProposalsPanel(QWidget):
 
     def sync(self) -> None:
         """Fetch every remote (new agent branches come in as proposals), join the lines with
-        a true merge, push the curated branch: on the writer lane, a progress bar meanwhile."""
+        a true merge, push the curated branch: on the writer lane (it moves the branch the
+        decisions commit to), a progress bar meanwhile; the window never waits for it."""
+        if self._syncing:
+            return
+        self._syncing = True
         emit = self.sync_did_progress.emit
-        repo = self._repo
-        self.sync_did_progress.emit("sync: starting", 0.0)
-        self._ops.lane.submit(lambda: proposal_source.run_sync(repo, lambda s, f: emit(s, f)),
-                              done=self._synced, failed=self._sync_failed)
+        repo, ops = self._repo, self._ops
+        self.sync_did_progress.emit("sync: waiting for the writer", 0.0)
+
+        def job() -> object:
+            curator = ops.curation().curator  # (resolving the curator runs git: here, not there)
+            return proposal_source.run_sync(repo, lambda what, f: emit(what, f), curator)
+
+        self._ops.lane.submit(job, done=self._synced, failed=self._sync_failed)
 
     def _synced(self, result: object) -> None:
+        self._syncing = False
         self.sync_did_progress.emit("", 1.0)
         self.sync_did_finish.emit(result)
+        joined = getattr(result, "joined", "")
+        incoming = getattr(result, "incoming", 0)
+        self.status.setText(f"Synced: {joined}" + (f", {count(incoming, 'commit')} came in"
+                                                  if incoming else "") + ".")
         reindex = getattr(self._window, "reindex", None)
         if callable(reindex):
-            reindex()  # (the merge and the new agent branches: the index and the queue follow)
+            reindex()  # (the join and the new agent branches: the index and the queue follow)
 
     def _sync_failed(self, exc: BaseException) -> None:
+        self._syncing = False
         self.sync_did_progress.emit("", 1.0)
         self.sync_did_finish.emit(exc)
-        facts: Sequence[str] = getattr(exc, "paths", None) or getattr(exc, "facts", None) or ()
-        if type(exc).__name__ == "SyncConflict":
-            listing = "\n".join(f"  {p}" for p in facts)
-            dialogs.show_error(self, "Sync stopped: a conflict",
-                               f"{exc}\n\nBoth you and another curator changed:\n{listing}\n\n"
-                               "Nothing was merged or pushed; decide these facts, then sync again.")
+        conflicts = getattr(exc, "conflicts", None)
+        if conflicts:
+            listing = "\n".join(f"• {c.path}\n    yours: {c.ours_said}\n    theirs: {c.theirs_said}"
+                                for c in conflicts)
+            dialogs.show_error(self, "Sync stopped: the same facts changed on both sides",
+                               f"{exc}\n\n{listing}\n\nNothing was merged or pushed. Decide "
+                               "these facts (keep one version, or edit them alike), then sync "
+                               "again.")
             return
         dialogs.show_error(self, "Sync failed", str(exc) if isinstance(exc, FactdeskError)
                            else f"{type(exc).__name__}: {exc}")
