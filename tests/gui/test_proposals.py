@@ -476,3 +476,40 @@ def test_sync_conflict_names_the_facts(qtbot, repo, data_dir, tmp_path) -> None:
         assert git(repo, "rev-parse", "main").strip() == before  # nothing merged
     finally:
         win.close()
+
+
+DISTILLED = "kb/decisions/api/d0d0d0d0.md"
+
+
+def test_awaiting_attestation_is_a_second_source(qtbot, repo, data_dir) -> None:  # type: ignore[no-untyped-def]
+    """Distilled/discovered facts already on main that no curator attested: A attests one;
+    one the attestation cannot complete says what it lacks (and stays)."""
+    (repo / DISTILLED).write_text(_fact(
+        "type: synthesis\norigin: distilled\ndomain: [ledger-api]\nconfidence: 0.8\nsources: 1\n"
+        "refs: ['kb/gotchas/db/a1a1a1a1.md']\nclaim_type: synthesis\nclaimant_agent_id: codex\n"
+        "claimant_type: tool\nsubject_kind: codebase\nsubject_ref: repo:ledger",
+        "Pool limits bound the batch size", "From the pool observation."))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "synthesize-review: distill pool limits", author="codex",
+        email="codex+learn@agents.knomit.io")
+    win = open_window(qtbot, repo)
+    try:
+        panel = win.proposals
+        win.center.setCurrentWidget(panel)
+        qtbot.waitUntil(lambda: panel.loaded, timeout=10_000)
+        panel.set_branch("@awaiting")
+        qtbot.waitUntil(lambda: panel.awaiting is not None and bool(panel.items), timeout=10_000)
+        paths = [i.path for i in panel.items]
+        assert DISTILLED in paths and IDS["syn"] in paths
+        panel.list.setCurrentItem(panel.list.topLevelItem(paths.index(DISTILLED)))
+        panel.list.setFocus()
+        before = git(repo, "rev-parse", "main").strip()
+        press(qtbot, panel, Qt.Key.Key_A)
+        qtbot.waitUntil(lambda: git(repo, "rev-parse", "main").strip() != before
+                        or win.last_error is not None, timeout=15_000)
+        assert win.last_error is None
+        assert "attest" in git(repo, "log", "-1", "--format=%s", "main")
+        qtbot.waitUntil(lambda: DISTILLED not in [i.path for i in panel.items], timeout=15_000)
+        assert IDS["syn"] in [i.path for i in panel.items]
+    finally:
+        win.close()

@@ -18,6 +18,7 @@ from factdesk.review.model import Proposal, ProposedFact, Queue
 if TYPE_CHECKING:
     from factdesk.curation import Curation, Identity
     from factdesk.index.indexer import Indexer
+    from factdesk.review.proposals import Awaiting
     from factdesk.review.sync import SyncResult
 
 def load(repo: Path) -> Queue:
@@ -25,6 +26,13 @@ def load(repo: Path) -> Queue:
     from factdesk.review.proposals import load_queue
 
     return load_queue(repo)
+
+
+def awaiting(indexer: Indexer) -> list[Awaiting]:
+    """(Worker.) `distilled`/`discovered` facts on the curated branch no curator attested."""
+    from factdesk.review.proposals import awaiting_attestation
+
+    return awaiting_attestation(indexer)
 
 
 def checked(indexer: Indexer, queue: Queue, cancelled: Callable[[], bool]) -> Iterator[Proposal]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, QThread, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontDatabase, QKeyEvent
@@ -75,9 +75,15 @@ from factdesk.gui.workers import BackgroundRead, let_finish
 from factdesk.model.words import count
 from factdesk.review.model import Proposal, ProposedFact, Queue
 
+if TYPE_CHECKING:
+    from factdesk.review.proposals import Awaiting
+
 STATUSES = (("open", "Open"), ("accepted", "Accepted"), ("rejected", "Rejected"), ("all", "All"))
 MODES = (("commit", "Per commit"), ("fact", "Per fact"))
 ACCEPT_REASON = "accepted in review"
+ATTEST_REASON = "attested in review"
+#: the branch box's second source: derived facts already on the curated branch
+AWAITING = "@awaiting"
 CLEAN_REASON = "accepted in review: no error, no conflict"
 KEY_ROLE = Qt.ItemDataRole.UserRole
 #: the keys the tab answers wherever its focus is (a window shortcut of the same letter,
@@ -203,6 +209,12 @@ class ProposalsPanel(QWidget):
             repo, queue, fact, label), done=self._shown, failed=self._show_failed, parent=self)
         self._bytes = BackgroundRead(None, lambda fact: proposal_source.proposed_bytes(repo, fact),
                                      done=self._edit_read, failed=self._edit_failed, parent=self)
+        #: the second source (DESIGN §5): `distilled`/`discovered` facts on the curated
+        #: branch no curator attested; read when chosen
+        self.awaiting: list[Awaiting] | None = None
+        self._awaiting_read = BackgroundRead(None, lambda: proposal_source.awaiting(indexer),
+                                             done=self._awaiting_loaded,
+                                             failed=self._load_failed, parent=self)
         self._near: Callable[[str], list[tuple[str, float]]] | None = None
         self._near_read = BackgroundRead(None, lambda text: self._near(text) if self._near else [],
                                          done=self._near_done, failed=lambda *_a: None, parent=self)
@@ -381,6 +393,8 @@ class ProposalsPanel(QWidget):
         quick); its checks are redone when the tab is in front."""
         self._stale = not change.in_front
         self.load()
+        if self.branch_filter == AWAITING:
+            self._awaiting_read.start()
 
     def tab_did_show(self) -> None:
         self._shown_once = True
@@ -392,7 +406,8 @@ class ProposalsPanel(QWidget):
         self.list.setFocus()
 
     def close_worker(self) -> None:
-        for reader in (self._loader, self._one, self._shower, self._bytes, self._near_read):
+        for reader in (self._loader, self._one, self._shower, self._bytes, self._near_read,
+                       self._awaiting_read):
             reader.close()
         self._stop_checks()
 
@@ -412,7 +427,7 @@ class ProposalsPanel(QWidget):
         live = {p.sha for p in queue.proposals}
         self.checked = {sha: p for sha, p in self.checked.items() if sha in live}
         # a decision's row is done once the queue read after it says so
-        self.pending = {k: s for k, s in self.pending.items() if self._still_open(k)}
+        self.pending = {k: s for k, s in self.pending.items() if k[0] == "a" or self._still_open(k)}
         self._fill_branches()
         self._fill(keep=self.current_key())
         waiting = sum(p.status in ("open", "partial") for p in self.unique())
@@ -453,12 +468,17 @@ class ProposalsPanel(QWidget):
             box.setItemData(box.count() - 1, theme.tooltip(
                 f"{b.name}\nagent {b.agent}\nmerge base {b.base[:12]} · tip {b.tip[:12]}"),
                 Qt.ItemDataRole.ToolTipRole)
+        waiting = "" if self.awaiting is None else f" ({len(self.awaiting)})"
+        box.addItem(f"On {self.queue.curated}: distilled/discovered awaiting attestation{waiting}",
+                    AWAITING)
         at = box.findData(self.branch_filter) if self.branch_filter else 0
         box.setCurrentIndex(max(at, 0))
 
     def _filters_changed(self) -> None:
         self.branch_filter = self.branch_box.currentData()
         self._view = None
+        if self.branch_filter == AWAITING:
+            self._awaiting_read.start()
         self._fill(keep=self.current_key())
 
     def set_mode(self, mode: str) -> None:
@@ -512,7 +532,19 @@ class ProposalsPanel(QWidget):
             return status in ("open", "partial")
         return status == self.status_filter
 
+    def _awaiting_loaded(self, facts: list[Awaiting]) -> None:
+        self.awaiting = facts
+        self.pending = {k: v for k, v in self.pending.items()
+                        if k[0] != "a" or any(a.path == k[1] for a in facts)}
+        self._fill_branches()
+        if self.branch_filter == AWAITING:
+            self._fill(keep=self.current_key())
+            self.queue_did_load.emit(len(self.items))
+
     def _make_items(self) -> list[Item]:
+        if self.branch_filter == AWAITING:
+            return [Item(("a", a.path), "", (), a.path, "awaiting")
+                    for a in self.awaiting or ()] if self.status_filter in ("open", "all") else []
         proposals = self._proposals()
         if self.mode == "commit":
             return [Item(("c", p.sha), p.branch, (p.sha,), None, p.status)
@@ -583,6 +615,9 @@ class ProposalsPanel(QWidget):
         self.status.setText(f"{shown} ({where}){progress}")
 
     def _paint(self, row: QTreeWidgetItem, item: Item) -> None:
+        if item.key[0] == "a":
+            self._paint_awaiting(row, item)
+            return
         self._proposals()
         by_sha = self._by_sha
         if item.path is None:
@@ -612,6 +647,23 @@ class ProposalsPanel(QWidget):
         font.setItalic(grey or item.key in self.skipped)
         for col in range(5):
             row.setFont(col, font)
+            if grey:
+                row.setForeground(col, QBrush(QColor(theme.DERIVED_COLOR)))
+
+    def _awaited(self, path: str | None) -> Awaiting | None:
+        return next((a for a in self.awaiting or () if a.path == path), None)
+
+    def _paint_awaiting(self, row: QTreeWidgetItem, item: Item) -> None:
+        a = self._awaited(item.path)
+        if a is None:
+            return
+        status = self.pending.get(item.key) or ("skipped" if item.key in self.skipped else "awaiting")
+        for col, text in enumerate([theme.clip(a.title, 200), a.origin, a.type,
+                                    theme.clip(a.creator, 80), status]):
+            row.setText(col, text)
+        row.setToolTip(0, theme.tooltip(f"{a.title}\n{a.path}"))
+        grey = item.key in self.pending
+        for col in range(5):
             if grey:
                 row.setForeground(col, QBrush(QColor(theme.DERIVED_COLOR)))
 
@@ -725,6 +777,9 @@ class ProposalsPanel(QWidget):
         self.clean_button.setEnabled(self.queue is not None and any(
             p.status == "open" for p in self._proposals()))
         self.facts.clear()
+        if item is not None and item.key[0] == "a":
+            self._show_awaiting(item)
+            return
         if item is None:
             self.title.setText("" if self.loaded else "Reading the agents' branches…")
             for w in (self.meta, self.badge):
@@ -773,6 +828,25 @@ class ProposalsPanel(QWidget):
             self.diff.setPlainText("(this commit changes no fact: its files are the agent's own "
                                    "state, brought over as written by the review merge)")
             self.proposed.show_markdown("")
+        self.item_did_change.emit()
+
+    def _show_awaiting(self, item: Item) -> None:
+        a = self._awaited(item.path)
+        if a is None:
+            return
+        self.title.setText(theme.clip(a.title, 300))
+        self.meta.setText(theme.clip(f"{a.path} · {a.type} · {a.origin} · written by "
+                                     f"{a.creator or 'unknown'} · on the curated branch, "
+                                     "not attested", 600))
+        self.badge.setText("Already on the curated branch: A attests it as it stands, R retracts "
+                           "it (with a reason), E opens the relabel editor; the inspector shows it.")
+        self.badge.setStyleSheet(f"color: {theme.DERIVED_COLOR};")
+        self.problems.clear()
+        self.diff.setPlainText("(a fact already on the curated branch: no proposed change)")
+        self.proposed.show_markdown("")
+        self.near.clear()
+        if item.path:
+            self.path_did_select.emit(item.path)
         self.item_did_change.emit()
 
     def _chosen_fact(self) -> tuple[Proposal, ProposedFact] | None:
@@ -945,6 +1019,10 @@ class ProposalsPanel(QWidget):
         item = self.current_item()
         if item is None or item.key in self.pending:
             return
+        if item.key[0] == "a":
+            path = item.key[1]
+            self._decide(item, "attesting…", lambda cur: cur.attest([path], ATTEST_REASON))
+            return
         ids, paths = list(item.shas), ([item.path] if item.path else None)
 
         def op(cur: Any) -> ChangeSet:
@@ -1002,6 +1080,10 @@ class ProposalsPanel(QWidget):
             self._reject_item(item, reason)
 
     def _reject_item(self, item: Item, reason: str) -> None:
+        if item.key[0] == "a":
+            path = item.key[1]
+            self._decide(item, "retracting…", lambda cur: cur.retract([path], reason))
+            return
         ids, paths = list(item.shas), ([item.path] if item.path else None)
         self._decide(item, "rejecting…", lambda cur: proposal_source.review(cur).reject(
             ids, reason, paths=paths))
@@ -1022,6 +1104,11 @@ class ProposalsPanel(QWidget):
         """E: edit the proposed version (envelope fields and body, prefilled), then accept
         it with the correction (the commit says it was edited)."""
         item = self.current_item()
+        if item is not None and item.key[0] == "a" and item.key not in self.pending:
+            opener = getattr(self._window, "open_relabel", None)
+            if callable(opener):
+                opener([item.key[1]], reason=ATTEST_REASON)
+            return
         chosen = self._chosen_fact()
         if item is None or item.key in self.pending or chosen is None:
             return
