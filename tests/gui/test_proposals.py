@@ -344,7 +344,7 @@ def _conflicting(repo: Path) -> str:
     return sha
 
 
-@pytest.mark.parametrize("choice", ["keep", "take"])
+@pytest.mark.parametrize("choice", ["keep", "take", "edit"])
 def test_conflict_offers_keep_or_take(qtbot, repo, data_dir, choice) -> None:  # type: ignore[no-untyped-def]
     sha = _conflicting(repo)
     win = open_window(qtbot, repo)
@@ -354,6 +354,16 @@ def test_conflict_offers_keep_or_take(qtbot, repo, data_dir, choice) -> None:  #
         wait_checked(qtbot, panel)
         assert "conflict" in panel.list.currentItem().text(3)
         when_modal("conflictDialog", lambda d: click(d, f"conflictDialog_{choice}"))
+        if choice == "edit":
+            def merge(dialog) -> None:  # type: ignore[no-untyped-def]
+                from PySide6.QtWidgets import QPlainTextEdit
+
+                body = dialog.findChild(QPlainTextEdit, "edit_body")
+                body.setPlainText(body.toPlainText().replace("At 150 clients the pool",
+                                                             "Measured again: at 150 clients the pool"))
+                click(dialog, "proposalEditorOk")
+
+            when_modal("proposalEditor", merge)
         win.ask_text = lambda *a: "the agent measured it, ours was a guess"
         before = git(repo, "rev-parse", "main").strip()
         press(qtbot, panel, Qt.Key.Key_A)
@@ -362,6 +372,9 @@ def test_conflict_offers_keep_or_take(qtbot, repo, data_dir, choice) -> None:  #
         text = (repo / IDS["pool"]).read_text()
         if choice == "keep":
             assert "Factdesk-Action: reject" in log and "Measured again" in text
+        elif choice == "edit":
+            assert "Factdesk-Edited: " + IDS["pool"] in log
+            assert "Measured again: at 150 clients the pool" in text
         else:
             assert "Factdesk-Override: conflict" in log and "At 150 clients" in text
     finally:

@@ -1029,9 +1029,11 @@ class ProposalsPanel(QWidget):
             return proposal_source.review(cur).accept(ids, reason, paths=paths, override=override,
                                                       edits=edits)
 
-        self._decide(item, "accepting…", op, on_refused=partial(self._refused, item))
+        self._decide(item, "accepting…", op, on_refused=partial(self._refused, item, edits))
 
-    def _refused(self, item: Item, exc: FactdeskError) -> None:
+    def _refused(self, item: Item, edits: dict[str, bytes] | None, exc: FactdeskError) -> None:
+        """An accept was refused: a conflict asks how to decide it; a rule is named, with an
+        override for a reason (the curator's edits, if any, go along)."""
         rule = getattr(exc, "rule", None)
         conflict = isinstance(exc, Conflict) or rule == "conflict"
         if conflict:
@@ -1046,7 +1048,7 @@ class ProposalsPanel(QWidget):
                                      "replace the curated one?", "")
                 if why:
                     self._select(item)
-                    self.accept(override=True, reason=why)
+                    self.accept(override=True, reason=why, edits=edits)
             elif choice == "edit":
                 self._select(item)
                 self.edit(merged=True)
@@ -1060,7 +1062,7 @@ class ProposalsPanel(QWidget):
                                  f"{rule or 'the rule'}? (recorded in the commit)", "")
             if why:
                 self._select(item)
-                self.accept(override=True, reason=why)
+                self.accept(override=True, reason=why, edits=edits)
 
     def _select(self, item: Item) -> None:
         for row in self._rows():
@@ -1135,7 +1137,9 @@ class ProposalsPanel(QWidget):
             return
         self._select(item)
         why = "edited, then accepted" + (" (a merged version)" if merged else "")
-        self.accept(reason=why, edits={f.path: edited}, override=merged)
+        # (a merged version settles the conflict by itself: no override, so a rule it
+        # still breaks is refused and named like any other)
+        self.accept(reason=why, edits={f.path: edited})
 
     def _edit_failed(self, message: str, *_args: object) -> None:
         self._edit_for = None
