@@ -22,6 +22,7 @@ holds no rules (`review.*` decides, `gui/proposal_source.py` is how it asks).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
@@ -105,22 +106,33 @@ class Item:
     status: str
 
 
+#: after a key or a selection in the tab, the checks wait this long (seconds)
+QUIET_S = 0.4
+
+
 class CheckWorker(QThread):
-    """`check_all` over one queue, each checked proposal handed back as it comes."""
+    """`check_all` over one queue, each checked proposal handed back as it comes. Between
+    two proposals it waits while `quiet()` says so — a decision on the writer lane, the
+    curator moving in the queue: pure-Python checks hold the GIL, and every Qt call of the
+    GUI thread (and the writer's work) would queue behind them."""
 
     did_check = Signal(object)  # Proposal
     did_fail = Signal(str)
 
-    def __init__(self, ops: Operations, queue: Queue, parent: QObject | None = None) -> None:
+    def __init__(self, ops: Operations, queue: Queue, quiet: Callable[[], bool],
+                 parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._indexer = ops.indexer
         self._queue = queue
+        self._quiet = quiet
         self.stopped = False
 
     def run(self) -> None:
         try:
             for proposal in proposal_source.checked(self._indexer, self._queue, lambda: self.stopped):
                 self.did_check.emit(proposal)
+                while self._quiet() and not self.stopped:
+                    time.sleep(0.02)
         except Exception as exc:  # shown in the tab, never a crash
             self.did_fail.emit(str(exc) if isinstance(exc, FactdeskError)
                                else f"{type(exc).__name__}: {exc}")
@@ -146,6 +158,7 @@ class _KeyRouter(QObject):
         if kind == QEvent.Type.ShortcutOverride:
             event.accept()  # the key comes to us as a key press, not to a window shortcut
             return True
+        self._panel.hush()
         if not event.isAutoRepeat():
             getattr(self._panel, name)()
         return True
@@ -199,6 +212,7 @@ class ProposalsPanel(QWidget):
         self._items_of: dict[str, list[Item]] = {}
         self._proposed_text = ""
         self._syncing = False
+        self._quiet_until = 0.0
         self._edit_for: tuple[Item, Proposal, ProposedFact, bool] | None = None
         repo, indexer = self._repo, ops.indexer
         self._loader = BackgroundRead(None, lambda: proposal_source.load(repo), done=self._loaded,
@@ -717,7 +731,9 @@ class ProposalsPanel(QWidget):
         self._stop_checks()
         self.checks_done = False
         self._checking_queue = self.queue
-        worker = CheckWorker(self._ops, replace(self.queue, proposals=tuple(self.unique())))
+        lane = self._ops.lane
+        worker = CheckWorker(self._ops, replace(self.queue, proposals=tuple(self.unique())),
+                             lambda: lane.busy or time.monotonic() < self._quiet_until)
         worker.did_check.connect(self._checked)
         worker.did_fail.connect(lambda m: self.status.setText(f"Checking failed: {m}"))
         worker.finished.connect(partial(self._checks_ended, worker))
@@ -770,7 +786,12 @@ class ProposalsPanel(QWidget):
         self._proposals()
         return [self._by_sha[s] for s in item.shas if s in self._by_sha]
 
+    def hush(self) -> None:
+        """The curator acts: the background checks pause a moment (`CheckWorker`)."""
+        self._quiet_until = time.monotonic() + QUIET_S
+
     def _show_current(self) -> None:
+        self.hush()
         item = self.current_item()
         for button in self.buttons.values():
             button.setEnabled(item is not None and item.key not in self.pending)
