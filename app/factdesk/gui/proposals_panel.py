@@ -42,6 +42,7 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QTabWidget,
     QTreeWidget,
@@ -241,7 +242,11 @@ class ProposalsPanel(QWidget):
         bar = QHBoxLayout()
         self.branch_box = QComboBox(self)
         self.branch_box.setObjectName("proposalBranches")
-        self.branch_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        # (never sized by its longest entry: the tab must not widen the window's minimum)
+        self.branch_box.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.branch_box.setMinimumContentsLength(10)
+        self.branch_box.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.branch_box.activated.connect(lambda _i: self._filters_changed())
         self.mode_box = QComboBox(self)
         self.mode_box.setObjectName("proposalMode")
@@ -259,7 +264,6 @@ class ProposalsPanel(QWidget):
         for box in (self.branch_box, self.mode_box, self.status_box):
             bar.addWidget(box)
         bar.addStretch(1)
-        bar.addWidget(self.clean_button)
         outer.addLayout(bar)
         self.status = text_label(self, "proposalStatus")
         outer.addWidget(self.status)
@@ -315,6 +319,7 @@ class ProposalsPanel(QWidget):
             button.clicked.connect(slot)
             buttons.addWidget(button, len(self.buttons) // 2, len(self.buttons) % 2)
             self.buttons[key] = button
+        buttons.addWidget(self.clean_button, 2, 0, 1, 2)
         detail.addLayout(buttons)
         self.tabs = QTabWidget(lower)
         self.tabs.setObjectName("proposalViews")
@@ -335,6 +340,8 @@ class ProposalsPanel(QWidget):
         self.tabs.addTab(self.diff, "Diff vs curated")
         self.tabs.addTab(self.proposed, "Proposed")
         self.tabs.addTab(self.near, "Near-duplicates")
+        for part in (left, self.tabs):  # (a narrow window squeezes them, never the reverse)
+            part.setMinimumWidth(140)
         lower.addWidget(left)
         lower.addWidget(self.tabs)
         lower.setStretchFactor(0, 4)
