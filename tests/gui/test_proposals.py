@@ -526,3 +526,19 @@ def test_awaiting_attestation_is_a_second_source(qtbot, repo, data_dir) -> None:
         assert IDS["syn"] in [i.path for i in panel.items]
     finally:
         win.close()
+
+
+def test_a_newer_read_never_drops_the_running_ones_answer(qtbot, review_window) -> None:  # type: ignore[no-untyped-def]
+    """At start the window's refresh and its index update ask for the queue on top of the
+    tab's own read: the running read's answer is shown, then one more read follows (the
+    list took two reads' time to appear when each new request dropped the running one)."""
+    panel = review_window.proposals
+    qtbot.waitUntil(lambda: panel.loaded and not panel._loader.running, timeout=10_000)
+    answers: list[int] = []
+    panel.queue_did_load.connect(answers.append)
+    panel.load()
+    panel.load()
+    panel.load()
+    qtbot.waitUntil(lambda: len(answers) >= 2 and not panel._loader.running, timeout=10_000)
+    qtbot.wait(200)
+    assert len(answers) == 2

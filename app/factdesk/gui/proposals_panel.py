@@ -214,6 +214,7 @@ class ProposalsPanel(QWidget):
         self._proposed_text = ""
         self._syncing = False
         self._quiet_until = 0.0
+        self._again = False
         self._edit_for: tuple[Item, Proposal, ProposedFact, bool] | None = None
         repo, indexer = self._repo, ops.indexer
         self._loader = BackgroundRead(None, lambda: proposal_source.load(repo), done=self._loaded,
@@ -229,7 +230,9 @@ class ProposalsPanel(QWidget):
         self.awaiting: list[Awaiting] | None = None
         self._awaiting_read = BackgroundRead(None, lambda: proposal_source.awaiting(indexer),
                                              done=self._awaiting_loaded,
-                                             failed=self._load_failed, parent=self)
+                                             failed=lambda m: self.status.setText(
+                                                 f"Could not read the facts awaiting attestation: {m}"),
+                                             parent=self)
         self._near: Callable[[str], list[tuple[str, float]]] | None = None
         self._near_read = BackgroundRead(None, lambda text: self._near(text) if self._near else [],
                                          done=self._near_done, failed=lambda *_a: None, parent=self)
@@ -435,13 +438,26 @@ class ProposalsPanel(QWidget):
     # -- loading --------------------------------------------------------------------------
 
     def load(self) -> None:
+        """Read the queue on the worker. A read already running is never dropped for a
+        newer one (at start the window's first refresh and its index update came on top of
+        the tab's own read, and each threw the last one's answer away): its answer is shown,
+        then the queue is read once more."""
+        if self._loader.running:
+            self._again = True
+            return
         if self._loader.start() and not self.loaded:
             self.status.setText("Reading the agents' branches…")
 
     def _load_failed(self, message: str) -> None:
         self.status.setText(f"Could not read the proposals: {message}")
+        if self._again:
+            self._again = False
+            self._loader.start()
 
     def _loaded(self, queue: Queue) -> None:
+        if self._again:
+            self._again = False
+            self._loader.start()
         self.queue = queue
         self._view = None
         self.loaded = True
