@@ -264,9 +264,9 @@ class ProposalsPanel(QWidget):
         self.clean_button = QPushButton("Accept all clean…", self)
         self.clean_button.setObjectName("proposal_acceptClean")
         self.clean_button.clicked.connect(self.accept_all_clean)
-        for box in (self.branch_box, self.mode_box, self.status_box):
-            bar.addWidget(box)
-        bar.addStretch(1)
+        bar.addWidget(self.branch_box, 1)  # (the branch names take what room there is)
+        bar.addWidget(self.mode_box)
+        bar.addWidget(self.status_box)
         outer.addLayout(bar)
         self.status = text_label(self, "proposalStatus")
         outer.addWidget(self.status)
