@@ -40,6 +40,8 @@ bench: $(STAMP)
 	$(PY) bench/settlement_recall.py
 	$(PY) bench/messages_bench.py --facts 100000 --messages 10000
 	$(PY) bench/proposals_bench.py && $(PY) bench/proposals_quality.py
+	$(PY) bench/decide_bench.py
+	$(PY) bench/sync_bench.py --facts 100000
 
 screenshots: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) scripts/screenshots.py

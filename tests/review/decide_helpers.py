@@ -73,13 +73,15 @@ def review_of(corpus: Corpus, **kw: object) -> Review:
     return Review(ix, CURATOR, **kw)  # type: ignore[arg-type]
 
 
-def trailers(repo: Path, rev: str = "HEAD") -> list[str]:
+def trailers(repo: Path, rev: str | None = "HEAD") -> list[str]:
     """git's own reading of the commit's trailers (`interpret-trailers --parse`)."""
+    assert rev
     msg = git(repo, "log", "-1", "--format=%B", rev)
     out = subprocess.run(["git", "interpret-trailers", "--parse"], input=msg.encode(),
                          capture_output=True, check=True).stdout.decode()
     return out.splitlines()
 
 
-def show(repo: Path, fmt: str, rev: str = "HEAD") -> str:
+def show(repo: Path, fmt: str, rev: str | None = "HEAD") -> str:
+    assert rev
     return git(repo, "log", "-1", f"--format={fmt}", rev).strip()

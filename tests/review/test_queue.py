@@ -167,6 +167,13 @@ def test_every_agent_commit_is_a_proposal_in_branch_order(agent_corpus: AgentCor
     assert by["learn"].facts[0].change == "added" and by["learn"].facts[0].old_blob is None
     assert by["update"].facts[0].change == "modified"
     assert all(p.status == "open" and p.index == i for i, p in enumerate(q.proposals))
+    # the same state answers from memory; a new agent commit is seen at once
+    assert load_queue(agent_corpus.root) is q
+    git(agent_corpus.root, "checkout", "-q", BRANCH)
+    agent_corpus.c.fact("kb/gotchas/db/bbbbbbbb.md", title="Another one")
+    agent_corpus.agent_commit("more", "learn: Another one", "learn")
+    git(agent_corpus.root, "checkout", "-q", "main")
+    assert len(load_queue(agent_corpus.root).proposals) == 10
 
 
 def test_conflict_is_the_curators_own_change_since_the_merge_base(
@@ -236,6 +243,11 @@ def test_status_from_decisions_undo_reopens_even_after_the_review_merge(
     # redo: accepted again
     decide(root, "redo", "e" * 16, [], reverts="a" * 16)
     assert load_queue(root).find(multi).status == "accepted"
+    # the agent branch deleted after the review merge: the decided commits stay listed
+    git(root, "branch", "-q", "-D", BRANCH)
+    q = load_queue(root)
+    assert q.branches == () and q.find(multi).branch == "" and q.find(multi).status == "accepted"
+    assert {p.sha for p in q.proposals} == {multi, shas["discover"], shas["principle"]}
 
 
 def test_partial_and_untrusted_decisions(corpus: Corpus) -> None:
@@ -261,6 +273,21 @@ def test_partial_and_untrusted_decisions(corpus: Corpus) -> None:
         f"Factdesk-Proposal: {a.shas['update']}", author=AGENT,
         email=f"{AGENT}+reject@agents.knomit.io")
     assert load_queue(root).find(a.shas["update"]).status == "open"
+    # a curator's decision naming a commit this clone does not hold: nothing to list
+    decide(root, "reject", "4" * 16, ["f" * 40])
+    q = load_queue(root)
+    assert len(q.proposals) == 10
+    with pytest.raises(LookupError):
+        q.find("f" * 40)
+
+
+def test_a_git_failure_is_an_error_not_an_empty_queue(agent_corpus: AgentCorpus) -> None:
+    from factdesk.corpus.gitrepo import GitError
+
+    # a damaged packed-refs: for-each-ref fails (it was read as "no agent branch")
+    (agent_corpus.root / ".git" / "packed-refs").write_text("garbage line\n")
+    with pytest.raises(GitError):
+        load_queue(agent_corpus.root)
 
 
 def test_kinds_and_branch_names() -> None:
@@ -321,3 +348,23 @@ def test_generated_corpus_manifest_proposals(generated_corpus: GeneratedCorpus) 
                  for c in ("added", "modified", "deleted")}
         assert files == {"added": sorted(m["added"]), "modified": sorted(m["changed"]),
                          "deleted": sorted(m["deleted"])}
+
+
+def test_awaiting_attestation_second_source(agent_corpus: AgentCorpus) -> None:
+    from factdesk.core import open_corpus
+    from factdesk.curation import Curation
+    from factdesk.review.proposals import awaiting_attestation
+
+    ix = open_corpus(agent_corpus.root)
+    ix.update()
+    derived = "kb/gotchas/db/55555555.md"
+    assert [(a.path, a.origin) for a in awaiting_attestation(ix)] == [(derived, "discovered")]
+    Curation(ix).attest([derived], "checked its bridge by hand",
+                        {"subject_kind": "codebase", "claimant_type": "tool"})
+    ix.update()
+    assert awaiting_attestation(ix) == []
+    # an agent's later edit makes it wait again
+    agent_corpus.c.write(derived, (agent_corpus.root / derived).read_text() + "\nMore.\n")
+    agent_corpus.c.commit("update: a discovered bridge", author=AGENT, op="update")
+    ix.update()
+    assert [a.path for a in awaiting_attestation(ix)] == [derived]

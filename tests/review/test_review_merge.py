@@ -117,3 +117,30 @@ def test_prefix_policy_merges_after_each_completed_prefix(corpus: Corpus) -> Non
     merge = review2.merge_reviewed(BRANCH)
     assert merge and show(repo, "%P").split() == [cs.commit, p3]
     assert review2.merge_reviewed(BRANCH) is None  # nothing more to record
+
+
+def test_load_queue_reads_the_decisions_and_reopens_an_undone_one_after_the_merge(
+        corpus: Corpus) -> None:
+    """End to end with REVQ's reader (review.proposals.load_queue): statuses from the
+    decision commits factdesk wrote, the merge dropping decided commits from the range, and
+    an undone accept reopening its proposal although the merge made it reachable."""
+    from factdesk.review.proposals import load_queue
+
+    repo = corpus.root
+    p1 = agent_commit(corpus, "learn: two", {N: fact_text("Lag"), "kb/gotchas/db/abababab.md":
+                                             fact_text("Two")})
+    p2 = agent_commit(corpus, "update: pool", {A: fact_text("Pool exhausts at 250 clients")})
+    review = review_of(corpus)
+    review.accept([p1], "the lag only", paths=[N])
+    q = load_queue(repo)
+    assert {p.sha: p.status for p in q.proposals} == {p1: "partial", p2: "open"}
+    review.reject([p1], "no", paths=["kb/gotchas/db/abababab.md"])
+    cs = review.reject([p2], "no load test")
+    assert getattr(cs, "merges", ())
+    q = load_queue(repo)
+    statuses = {p.sha: p.status for p in q.proposals}
+    assert statuses.get(p2) == "rejected" and statuses.get(p1) == "partial"
+    review.curation.undo()  # the reject of p2, after the merge
+    q = load_queue(repo)
+    assert {p.sha: p.status for p in q.proposals}[p2] == "open"
+    assert q.find(p2[:8]).sha == p2

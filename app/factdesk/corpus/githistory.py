@@ -326,7 +326,10 @@ def checked_out_branch(repo: Path) -> tuple[str, str | None]:
     (name, None) on a branch with no commit yet."""
     name = run_git(repo, "symbolic-ref", "-q", "--short", "HEAD",
                    check=False).decode("utf-8", "replace").strip()
-    return name, gitrepo.head_sha(repo)
+    proc = gitrepo.git_proc(repo, "rev-parse", "--verify", "-q", "HEAD^{commit}", check=False)
+    if proc.returncode not in (0, 1):  # (1: a branch with no commit yet; else git failed)
+        raise gitrepo.git_failed("rev-parse", proc.stderr)
+    return name, proc.stdout.decode().strip() or None
 
 
 @dataclass(frozen=True, slots=True)
@@ -363,19 +366,31 @@ def range_log(repo: Path, tip: str, not_in: str) -> list[RangeCommit]:
     whole range, merges included (with no changes)."""
     out = run_git(repo, "log", "--reverse", "--topo-order", f"--format={_RANGE_FORMAT}",
                   "--raw", "-z", "--no-abbrev", "--no-renames", "--no-textconv", "--no-ext-diff",
-                  "--end-of-options", tip, f"^{not_in}", "--", check=False)
+                  "--end-of-options", tip, f"^{not_in}", "--")
     return _range_commits(out)
 
 
 def commits_named(repo: Path, shas: Sequence[str]) -> list[RangeCommit]:
     """The commits `shas` name (those that exist), oldest first, with their raw changes
     against their first parent; merges come with none."""
+    shas = existing_commits(repo, shas)
     if not shas:
         return []
     out = run_git(repo, "log", "--no-walk=sorted", "--reverse", f"--format={_RANGE_FORMAT}",
                   "--raw", "-z", "--no-abbrev", "--no-renames", "--no-textconv", "--no-ext-diff",
-                  "--stdin", "--", input="\n".join(shas).encode() + b"\n", check=False)
+                  "--stdin", "--", input="\n".join(shas).encode() + b"\n")
     return _range_commits(out)
+
+
+def existing_commits(repo: Path, shas: Sequence[str]) -> list[str]:
+    """Those of `shas` (full ids) that name a commit this repository holds (a decision may
+    name one that was never fetched, or was collected), in the order given."""
+    if not shas:
+        return []
+    out = run_git(repo, "cat-file", "--batch-check=%(objectname) %(objecttype)",
+                  input="\n".join(shas).encode() + b"\n").decode("utf-8", "replace")
+    held = {line.split()[0] for line in out.splitlines() if line.endswith(" commit")}
+    return [s for s in shas if s in held]
 
 
 def reachable_from(repo: Path, tip: str, shas: Iterable[str]) -> set[str]:
@@ -383,7 +398,7 @@ def reachable_from(repo: Path, tip: str, shas: Iterable[str]) -> set[str]:
     wanted = set(shas)
     if not wanted:
         return set()
-    out = run_git(repo, "rev-list", "--end-of-options", tip, "--", check=False)
+    out = run_git(repo, "rev-list", "--end-of-options", tip, "--")
     return wanted & set(out.decode().split())
 
 
@@ -392,7 +407,7 @@ def tree_diff(repo: Path, old: str, new: str, root: str | None = None) -> list[R
     deletion and an addition, with both blob ids."""
     out = run_git(repo, "diff", "--raw", "-z", "--no-abbrev", "--no-renames", "--no-textconv",
                   "--no-ext-diff", "--end-of-options", old, new, "--",
-                  *([f"{root}/"] if root else []), check=False)
+                  *([f"{root}/"] if root else []))
     return raw_changes(out)
 
 
@@ -401,7 +416,7 @@ def blobs_at(repo: Path, rev: str, paths: Sequence[str]) -> dict[str, str]:
     if not paths:
         return {}
     out = run_git(repo, "ls-tree", "-z", "--full-tree", "--end-of-options", rev, "--",
-                  *paths, check=False)
+                  *paths)
     found: dict[str, str] = {}
     for entry in out.split(b"\x00"):
         meta, _, raw = entry.partition(b"\t")
@@ -409,3 +424,11 @@ def blobs_at(repo: Path, rev: str, paths: Sequence[str]) -> dict[str, str]:
         if len(fields) == 3 and fields[1] == b"blob":
             found[raw.decode("utf-8", "surrogateescape")] = fields[2].decode()
     return found
+
+
+def agent_branch_refs(repo: Path) -> list[tuple[str, str]]:
+    """`agent_refs`, but a git failure raises `GitError` instead of reading as "no agent
+    branch" (proposal review must not show an empty queue because git failed)."""
+    out = run_git(repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/agent/",
+                  "refs/remotes/").decode("utf-8", "replace")
+    return [(ref, sha) for ref, _, sha in (line.partition(" ") for line in out.splitlines())]

@@ -94,3 +94,18 @@ def topo_order(repo: Path, shas: Sequence[str]) -> list[str]:
     order = [s for s in walk if s in wanted]
     seen = set(order)
     return [s for s in shas if s not in seen] + order  # (the common ancestor itself: first)
+
+
+def first_parent_since(repo: Path, old: str, new: str) -> list[str] | None:
+    """The commits on `new`'s first-parent line after `old`, newest first, when `old` is on
+    that line (None when it is not: the line was rewritten, or joined another one)."""
+    if old == new:
+        return []
+    out = run_git(repo, "rev-list", "--first-parent", "--parents", "--end-of-options",
+                  f"{old}..{new}", "--", check=False).decode().splitlines()
+    if not out:
+        return None
+    oldest = out[-1].split()
+    if len(oldest) < 2 or oldest[1] != old:
+        return None
+    return [line.split()[0] for line in out]

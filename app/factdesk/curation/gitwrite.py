@@ -55,7 +55,7 @@ from factdesk.curation.gittree import (
     _build_commit,
     _build_tree,
     _git,
-    _hash_object,
+    _store_blobs,
     _took_in,
     head_ref,
     index_entries,
@@ -192,7 +192,10 @@ def commit_files(repo: Path, changes: Sequence[FileChange], message: str, *,
         staged = _check_preconditions(repo, r0, changes, allow_dirty)
         faults.point("action.before_write")
         try:
-            blobs = {c.path: _hash_object(repo, c.new) for c in changes if c.new is not None}
+            written = [c for c in changes if c.new is not None]
+            blobs = dict(zip([c.path for c in written],
+                             _store_blobs(repo, [c.new for c in written if c.new is not None]),
+                             strict=True))
         except GitError as exc:
             raise Failed(f"could not store the new version in git ({exc}); nothing was changed") \
                 from exc

@@ -313,7 +313,8 @@ def _complete(repo: Path, rec: _Record, record: dict[str, object]) -> Recovered 
             tip == rec.base or (tip != ZERO and not touched_between(repo, rec.base, tip, rec.paths))):
         return None
     new = {str(e["path"]): (None if e["new"] is None else str(e["new"])) for e in rec.entries}
-    parents = [str(p) for p in record.get("parents") or []]  # type: ignore[attr-defined]
+    extra = record.get("parents")
+    parents = [str(p) for p in extra] if isinstance(extra, list) else []
     sha = _build_commit(repo, tip, new, rec.message, *rec.who(record), parents=parents)
     proc = _git(repo, "update-ref", "-m", f"factdesk: recover {rec.subject}", rec.ref, sha, tip,
                 check=False)

@@ -121,7 +121,8 @@ def trusted_decisions(repo: Path, tip: str | None = None, *, registry: Registry 
                       depth: int = 2000) -> list[Decision]:
     """The curators' decisions on the first-parent line from `tip` (default: HEAD), newest
     first (the rules in the module doc). `registry`: the corpus's, read from the work tree
-    if None. Empty on an empty branch."""
+    if None. Empty on an empty branch. `tip` may be a range `old..new` (the decisions the
+    line gained since `old`, when `old` is on it: review/decide.py keeps the rest)."""
     if tip is None:
         tip = gitrepo.head_sha(repo)
         if tip is None:

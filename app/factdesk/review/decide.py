@@ -58,8 +58,10 @@ from factdesk.curation.gittree import tree_entries
 from factdesk.curation.gitwrite import FileChange, current_branch
 from factdesk.curation.trust import REVIEW_ACTIONS, Decision, trusted_decisions
 from factdesk.curation.undo import replay
+from factdesk.index import review_reads
 from factdesk.index.indexer import Indexer
-from factdesk.index.search import problems_for
+from factdesk.model.enums import Severity
+from factdesk.model.registry import Registry
 
 _ID = re.compile(r"^[0-9a-f]{4,64}$")
 
@@ -117,8 +119,6 @@ class Decided:
     """The decisions in effect on the curated branch (trusted, not undone), newest first."""
 
     decisions: list[Decision] = field(default_factory=list)
-    #: (agent sha, inert path) → the newest decision in effect on it
-    by_fact: dict[tuple[str, str], Decision] = field(default_factory=dict)
     #: agent sha → the decisions in effect that name it, newest first
     by_proposal: dict[str, list[Decision]] = field(default_factory=dict)
     #: every agent sha a trusted decision names, undone ones too (they reopen)
@@ -130,11 +130,15 @@ class Decided:
         for sha in d.values("Factdesk-Proposal"):
             self.named.add(sha)
             self.by_proposal.setdefault(sha, []).insert(0, d)
-            for path in d.values("Factdesk-Path"):
-                self.by_fact[(sha, path)] = d
 
     def of(self, sha: str, path: str) -> Decision | None:
-        return self.by_fact.get((sha, inert(path)))
+        """The newest decision in effect that names `sha` and `path` (or no path: then it
+        decides every fact of the proposal — review/status.py's rule, the same)."""
+        for d in self.by_proposal.get(sha, ()):
+            paths = d.values("Factdesk-Path")
+            if not paths or inert(path) in paths or path in paths:
+                return d
+        return None
 
     def open_facts(self, agent: AgentCommit) -> list[str]:
         """Its facts no decision in effect decides."""
@@ -148,9 +152,12 @@ class Decided:
         return bool(self.open_facts(agent))
 
 
-def read_decided(repo: Path, tip: str, registry: object | None = None) -> Decided:
-    """The proposal decisions in effect on the first-parent line from `tip`."""
-    trusted = trusted_decisions(repo, tip, registry=registry) if tip != ZERO else []  # type: ignore[arg-type]
+def read_decided(repo: Path, tip: str, registry: Registry | None = None, *,
+                 trusted: Sequence[Decision] | None = None) -> Decided:
+    """The proposal decisions in effect on the first-parent line from `tip` (`trusted`:
+    that line's trusted decisions, newest first, when the caller has them)."""
+    if trusted is None:
+        trusted = trusted_decisions(repo, tip, registry=registry) if tip != ZERO else []
     undo, _redo = replay(trusted)
     live = {r.action_id for r in undo if r.action in REVIEW_ACTIONS}
     out = Decided()
@@ -199,6 +206,8 @@ class Review:
         #: leaves the whole branch decided, after each that completes a prefix, or never
         #: (on demand only: `merge_reviewed`)
         self.merge_policy = merge_policy
+        #: (tip, its line's trusted decisions newest first), read last (`decided`)
+        self._trusted: tuple[str, list[Decision]] | None = None
 
     @property
     def curator(self) -> Identity:
@@ -225,9 +234,26 @@ class Review:
         return agent
 
     def decided(self, tip: str | None = None) -> Decided:
+        """The decisions in effect at `tip` (default: the curated tip). The trusted
+        decisions are kept between calls: when the branch only grew on its first-parent
+        line since, just the new commits are read (the whole line is 5,000 commits at
+        100,000 facts: the cost of one decision otherwise)."""
         if tip is None:
             tip = current_branch(self.repo)[1]
-        return read_decided(self.repo, tip, self.curation.registry)
+        trusted: list[Decision] | None = None
+        if self._trusted is not None:
+            seen, known = self._trusted
+            since = gitreview.first_parent_since(self.repo, seen, tip) if seen != ZERO else None
+            if since == []:
+                trusted = known
+            elif since is not None:
+                trusted = [*trusted_decisions(self.repo, f"{seen}..{tip}",
+                                              registry=self.curation.registry), *known]
+        if trusted is None:
+            trusted = (trusted_decisions(self.repo, tip, registry=self.curation.registry)
+                       if tip != ZERO else [])
+        self._trusted = (tip, trusted)
+        return read_decided(self.repo, tip, self.curation.registry, trusted=trusted)
 
     # -- deciding --------------------------------------------------------------------------
 
@@ -262,7 +288,7 @@ class Review:
                           "accept each agent's proposals on their own", rule="author")
         final, overridden = self._apply(agents, chosen, tip, decided, override, edits)
         changes, fields = self._changes(tip, final, edits)
-        codes = self._refusals(changes, override)
+        codes = self._refusals(changes, override, _creators(agents, chosen))
         over = sorted(set(codes)) + (["conflict"] if overridden else [])
         decided_paths = list(dict.fromkeys(p for a in agents for p in chosen[a.sha]))
         trailers = [("Proposal", a.sha) for a in agents] + [("Path", p) for p in decided_paths]
@@ -318,15 +344,20 @@ class Review:
             raise Refused(f"{inert(branch)}: no open proposal", rule="empty")
         key = agent_key(open_[0].author)
         dropped: set[str] = {a.sha for a in open_ if agent_key(a.author) != key}
+        checked: dict[str, bytes | None] = {}  # path → the version checked last
         for _round in range(8):
-            agents = [a for a in open_ if a.sha not in dropped]
-            chosen = {a.sha: decided.open_facts(a) for a in agents}
-            final, skipped = self._apply_clean(agents, chosen, tip)
-            dropped |= skipped
-            if skipped:
-                continue
-            changes, _fields = self._changes(tip, final, {})
-            bad = self._erring(changes)
+            agents, chosen, final = self._clean_set(open_, dropped, decided, tip)
+            changes, fields = self._changes(tip, final, {})
+            now = {c.path: c.new for c in changes}
+            gone = [p for p in checked if checked[p] != now.get(p)]
+            # a re-check only when a version changed or one still taken cites a fact whose
+            # version changed (it may dangle now): the checks are the cost here
+            if checked and all(checked.get(p, b"?") == data for p, data in now.items()) and not any(
+                    p.rsplit("/", 1)[-1].removesuffix(".md").encode() in (data or b"")
+                    for p in gone for data in now.values()):
+                break
+            checked = now
+            bad = self._erring(changes, _creators(agents, chosen))
             failed = {a.sha for a in agents if any(p in bad for p in chosen[a.sha])}
             if not failed:
                 break
@@ -334,14 +365,10 @@ class Review:
         else:
             raise Refused("the clean set did not settle; accept the proposals one by one",
                           rule="clean")
-        agents = [a for a in open_ if a.sha not in dropped]
         if not agents:
             raise Refused(f"{inert(branch)}: none of its {len(open_)} open proposals is clean "
                           "(each has an error, a conflict or an open proposal before it)",
                           rule="clean")
-        chosen = {a.sha: decided.open_facts(a) for a in agents}
-        final, _ = self._apply_clean(agents, chosen, tip)
-        changes, fields = self._changes(tip, final, {})
         decided_paths = list(dict.fromkeys(p for a in agents for p in chosen[a.sha]))
         trailers = [("Proposal", a.sha) for a in agents] + [("Path", p) for p in decided_paths]
         n = len(agents)
@@ -435,6 +462,19 @@ class Review:
                 conflicts)
         return view, overridden
 
+    def _clean_set(self, open_: Sequence[AgentCommit], dropped: set[str], decided: Decided,
+                   tip: str) -> tuple[list[AgentCommit], dict[str, list[str]],
+                                      dict[str, str | None]]:
+        """The open proposals not `dropped` that apply cleanly in order (those that do not
+        are added to `dropped`), their facts, and the blobs they leave."""
+        while True:
+            agents = [a for a in open_ if a.sha not in dropped]
+            chosen = {a.sha: decided.open_facts(a) for a in agents}
+            final, skipped = self._apply_clean(agents, chosen, tip)
+            if not skipped:
+                return agents, chosen, final
+            dropped |= skipped
+
     def _apply_clean(self, agents: Sequence[AgentCommit], chosen: Mapping[str, list[str]],
                      tip: str) -> tuple[dict[str, str | None], set[str]]:
         """Like `_apply` for a bulk accept: a proposal that does not apply cleanly on what
@@ -460,6 +500,7 @@ class Review:
         fields: list[FieldChange] = []
         with gitrepo.BlobReader(self.repo) as reader:
             for p, blob in final.items():
+                new_blob: str | None
                 if p in edits:
                     new: bytes | None = edits[p]
                     new_blob = gitrepo.blob_id(edits[p])
@@ -478,27 +519,37 @@ class Review:
                 fields.append(FieldChange(p, "content", at_tip.get(p), new_blob))
         return changes, fields
 
-    def _problems(self, changes: Sequence[FileChange]) -> list[tuple[str, str, str]]:
+    def _problems(self, changes: Sequence[FileChange],
+                  creators: Mapping[str, str] | None = None) -> list[tuple[str, str, str]]:
         """(path, code, message) of each error a new version brings that its curated
-        version does not have (the checks of `factdesk check`, as if accepted)."""
-        versions = {c.path: c.new for c in changes if c.new is not None}
-        if not versions:
+        version does not have (same code and message): every check of `factdesk check`,
+        as if accepted, with the decision's other versions (deletions too) in place —
+        `index.review_reads.check_proposed`, the checks the queue's badges come from.
+        `creators`: path → the agent e-mail of a fact the decision adds."""
+        versions = {c.path: c.new for c in changes}
+        checked = [p for p, data in versions.items() if data is not None]
+        if not checked:
             return []
         conn = self.indexer.connect(readonly=True)
         try:
-            found = self.indexer.check_versions(conn, versions)
-            before = {p: {r["code"] for r in problems_for(conn, p) if r["severity"] == "error"}
-                      for p in versions}
+            found = review_reads.check_proposed(conn, self.indexer.rule_setting(), versions,
+                                                checked, dict(creators or {}))
+            before = review_reads.indexed_problems(conn, checked)
         finally:
             conn.close()
-        return [(f.path, f.code, f.message) for f in found
-                if str(f.severity.value if hasattr(f.severity, "value") else f.severity) == "error"
-                and f.code not in before.get(f.path, set())]
+        out = []
+        for path, version in found.items():
+            had = {(f.code, f.message) for f in before.get(path, ())
+                   if f.severity == Severity.ERROR}
+            out += [(path, f.code, f.message) for f in version.problems
+                    if f.severity == Severity.ERROR and (f.code, f.message) not in had]
+        return out
 
-    def _refusals(self, changes: Sequence[FileChange], override: bool) -> list[str]:
+    def _refusals(self, changes: Sequence[FileChange], override: bool,
+                  creators: Mapping[str, str]) -> list[str]:
         """The codes of the errors accepting would bring; Refused naming the first unless
         `override` (then they are recorded)."""
-        errors = self._problems(changes)
+        errors = self._problems(changes, creators)
         if errors and not override:
             first = errors[0]
             listing = "; ".join(f"{inert(p)}: [{c}] {inert(m)}" for p, c, m in errors[:5])
@@ -508,8 +559,8 @@ class Review:
                           "reason, edit the version, or reject it", rule=first[1])
         return [c for _p, c, _m in errors]
 
-    def _erring(self, changes: Sequence[FileChange]) -> set[str]:
-        return {p for p, _c, _m in self._problems(changes)}
+    def _erring(self, changes: Sequence[FileChange], creators: Mapping[str, str]) -> set[str]:
+        return {p for p, _c, _m in self._problems(changes, creators)}
 
     def _subject(self, action: str, agents: Sequence[AgentCommit], chosen: Mapping[str, list[str]],
                  edited: bool) -> str:
@@ -538,6 +589,11 @@ class Review:
                              tuple((f"Factdesk-{k}", inert(v)) for k, v in plan.extra_trailers)))
         merges, warnings = record_after(self, [a.sha for a in agents], decided)
         return _review_change(cs, merges, warnings)
+
+
+def _creators(agents: Sequence[AgentCommit], chosen: Mapping[str, list[str]]) -> dict[str, str]:
+    """path → the e-mail of the agent whose proposal adds it (the claimant checks read it)."""
+    return {p: a.author.email for a in agents for p in chosen[a.sha] if a.facts[p][0] is None}
 
 
 def githistory_topo(repo: Path, shas: Sequence[str]) -> list[str]:

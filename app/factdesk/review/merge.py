@@ -37,10 +37,11 @@ prefix: job-state commits alone never trigger a merge.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
 from factdesk.corpus import githistory, gitrepo, gitreview
+from factdesk.corpus.gitrepo import Commit
 from factdesk.curation import CurationError
 from factdesk.curation.base import read_file
 from factdesk.curation.changes import inert, with_op
@@ -55,12 +56,14 @@ NEVER_CARRIED = (".factdesk/",)
 
 
 def reviewed_prefix(review: Review, tip: str, branch_tip: str, decided: Decided, *,
-                    whole: bool = False) -> str | None:
+                    whole: bool = False, commits: Sequence[Commit] | None = None) -> str | None:
     """X (module doc) for the branch whose tip is `branch_tip`, or None when no prefix with a
-    decided fact commit is complete (`whole`: unless it is the whole branch)."""
+    decided fact commit is complete (`whole`: unless it is the whole branch). `commits`:
+    `tip..branch_tip`, when the caller has listed them."""
     from factdesk.review.decide import AgentCommit
 
-    commits = gitreview.range_commits(review.repo, f"{tip}..{branch_tip}")
+    if commits is None:
+        commits = gitreview.range_commits(review.repo, f"{tip}..{branch_tip}")
     if not commits:
         return None
     by_sha = {c.sha: c for c in commits}
@@ -96,13 +99,25 @@ def merge_message(branch: str, curated: str, upto: str, kept: Sequence[str], act
 
 
 def record_merge(review: Review, branch: str, branch_tip: str, decided: Decided, *,
-                 whole: bool = False) -> str | None:
+                 whole: bool = False, touching: Collection[str] | None = None) -> str | None:
     """Record the review merge of `branch` up to its decided prefix (`whole`: only when that
-    is the whole branch), when there is one the curated branch does not reach yet. Returns
-    the merge commit (None: nothing to record)."""
+    is the whole branch), when there is one the curated branch does not reach yet; with
+    `touching`, only when the branch's open range holds one of those agent commits (the
+    ones a decision just decided). Returns the merge commit (None: nothing to record)."""
+    from factdesk.review.decide import AgentCommit
+
     repo = review.repo
     ref, tip = current_branch(repo)
-    upto = reviewed_prefix(review, tip, branch_tip, decided, whole=whole)
+    if whole:  # (cheap first: the branch's newest commit must be decided for a whole merge)
+        head = gitreview.one_commit(repo, branch_tip)
+        if head is not None and len(head.parents) == 1:
+            newest = AgentCommit.of(head, review.root)
+            if newest.facts and decided.is_open(newest):
+                return None
+    commits = gitreview.range_commits(repo, f"{tip}..{branch_tip}")
+    if touching is not None and not set(touching) & {c.sha for c in commits}:
+        return None
+    upto = reviewed_prefix(review, tip, branch_tip, decided, whole=whole, commits=commits)
     if upto is None or gitrepo.is_ancestor(repo, upto, tip):
         return None
     base = githistory.merge_base(repo, tip, upto)
@@ -139,22 +154,14 @@ def record_after(review: Review, decided_shas: Sequence[str], decided: Decided
     standing and says why (the next decision tries again). Returns (merges, warnings)."""
     merges: list[str] = []
     warnings: list[str] = []
-    branches = dict(gitreview.agent_branches(review.repo))
-    names: list[str] = []
-    for sha in decided_shas:
-        for name in gitreview.agent_branches_with(review.repo, sha):
-            if name not in names:
-                names.append(name)
-    for name in names:
-        if name not in branches:
-            continue
+    for name, branch_tip in gitreview.agent_branches(review.repo):
         try:
-            sha = record_merge(review, name, branches[name], decided,
-                               whole=review.merge_policy == "branch")
+            made = record_merge(review, name, branch_tip, decided,
+                                whole=review.merge_policy == "branch", touching=decided_shas)
         except (CurationError, OSError, gitrepo.GitError) as exc:
             warnings.append(f"the review merge of {inert(name)} was not recorded ({exc}); the "
                             "next decision records it")
             continue
-        if sha:
-            merges.append(sha)
+        if made:
+            merges.append(made)
     return merges, warnings

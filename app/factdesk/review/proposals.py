@@ -18,17 +18,19 @@ the curated branch that no curator attested (DESIGN §5: "facts awaiting review"
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from factdesk.corpus import githistory
+from factdesk.corpus import githistory, gitrepo
 from factdesk.corpus.githistory import RangeCommit
 from factdesk.corpus.gitrepo import RawChange
-from factdesk.corpus.registry_io import load_registry
+from factdesk.corpus.registry_io import REGISTRY_PATH, load_registry
 from factdesk.curation.trust import trusted_decisions
+from factdesk.fsio import read_config
 from factdesk.model.registry import Registry, agent_id_from_email, op_token
 from factdesk.review.model import Branch, Change, NetFact, Proposal, ProposedFact, Queue
 from factdesk.review.status import Decisions, fact_status, proposal_status, read_decisions
@@ -97,14 +99,44 @@ def load_queue(repo: Path, *, branch: str | None = None,
     """The review queue of `repo`'s checked-out branch; `branch`: only that agent branch
     (its name as listed: `agent/x` or `origin/agent/x`). `registry`: the corpus's, read
     from the work tree when None (the trust rule reads it). Git only: quick."""
-    repo = Path(repo)
+    repo = Path(repo).resolve()
     curated, tip = githistory.checked_out_branch(repo)
     if tip is None:
         return Queue(curated, "", (), ())
-    refs = [(name, sha) for ref, sha in githistory.agent_refs(repo)
+    refs = [(name, sha) for ref, sha in githistory.agent_branch_refs(repo)
             if (name := branch_agent(ref)) is not None]
     if branch is not None:
         refs = [(n, s) for n, s in refs if n == branch]
+    # the queue is a function of these: the same state answers from memory (the window,
+    # the Agents tab and sync all ask; a fetch, a decision or an agent commit changes it)
+    key = (str(repo), curated, tip, tuple(refs), branch,
+           None if registry is not None else _registry_stamp(repo))
+    if registry is None:
+        with _CACHE_LOCK:
+            if key in _CACHE:
+                return _CACHE[key]
+    queue = _load(repo, curated, tip, refs, branch, registry)
+    if registry is None:
+        with _CACHE_LOCK:
+            _CACHE[key] = queue
+            while len(_CACHE) > _CACHE_SIZE:
+                _CACHE.pop(next(iter(_CACHE)))
+    return queue
+
+
+_CACHE: dict[tuple[object, ...], Queue] = {}
+_CACHE_LOCK = threading.Lock()
+_CACHE_SIZE = 8
+
+
+def _registry_stamp(repo: Path) -> str:
+    """The agent registry as the work tree holds it (the trust rule reads it)."""
+    data, why = read_config(repo, REGISTRY_PATH)
+    return gitrepo.blob_id(data) if data is not None else (why or "")
+
+
+def _load(repo: Path, curated: str, tip: str, refs: list[tuple[str, str]],
+          branch: str | None, registry: Registry | None) -> Queue:
     # the git reads are independent: they run side by side (each thread waits on its git
     # process, so the interpreter's lock is free meanwhile)
     with ThreadPoolExecutor(max_workers=4, thread_name_prefix="review-queue") as pool:
@@ -120,7 +152,7 @@ def load_queue(repo: Path, *, branch: str | None = None,
     proposals: list[Proposal] = []
     net: dict[str, tuple[NetFact, ...]] = {}
     seen: set[str] = set()
-    for r in reads:  # (local branches first: `agent_refs` lists refs/heads before remotes)
+    for r in reads:  # (local branches first: `agent_branch_refs` lists refs/heads before remotes)
         own = [c for c in extra.get(r.name, ()) if len(c.parents) <= 1]
         # the range's proposals after the decided ones it no longer holds (older); a commit
         # two branches hold (a local branch and its remote-tracking twin) is listed once
@@ -135,6 +167,11 @@ def load_queue(repo: Path, *, branch: str | None = None,
                      None) or r.name.rsplit(AGENT_PREFIX, 1)[-1]
         branches.append(Branch(r.name, agent, len(r.commits), r.base, r.tip,
                                sum(1 for p in made if p.status == "open")))
+    # decided agent commits no agent branch reaches any more (deleted after the review
+    # merge): still listed, under no branch, so an undone decision shows its proposal
+    orphans = [c for c in extra.get("", ()) if len(c.parents) <= 1 and c.sha not in seen]
+    nowhere = _BranchRead("", "", "", [], [], {})
+    proposals.extend(_proposal(c, nowhere, i, decisions, {}) for i, c in enumerate(orphans))
     return Queue(curated, tip, tuple(branches), tuple(proposals), net)
 
 

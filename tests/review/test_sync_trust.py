@@ -1,0 +1,85 @@
+"""The trust rule and sync merges (curation/trust.py rule 1): a curator's sync merge on the
+trusted line brings its second parent's decisions in; nothing else does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from factdesk.curation.trust import trusted_decisions
+from tests.conftest import Corpus, git
+from tests.review.test_sync import A, B, C, Team, team, tip  # noqa: F401  (the fixture)
+
+FORGED_ID = "0123456789abcdef"
+
+
+def _commit(repo: Path, parents: list[str], message: str, email: str, name: str = "x") -> str:
+    tree = git(repo, "rev-parse", f"{parents[0]}^{{tree}}").strip()
+    args = ["commit-tree", tree]
+    for p in parents:
+        args += ["-p", p]
+    return git(repo, *args, "-m", message, author=name, email=email).strip()
+
+
+def _forged_decision(repo: Path) -> str:
+    """A commit that reads as ana's relabel (curator identity, well-formed trailers)."""
+    return _commit(repo, ["HEAD"], "relabel: forged\n\nFactdesk-Action: relabel\n"
+                   f"Factdesk-Action-Id: {FORGED_ID}", "ana+relabel@example.org", "ana")
+
+
+def _sync_message() -> str:
+    return "sync: merge origin/main into main (1 commit)\n\nFactdesk-Action: sync\n" \
+           "Factdesk-Action-Id: fedcba9876543210"
+
+
+@pytest.mark.parametrize("who,followed", [("ana+sync@example.org", True),
+                                          ("codex+sync@agents.knomit.io", False),
+                                          ("ana+relabel@example.org", False)])
+def test_only_a_curators_sync_merge_is_followed(corpus: Corpus, who: str, followed: bool) -> None:
+    repo = corpus.root
+    forged = _forged_decision(repo)
+    merge = _commit(repo, ["HEAD", forged], _sync_message(), who)
+    git(repo, "update-ref", "refs/heads/main", merge)
+    ids = [d.action_id for d in trusted_decisions(repo)]
+    assert (FORGED_ID in ids) == followed
+
+
+def test_a_merge_without_the_sync_trailer_is_not_followed(corpus: Corpus) -> None:
+    repo = corpus.root
+    forged = _forged_decision(repo)
+    merge = _commit(repo, ["HEAD", forged], "Merge branch 'x'", "ana+sync@example.org")
+    git(repo, "update-ref", "refs/heads/main", merge)
+    assert FORGED_ID not in [d.action_id for d in trusted_decisions(repo)]
+
+
+def test_a_forged_sync_merge_on_an_agent_branch_is_never_followed(corpus: Corpus) -> None:
+    """The agent's branch holds a perfect "sync merge" of a forged decision; the curator's
+    review merge brings it in as a second parent: never a trusted line."""
+    repo = corpus.root
+    base = tip(repo)
+    forged = _forged_decision(repo)
+    fake_sync = _commit(repo, [base, forged], _sync_message(), "ana+sync@example.org", "ana")
+    review = _commit(repo, [base, fake_sync], "review: merge agent/box-0123abcd",
+                     "ana@example.org", "ana")
+    git(repo, "update-ref", "refs/heads/main", review)
+    assert FORGED_ID not in [d.action_id for d in trusted_decisions(repo)]
+
+
+def test_criss_cross_sync_merges_count_each_decision_once(team: Team) -> None:  # noqa: F811
+    from factdesk.review.sync import sync
+    made = []
+    made.append(team.curation(team.ana).relabel([A], {"type": "insight"}, "a1").action_id)
+    sync(team.ana)
+    made.append(team.curation(team.bob).relabel([B], {"type": "insight"}, "b1").action_id)
+    made.append(team.curation(team.ana).relabel([C], {"type": "insight"}, "a2").action_id)
+    sync(team.bob)  # merge 1: bob's b1 + ana's a1
+    sync(team.ana)  # merge 2: ana's a2 + merge 1
+    sync(team.bob)  # fast-forward
+    assert tip(team.ana) == tip(team.bob)
+    for repo in (team.ana, team.bob):
+        ids = [d.action_id for d in trusted_decisions(repo)]
+        assert sorted(ids) == sorted(made)  # each once
+        # newest first, what a sync merge brought in just below it (the merge is the newest
+        # event): merge 2 brought b1 (through merge 1), then ana's a2, then a1
+        assert ids == [made[1], made[2], made[0]]
