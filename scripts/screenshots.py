@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Render the main window offscreen to docs/screenshots/: demo, real, inspector, history, and the
 curation screens on the demo corpus: relabel (the editor), mislabels, hypotheses,
-transitions (the tabs).
+transitions (the tabs); proposals (the review queue of the real corpus's agent branch).
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python scripts/screenshots.py
 
@@ -94,8 +94,30 @@ def history_shot(win: object, app: object) -> None:
     win.inspector.tabs.setCurrentIndex(0)
 
 
+def proposals_shot(win: object, app: object) -> None:
+    """The Proposals tab on the agent branch: every badge in, a proposal with an error shown."""
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    win, _conn = _window(win)
+    panel = win.proposals
+    win.center.setCurrentWidget(panel)
+    if not panel.loaded:
+        _wait(app, panel.queue_did_load)
+    if not panel.checks_done:
+        _wait(app, panel.checks_did_finish)
+    row = next((n for n in range(panel.list.topLevelItemCount())
+                if "✗" in panel.list.topLevelItem(n).text(3)), 0)
+    panel.list.setCurrentItem(panel.list.topLevelItem(row))
+    loop = QEventLoop()
+    QTimer.singleShot(1500, loop.quit)  # (the diff and the on-demand checks come in)
+    loop.exec()
+    win.grab().save(str(OUT / "proposals.png"))
+    print(f"wrote {OUT / 'proposals.png'} ({len(panel.items)} proposals)")
+    win.center.setCurrentIndex(0)
+
+
 def render(repo: Path, name: str, workdir: Path, *, query: str = "",
-           inspector_shot: bool = False, curation: bool = False) -> None:
+           inspector_shot: bool = False, curation: bool = False, proposals: bool = False) -> None:
     from PySide6.QtCore import QEventLoop, QTimer
     from PySide6.QtWidgets import QApplication
 
@@ -128,6 +150,8 @@ def render(repo: Path, name: str, workdir: Path, *, query: str = "",
         history_shot(win, app)
     if curation:
         curation_shots(win, app)
+    if proposals:
+        proposals_shot(win, app)
     win.close()
 
 
@@ -146,7 +170,7 @@ def main() -> int:
         else:
             real = workdir / "agentic-engineering-kb"
             subprocess.run(["git", "clone", "-q", str(BUNDLE), str(real)], check=True)
-            render(real, "real", workdir)
+            render(real, "real", workdir, proposals=True)
     return 0
 
 

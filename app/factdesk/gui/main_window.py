@@ -38,6 +38,7 @@ from factdesk.gui.operations import Executed, Operations
 from factdesk.gui.overview import OverviewPanel
 from factdesk.gui.panel import IndexChange, Panel
 from factdesk.gui.problems_panel import ProblemsPanel
+from factdesk.gui.proposals_panel import ProposalsPanel
 from factdesk.gui.relabel_dialog import RelabelOpener
 from factdesk.gui.search_bar import SearchBar
 from factdesk.gui.semantic_controller import SemanticController
@@ -122,8 +123,9 @@ class MainWindow(QMainWindow):
         self.settlement = SettlementPanel(self.ops, conn, ask_text=lambda *a: self.ask_text(*a),  # type: ignore[arg-type]
                                           similar=self.semantic.similar_function, parent=self)
         self.transitions = TransitionsPanel(self.session.repo, self.session.indexer, self)
+        self.proposals = ProposalsPanel(self.ops, ask_text=lambda *a: self.ask_text(*a), parent=self)
         return [self.facts, self.problems, self.overview, self.mislabels, self.settlement,
-                self.transitions]
+                self.transitions, self.proposals]
 
     # -- construction ---------------------------------------------------------------------
 

@@ -43,6 +43,7 @@ class MenuBuilder:
         file = bar.addMenu("&File")
         self.action(file, "reindex", "Reindex", w.reindex, "F5")
         self.action(file, "rebuild", "Rebuild index", lambda: w.reindex(rebuild=True), "Shift+F5")
+        self.action(file, "sync", "Sync with remotes", lambda: w.proposals.sync(), "Ctrl+Shift+Y")
         file.addSeparator()
         self.action(file, "quit", "Quit", w.close, "Ctrl+Q")  # (StandardKey.Quit is none on Windows)
         self._edit(bar.addMenu("&Edit"))

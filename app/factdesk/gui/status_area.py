@@ -1,5 +1,7 @@
 """The main window's status bar: how many facts (and how many selected), the writer lane's
-and the index's progress, the last commit with its Undo button, the type legend."""
+and the index's progress, the last commit with its Undo button, which branch is curated and
+how many agent proposals wait on it (the Proposals tab counts them), a sync's progress, the
+type legend."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QProgressBar
 from factdesk.curation import ChangeSet
 from factdesk.curation.ops import EMPTY_STACK
 from factdesk.errors import FactdeskError
-from factdesk.gui import dialogs
+from factdesk.gui import dialogs, theme
 from factdesk.gui.commit_notice import CommitNotice
 from factdesk.gui.table import FactTableController
 from factdesk.index.indexer import IndexStats
@@ -33,9 +35,20 @@ class StatusArea(QObject):
         self.progress.setTextVisible(True)
         self.progress.hide()
         self.commit_notice = CommitNotice(window)
+        self.review_label = QLabel("", window)
+        self.review_label.setObjectName("reviewStatus")
+        self.review_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.review_label.hide()
+        self.sync_bar = QProgressBar(window)
+        self.sync_bar.setObjectName("syncProgress")
+        self.sync_bar.setMaximumWidth(240)
+        self.sync_bar.setRange(0, 1000)
+        self.sync_bar.setTextVisible(True)
+        self.sync_bar.hide()
         self.legend_label = QLabel(dialogs.legend_summary(), window)
         self.legend_label.setTextFormat(Qt.TextFormat.PlainText)
-        for widget in (self.commit_notice, self.legend_label, self.progress, self.count_label):
+        for widget in (self.commit_notice, self.review_label, self.legend_label, self.sync_bar,
+                       self.progress, self.count_label):
             self._bar.addPermanentWidget(widget)
         table.rows_did_change.connect(lambda _n: self.show_count())
         table.view.selectionModel().selectionChanged.connect(lambda *_: self.show_count())
@@ -64,6 +77,24 @@ class StatusArea(QObject):
             self.working("indexing…" if indexing else "writing…")
         else:
             self.done()
+
+    def proposals_counted(self, curated: str, waiting: int) -> None:
+        """`main ← 12 proposals`: the curated branch, and how many agent proposals wait."""
+        self.review_label.setText(f"curated: {curated} · {count(waiting, 'proposal')} waiting"
+                                  if waiting else f"curated: {curated} · no proposal waiting")
+        self.review_label.setToolTip(theme.tooltip(
+            f"Commits land on {curated}; {count(waiting, 'agent proposal')} await review "
+            "(the Proposals tab)."))
+        self.review_label.show()
+
+    def sync_progress(self, stage: str, fraction: float) -> None:
+        """A sync's progress (`fetch origin`, 0..1); a fraction of 1 with no stage: done."""
+        if fraction >= 1.0 and not stage:
+            self.sync_bar.hide()
+            return
+        self.sync_bar.setValue(int(max(0.0, min(fraction, 1.0)) * 1000))
+        self.sync_bar.setFormat(f"{stage} %p%" if stage else "sync %p%")
+        self.sync_bar.show()
 
     def action_failed(self, exc: FactdeskError) -> None:
         """An action was refused: a dialog naming its rule (an empty undo stack: a word in
