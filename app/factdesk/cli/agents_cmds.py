@@ -31,15 +31,9 @@ from factdesk.reflect.agents import (
     SettingsError,
     Thresholds,
     cached_records,
+    default_settings_file,
     load_thresholds,
 )
-
-
-def default_settings_file() -> Path:
-    """`agent-suggestions.yaml` in factdesk's data folder (the identity file's folder)."""
-    from factdesk.core import Settings
-
-    return Settings.resolve().data_dir / SETTINGS_NAME
 
 
 def records(indexer: Indexer, *, today: date, thresholds: Thresholds

@@ -87,6 +87,14 @@ class SettingsError(ValueError):
     pass
 
 
+def default_settings_file() -> Path:
+    """`agent-suggestions.yaml` in factdesk's data folder (the identity file's folder:
+    `$FACTDESK_DATA_DIR`, else the platform's)."""
+    from factdesk.core import Settings
+
+    return Settings.resolve().data_dir / SETTINGS_NAME
+
+
 def load_thresholds(path: Path | None) -> Thresholds:
     """The thresholds in `path` (YAML, the keys of `Thresholds`); the defaults for those
     it does not set, and all of them when there is no file. A bad file is a SettingsError
