@@ -38,6 +38,7 @@ bench: $(STAMP)
 	$(PY) bench/mislabel_quality.py --big
 	$(PY) bench/settlement_recall.py
 	$(PY) bench/messages_bench.py --facts 100000 --messages 10000
+	$(PY) bench/proposals_bench.py && $(PY) bench/proposals_quality.py
 	QT_QPA_PLATFORM=offscreen $(PY) bench/agents_bench.py --facts 100000 --commits 5000
 
 screenshots: $(STAMP)

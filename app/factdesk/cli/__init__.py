@@ -20,6 +20,7 @@ from pathlib import Path
 
 import click
 
+from factdesk.cli import review_cmds  # noqa: F401  (registers proposals, proposals show)
 from factdesk.cli.commands import cli
 from factdesk.version import version
 
