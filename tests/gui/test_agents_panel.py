@@ -42,7 +42,19 @@ def registry(repo: Path) -> dict:
 
 def test_the_tab_lists_every_agent_and_selecting_one_filters_the_table(
         qtbot, window: MainWindow, repo: Path, tmp_path: Path) -> None:
-    panel = open_agents(qtbot, window)
+    # one open proposal: a commit of builder's on its agent branch
+    git(repo, "checkout", "-q", "-b", "agent/builder")
+    (repo / "kb/gotchas/db/f6f6f6f6.md").write_text(
+        "---\ntype: observation\nconfidence: 0.5\nsources: 1\nrefs: []\n---\n# Proposed\n\nBody.\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "learn: proposed", author="builder",
+        email="builder+learn@agents.knomit.io")
+    git(repo, "checkout", "-q", "main")
+    panel = window.agents
+    with qtbot.waitSignal(panel.proposals_did_load, timeout=30_000):
+        panel = open_agents(qtbot, window)
+    assert {r["id"]: r["proposals"] for r in panel.model.rows}["builder"] == 1
+    assert {r["id"]: r["proposals"] for r in panel.model.rows}["codex"] == 0
     ids = {r["id"]: r for r in panel.model.rows}
     # the claimant of the facts (codex, unregistered) and who committed (knomit)
     assert "codex" in ids and "knomit" in ids

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -46,21 +46,16 @@ class AgentsLoad:
     settings_error: str | None
     #: the registry's agent types (for the type choosers), seeded ones first
     types: tuple[str, ...]
-    #: open proposals per agent id, None when the review queue could not be read
-    proposals: Mapping[str, int] | None = None
-    proposals_error: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 ProposalCounter = Callable[[Path], Mapping[str, int]]
 
 
 def load_agents(indexer: Indexer, *, today: date | None = None,
-                settings_file: Path | None = None,
-                proposals: ProposalCounter | None = None) -> AgentsLoad:
+                settings_file: Path | None = None) -> AgentsLoad:
     """(A worker's job.) The records, from the index's cache when it holds this version's
     (`reflect.agents.cached_records`); the index must be up to date, which the window
-    keeps it. `proposals(repo)`: open proposals per agent id (the review layer's)."""
+    keeps it. (The open proposals are read apart, after: `ProposalCounter`.)"""
     started = time.perf_counter()
     settings_file = settings_file if settings_file is not None else default_settings_file()
     error = None
@@ -71,15 +66,8 @@ def load_agents(indexer: Indexer, *, today: date | None = None,
     data, hit = cached_records(indexer, today=today or date.today(), thresholds=thresholds,
                                actions=lambda: actions_in_effect(indexer.repo))
     registry = load_registry(indexer.repo)
-    counts: Mapping[str, int] | None = None
-    counts_error = None
-    if proposals is not None:
-        try:
-            counts = proposals(indexer.repo)
-        except Exception as exc:  # (the records stand without the count)
-            counts_error = f"{type(exc).__name__}: {exc}"
     return AgentsLoad(data, hit, time.perf_counter() - started, thresholds, settings_file,
-                      error, tuple(registry.agent_types), counts, counts_error)
+                      error, tuple(registry.agent_types))
 
 
 # -- the words of the cells (pure) ----------------------------------------------------------
@@ -230,6 +218,17 @@ class AgentsModel(QAbstractTableModel):
         self.rows = list(rows)
         self._cells = [tuple(theme.clip(c[1](r), 200) for c in COLUMNS) for r in self.rows]
         self.endResetModel()
+
+    def set_proposals(self, counts: Mapping[str, int] | None) -> None:
+        """Fill the open-proposals column (read after the records: it is slower)."""
+        col = next(i for i, c in enumerate(COLUMNS) if c[0] == "Prop.")
+        for i, r in enumerate(self.rows):
+            r["proposals"] = None if counts is None else int(counts.get(r["id"], 0))
+            cells = list(self._cells[i])
+            cells[col] = COLUMNS[col][1](r)
+            self._cells[i] = tuple(cells)
+        if self.rows:
+            self.dataChanged.emit(self.index(0, col), self.index(len(self.rows) - 1, col))
 
     def row_of(self, agent_id: str) -> int | None:
         return next((i for i, r in enumerate(self.rows) if r["id"] == agent_id), None)

@@ -59,6 +59,7 @@ from factdesk.gui.agent_model import (
     type_text,
     when_text,
 )
+from factdesk.gui.agent_proposals import open_proposals
 from factdesk.gui.operations import Operations
 from factdesk.gui.panel import IndexChange, Window
 from factdesk.gui.search_bar import add_term
@@ -87,13 +88,15 @@ class AgentsPanel(QWidget):
 
     caption_did_change = Signal(str)
     did_load = Signal()
+    proposals_did_load = Signal()
     #: the registry re-check's words after a registry change ("2 authority findings …")
     findings_did_change = Signal(str)
     caption = menu_text = "Agents"
     action_name = "showAgents"
 
     def __init__(self, indexer: Indexer, ops: Operations, *, today: date | None = None,
-                 settings_file: Path | None = None, proposals: ProposalCounter | None = None,
+                 settings_file: Path | None = None,
+                 proposals: ProposalCounter | None = open_proposals,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("agentsPanel")
@@ -111,6 +114,11 @@ class AgentsPanel(QWidget):
         self._sized = False
         self._read = BackgroundRead(None, self._job, done=self._loaded, failed=self._failed,
                                     parent=self)
+        #: open proposals per agent, read after the records (the review queue: git, slower)
+        self.proposals: Mapping[str, int] | None = None
+        self.proposals_error: str | None = None
+        self._props = BackgroundRead(None, self._count_proposals, done=self._proposals_read,
+                                     failed=self._proposals_failed, parent=self)
         self._prefetch = QTimer(self)
         self._prefetch.setSingleShot(True)
         self._prefetch.setInterval(PREFETCH_MS)
@@ -210,8 +218,21 @@ class AgentsPanel(QWidget):
     # -- loading ------------------------------------------------------------------------------
 
     def _job(self) -> AgentsLoad:
-        return load_agents(self._indexer, today=self._today, settings_file=self._settings_file,
-                           proposals=self._proposals)
+        return load_agents(self._indexer, today=self._today, settings_file=self._settings_file)
+
+    def _count_proposals(self) -> Mapping[str, int] | None:
+        return None if self._proposals is None else self._proposals(self._indexer.repo)
+
+    def _proposals_read(self, counts: Mapping[str, int] | None) -> None:
+        self.proposals, self.proposals_error = counts, None
+        self.model.set_proposals(counts)
+        self._show_record(self.current_record())
+        self.proposals_did_load.emit()
+
+    def _proposals_failed(self, message: str) -> None:
+        self.proposals_error = message
+        self.status.setText(f"{self.status.text()} · open proposals unknown ({message})")
+        self.proposals_did_load.emit()
 
     def refresh(self) -> None:
         """Load the records again (in the background)."""
@@ -229,9 +250,9 @@ class AgentsPanel(QWidget):
         keep = self._wanted or self.selected_id()
         self.loaded = load
         rows = [dict(r) for r in load.agents]
-        for r in rows:
-            r["proposals"] = (None if load.proposals is None
-                              else int(load.proposals.get(r["id"], 0)))
+        for r in rows:  # (the last count until the new one is read)
+            r["proposals"] = (None if self.proposals is None
+                              else int(self.proposals.get(r["id"], 0)))
         header = self.table.horizontalHeader()
         sort = (header.sortIndicatorSection(), header.sortIndicatorOrder())
         self.model.set_rows(rows)
@@ -246,14 +267,13 @@ class AgentsPanel(QWidget):
                  f"records {how} in {load.seconds:.2f} s"]
         if load.settings_error:
             words.append(f"thresholds: defaults ({load.settings_error})")
-        if load.proposals_error:
-            words.append(f"open proposals unknown ({load.proposals_error})")
         self.status.setText(" · ".join(words))
         self.caption_did_change.emit(f"Agents ({len(rows)})")
         self._wanted = None
         if keep is None or not self.select_agent(keep):
             self._show_record(self.current_record())
         self.did_load.emit()
+        self._props.start()
 
     def _failed(self, message: str) -> None:
         self.status.setText(f"The agents' records could not be read: {message}")
@@ -426,6 +446,7 @@ class AgentsPanel(QWidget):
     def close_worker(self) -> None:
         self._prefetch.stop()
         self._read.close()
+        self._props.close()
 
     def attach(self, window: Window) -> None:
         self._window = window
