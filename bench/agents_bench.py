@@ -80,24 +80,28 @@ def run(kb: Path, *, agent: str, rebuild: bool) -> dict[str, object]:
     assert hit2 and again == data
     filled, rows = tab_filled(ix, day)
     cur = Curation(ix, Identity("ana", "ana@example.org"), update_index=False)
-    before = next((a["type"] for a in data if a["id"] == agent), None)
-    target = "persona" if before != "persona" else "tool"
-    t0 = time.perf_counter()
-    changes = cur.set_type(agent, target, "bench: a promotion")
-    t_commit = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    after = ix.update(hint=changes.paths_touched)
-    t_recheck = time.perf_counter() - t0
     result: dict[str, object] = {
         "facts": stats.facts, "agents": len(data), "index_update_s": round(t_index, 3),
         "index_mode": stats.mode, "first_s": round(t_first, 3), "first_was_cached": hit,
         "cached_s": round(t_cached, 3), "tab_filled_s": round(filled, 3), "tab_rows": rows,
-        "set_type": f"{agent} {before} -> {target}", "commit_s": round(t_commit, 3),
-        "recheck_update_s": round(t_recheck, 3), "recheck_mode": after.mode,
-        "findings_appeared": after.rechecked.appeared if after.rechecked else None,
-        "findings_disappeared": after.rechecked.disappeared if after.rechecked else None,
-        "rows_rewritten": len(after.rechecked.rows) if after.rechecked else None,
-        "tab_target_s": 1.0, "recheck_target_s": 2.0}
+        "tab_target_s": 1.0, "recheck_target_s": 2.0, "set_type": []}
+    for one in agent.split(","):
+        before = next((a["type"] for a in data if a["id"] == one), None)
+        target = "persona" if before != "persona" else "tool"
+        t0 = time.perf_counter()
+        changes = cur.set_type(one, target, "bench: a promotion")
+        t_commit = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        after = ix.update(hint=changes.paths_touched)
+        t_recheck = time.perf_counter() - t0
+        r = after.rechecked
+        result["set_type"].append({  # type: ignore[attr-defined]
+            "change": f"{one} {before} -> {target}", "commit_s": round(t_commit, 3),
+            "recheck_update_s": round(t_recheck, 3), "mode": after.mode,
+            "narrowed": r.narrowed if r else None,
+            "findings_appeared": r.appeared if r else None,
+            "findings_disappeared": r.disappeared if r else None,
+            "rows_rewritten": len(r.rows) if r else None})
     if rebuild:
         t0 = time.perf_counter()
         ix.update(rebuild=True)
@@ -112,7 +116,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=5)
     ap.add_argument("--kb", type=Path, default=None,
                     help="an existing corpus to use (it is changed: give a copy)")
-    ap.add_argument("--agent", default="codex", help="the agent whose type changes")
+    ap.add_argument("--agent", default="codex,memory-graph",
+                    help="the agents whose type changes, one after the other (comma-separated)")
     ap.add_argument("--rebuild", action="store_true", help="also time a rebuild")
     args = ap.parse_args()
     if args.kb is not None:

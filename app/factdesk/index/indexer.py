@@ -493,8 +493,12 @@ class Indexer:
                     ontology=self._ontology_stamp()):
                 return self._rebuild(conn, progress)
             # only the registry changed: its rows and findings, in place (issue 16)
+            # (the registry the rows were written under: this indexer's last parse, or git's)
+            old = self._parsed[1] if self._parsed and self._parsed[0][0] == meta.get(
+                "registry") else authority_recheck.stored_registry(conn, self.repo,
+                                                                   meta.get("registry"))
             rechecked = authority_recheck.recheck(conn, self._registry_and_ontology()[0],
-                                                  stamp=self._registry_stamp())
+                                                  stamp=self._registry_stamp(), old=old)
         self._repo_ids = frozenset(meta.get("repo_id", "").split()) or None
         head = gitrepo.head_sha(self.repo) if self._has_git() else None
         old_head = meta.get("head") or None
