@@ -44,11 +44,31 @@ class AgentsLoad:
     settings_file: Path | None
     #: the thresholds file could not be read (the defaults are used): why
     settings_error: str | None
-    #: the registry's agent types (for the type choosers), seeded ones first
-    types: tuple[str, ...]
 
 
 ProposalCounter = Callable[[Path], Mapping[str, int]]
+
+
+@dataclass(frozen=True, slots=True)
+class Extras:
+    """What the tab reads after the records (slower: git): the registry's agent types
+    (for the type choosers) and the open proposals per agent."""
+
+    types: tuple[str, ...]
+    proposals: Mapping[str, int] | None
+    proposals_error: str | None = None
+
+
+def load_extras(repo: Path, proposals: ProposalCounter | None) -> Extras:
+    """(A worker's job.) The registry's types (its trust rule reads git) and the open
+    proposals (the review queue, git)."""
+    types = tuple(load_registry(repo).agent_types)
+    if proposals is None:
+        return Extras(types, None)
+    try:
+        return Extras(types, proposals(repo))
+    except Exception as exc:  # (the rest of the tab stands without the count)
+        return Extras(types, None, f"{type(exc).__name__}: {exc}")
 
 
 def load_agents(indexer: Indexer, *, today: date | None = None,
@@ -65,9 +85,8 @@ def load_agents(indexer: Indexer, *, today: date | None = None,
         thresholds, error = Thresholds(), str(exc)
     data, hit = cached_records(indexer, today=today or date.today(), thresholds=thresholds,
                                actions=lambda: actions_in_effect(indexer.repo))
-    registry = load_registry(indexer.repo)
     return AgentsLoad(data, hit, time.perf_counter() - started, thresholds, settings_file,
-                      error, tuple(registry.agent_types))
+                      error)
 
 
 # -- the words of the cells (pure) ----------------------------------------------------------

@@ -48,12 +48,14 @@ from factdesk.gui.agent_model import (
     ID_ROLE,
     AgentsLoad,
     AgentsModel,
+    Extras,
     ProposalCounter,
     Record,
     calibration_text,
     corrections_text,
     evidence_text,
     load_agents,
+    load_extras,
     split_text,
     suggestion_lines,
     type_text,
@@ -65,7 +67,7 @@ from factdesk.gui.panel import IndexChange, Window
 from factdesk.gui.search_bar import add_term
 from factdesk.gui.workers import BackgroundRead
 from factdesk.index.indexer import Indexer
-from factdesk.model.registry import strip_op
+from factdesk.model.registry import SEEDED_TYPES, strip_op
 
 #: after an index change, the records are computed again this long after (in the background)
 PREFETCH_MS = 1500
@@ -117,7 +119,9 @@ class AgentsPanel(QWidget):
         #: open proposals per agent, read after the records (the review queue: git, slower)
         self.proposals: Mapping[str, int] | None = None
         self.proposals_error: str | None = None
-        self._props = BackgroundRead(None, self._count_proposals, done=self._proposals_read,
+        #: the registry's agent types, read with the proposals (until then: the seeded ones)
+        self.types: tuple[str, ...] = tuple(SEEDED_TYPES)
+        self._props = BackgroundRead(None, self._read_extras, done=self._extras_read,
                                      failed=self._proposals_failed, parent=self)
         self._prefetch = QTimer(self)
         self._prefetch.setSingleShot(True)
@@ -220,12 +224,16 @@ class AgentsPanel(QWidget):
     def _job(self) -> AgentsLoad:
         return load_agents(self._indexer, today=self._today, settings_file=self._settings_file)
 
-    def _count_proposals(self) -> Mapping[str, int] | None:
-        return None if self._proposals is None else self._proposals(self._indexer.repo)
+    def _read_extras(self) -> Extras:
+        return load_extras(self._indexer.repo, self._proposals)
 
-    def _proposals_read(self, counts: Mapping[str, int] | None) -> None:
-        self.proposals, self.proposals_error = counts, None
-        self.model.set_proposals(counts)
+    def _extras_read(self, extras: Extras) -> None:
+        self.types = extras.types
+        self.proposals, self.proposals_error = extras.proposals, extras.proposals_error
+        self.model.set_proposals(extras.proposals)
+        if extras.proposals_error:
+            self.status.setText(f"{self.status.text()} · open proposals unknown "
+                                f"({extras.proposals_error})")
         self._show_record(self.current_record())
         self.proposals_did_load.emit()
 
@@ -359,7 +367,7 @@ class AgentsPanel(QWidget):
     def open_action(self, action: str, *, to_type: str | None = None) -> AgentActionDialog:
         """Open the action's dialog (non-blocking); OK runs it on the writer lane."""
         rec = self.current_record() if action != "add-type" else None
-        types = self.loaded.types if self.loaded else ()
+        types = self.types
         evidence = ""
         if action == "set-type" and rec is not None:
             suggested = (rec.get("suggestion") or {}).get("to")
