@@ -84,6 +84,8 @@ def agents_shot(win: object, app: object) -> None:
     win.center.setCurrentWidget(panel)
     while panel.loaded is None or panel.loading:
         _wait(app, panel.did_load, 60_000)
+    if panel.proposals is None:  # (read after the records)
+        _wait(app, panel.proposals_did_load, 60_000)
     best = max(panel.model.rows, key=lambda r: (r.get("settled", 0), r["facts"]), default=None)
     if best is not None:
         panel.select_agent(best["id"])
