@@ -169,3 +169,20 @@ def test_words() -> None:
     assert "Brier 0.123 over 7 settled predictions" in text
     assert findings_words(2, 0, 5) == ("Registry changed: 2 authority findings appeared, "
                                        "0 disappeared (5 in all).")
+
+
+def test_a_suggestion_is_worded_with_its_figures_thresholds_and_settings_file() -> None:
+    from factdesk.gui.agent_model import suggestion_lines
+    from factdesk.reflect.agents import AgentRecord, Thresholds, suggest
+    from factdesk.reflect.calibration import Prediction
+
+    r = AgentRecord("codex", type="tool", registered=True, user_facts=6, facts=40,
+                    predictions=[Prediction(f"p{i}", 0.9, 1) for i in range(12)])
+    rec = r.as_dict()
+    assert rec["suggestion"] is None  # (as_dict carries what build_records set)
+    rec["suggestion"] = suggest(r, Thresholds())
+    words = suggestion_lines(rec, Path("/data/agent-suggestions.yaml"))
+    assert words.startswith("Suggested: promote tool → persona.")
+    assert "Brier 0.010 ≤ 0.15" in words and "6 facts about the user ≥ 5" in words
+    assert "over 12 settled predictions (at least 10)" in words
+    assert "/data/agent-suggestions.yaml" in words and "Never applied on its own." in words

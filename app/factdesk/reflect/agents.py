@@ -385,7 +385,7 @@ def _calibrate(inp: Inputs, rec: object) -> None:
 def suggest(r: AgentRecord, th: Thresholds) -> dict[str, object] | None:
     """A promotion or demotion the record supports, with the figures and thresholds it
     rests on; never applied on its own. None without enough settled predictions."""
-    if not r.registered or r.retired or r.type is None or r.settled < th.min_settled:
+    if not r.registered or r.retired or r.type is None or r.settled < max(1, th.min_settled):
         return None
     b = r.brier
     assert b is not None
