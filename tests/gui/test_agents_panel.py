@@ -15,7 +15,7 @@ from factdesk.gui.agent_model import COLUMNS, brier_text, evidence_text
 from factdesk.gui.agents_panel import AgentsPanel, findings_words
 from factdesk.gui.main_window import MainWindow
 from tests.conftest import git
-from tests.gui.conftest import fact_id
+from tests.gui.conftest import fact_id, submit
 
 
 def open_agents(qtbot, window: MainWindow) -> AgentsPanel:  # type: ignore[no-untyped-def]
@@ -72,6 +72,11 @@ def test_the_tab_lists_every_agent_and_selecting_one_filters_the_table(
     # Enter: the Facts tab, filtered
     qtbot.keyClick(panel.table, Qt.Key.Key_Return)
     assert window.center.currentIndex() == 0 and window.search.text() == "agent:codex"
+    # the user's own query there survives the tab's background reload
+    submit(window, qtbot, "type:hypothesis")
+    with qtbot.waitSignal(panel.did_load, timeout=20_000):
+        panel.refresh()
+    assert panel.selected_id() == "codex" and window.search.text() == "type:hypothesis"
 
 
 def test_the_inspectors_track_record_link_opens_the_agents_record(

@@ -114,6 +114,7 @@ class AgentsPanel(QWidget):
         self._wanted: str | None = None  # the agent to select once loaded
         self._findings = ""  # what the last registry re-check said
         self._sized = False
+        self._restoring = False  # (a reload puts the selection back)
         self._read = BackgroundRead(None, self._job, done=self._loaded, failed=self._failed,
                                     parent=self)
         #: open proposals per agent, read after the records (the review queue: git, slower)
@@ -255,7 +256,8 @@ class AgentsPanel(QWidget):
         return self._read.running
 
     def _loaded(self, load: AgentsLoad) -> None:
-        keep = self._wanted or self.selected_id()
+        wanted = self._wanted  # (asked for: the inspector's link, an action's agent)
+        keep = wanted or self.selected_id()
         self.loaded = load
         rows = [dict(r) for r in load.agents]
         for r in rows:  # (the last count until the new one is read)
@@ -278,8 +280,12 @@ class AgentsPanel(QWidget):
         self.status.setText(" · ".join(words))
         self.caption_did_change.emit(f"Agents ({len(rows)})")
         self._wanted = None
-        if keep is None or not self.select_agent(keep):
-            self._show_record(self.current_record())
+        self._restoring = keep is not None and not wanted
+        try:
+            if keep is None or not self.select_agent(keep):
+                self._show_record(self.current_record())
+        finally:
+            self._restoring = False
         self.did_load.emit()
         self._props.start()
 
@@ -320,8 +326,10 @@ class AgentsPanel(QWidget):
     def _selection_changed(self, _new: QItemSelection, _old: QItemSelection) -> None:
         rec = self.current_record()
         self._show_record(rec)
-        if rec is not None and self._window is not None:
-            # the fact table shows its claims; this tab stays in front
+        if rec is not None and self._window is not None and not self._restoring and \
+                self._window.center.currentWidget() is self:
+            # the fact table shows its claims; this tab stays in front. (Not when a reload
+            # puts the selection back: the user's own query in the Facts tab stays.)
             self._window.search.set_query(self.query_for(rec["id"]))
 
     @staticmethod
