@@ -42,6 +42,7 @@ bench: $(STAMP)
 	$(PY) bench/proposals_bench.py && $(PY) bench/proposals_quality.py
 	$(PY) bench/decide_bench.py
 	$(PY) bench/sync_bench.py --facts 100000
+	QT_QPA_PLATFORM=offscreen $(PY) bench/agents_bench.py --facts 100000 --commits 5000
 
 screenshots: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) scripts/screenshots.py

@@ -74,6 +74,29 @@ def curation_shots(win: object, app: object) -> None:
     win.center.setCurrentIndex(0)
 
 
+def agents_shot(win: object, app: object) -> None:
+    """The Agents tab at 1366x768 (issue 16), the agent with the most settled predictions
+    selected: its record, suggestion and reliability chart."""
+    win, _conn = _window(win)
+    panel = win.agents
+    size = win.size()
+    win.resize(1366, 768)
+    win.center.setCurrentWidget(panel)
+    while panel.loaded is None or panel.loading:
+        _wait(app, panel.did_load, 60_000)
+    if panel.proposals is None:  # (read after the records)
+        _wait(app, panel.proposals_did_load, 60_000)
+    best = max(panel.model.rows, key=lambda r: (r.get("settled", 0), r["facts"]), default=None)
+    if best is not None:
+        panel.select_agent(best["id"])
+    for _ in range(5):
+        app.processEvents()  # type: ignore[attr-defined]
+    win.grab().save(str(OUT / "agents.png"))
+    print(f"wrote {OUT / 'agents.png'} ({panel.model.rowCount()} agents)")
+    win.resize(size)
+    win.center.setCurrentIndex(0)
+
+
 def history_shot(win: object, app: object) -> None:
     """The inspector's History tab on the fact changed most often: the diff of its last change."""
     win, conn = _window(win)
@@ -150,6 +173,7 @@ def render(repo: Path, name: str, workdir: Path, *, query: str = "",
         history_shot(win, app)
     if curation:
         curation_shots(win, app)
+        agents_shot(win, app)
     if proposals:
         proposals_shot(win, app)
     win.close()

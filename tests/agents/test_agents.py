@@ -139,6 +139,16 @@ def test_per_agent_counts_and_brier_agree_with_the_manifest(
             assert got[who]["brier"] is None
         else:
             assert got[who]["brier"] == pytest.approx(want, abs=1e-6), who
+    # the Agents tab's worker reads the same records (its cache, this index version's)
+    from factdesk.gui.agent_model import load_agents
+
+    tab = load_agents(open_corpus(kb), today=datetime.date.fromisoformat(m["now"]),
+                      settings_file=kb.parent / "no-such-settings.yaml")
+    shown = {a["id"]: a for a in tab.agents}
+    assert tab.cached
+    for who in per_agent:
+        assert shown[who]["hypotheses"] == {k: per_agent[who][k] for k in keys}, who
+        assert shown[who]["settled"] == len(squares[who]), who
 
 
 def test_every_registered_agent_branch_author_and_committer_is_listed(

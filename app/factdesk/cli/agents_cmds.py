@@ -1,6 +1,7 @@
 """`factdesk agents`: every agent's record and calibration, and the registry actions.
 
     factdesk agents [--kb PATH] [--format text|json] [--today DATE] [--settings FILE]
+                    [--proposals]
     factdesk agents register ID --type TYPE [--email E] [--branch B] --reason R
     factdesk agents set-type ID TYPE --reason R        (a promotion or demotion)
     factdesk agents retire ID --reason R
@@ -31,15 +32,9 @@ from factdesk.reflect.agents import (
     SettingsError,
     Thresholds,
     cached_records,
+    default_settings_file,
     load_thresholds,
 )
-
-
-def default_settings_file() -> Path:
-    """`agent-suggestions.yaml` in factdesk's data folder (the identity file's folder)."""
-    from factdesk.core import Settings
-
-    return Settings.resolve().data_dir / SETTINGS_NAME
 
 
 def records(indexer: Indexer, *, today: date, thresholds: Thresholds
@@ -56,9 +51,12 @@ def records(indexer: Indexer, *, today: date, thresholds: Thresholds
               help="reference date for overdue hypotheses (default: today)")
 @click.option("--settings", "settings", type=click.Path(path_type=Path), default=None,
               help=f"suggestion thresholds (YAML; default: {SETTINGS_NAME} in the data folder)")
+@click.option("--proposals", "proposals", is_flag=True, default=False,
+              help="add each agent's open and rejected proposals (reads the review queue: "
+                   "seconds on a large corpus)")
 @click.pass_context
 def agents_cmd(ctx: click.Context, kb: Path, fmt: str, today: str | None,
-               settings: Path | None) -> None:
+               settings: Path | None, proposals: bool) -> None:
     """Every agent's record: facts, authority findings, the curators' corrections, and its
     track record as calibration (Brier score over settled predictions)."""
     if ctx.invoked_subcommand is not None:
@@ -71,11 +69,34 @@ def agents_cmd(ctx: click.Context, kb: Path, fmt: str, today: str | None,
     indexer = _open(kb)
     indexer.update()
     data, _ = records(indexer, today=day, thresholds=thresholds)
+    if proposals:
+        with_proposals(indexer.repo, data)
     if fmt == "json":
         click.echo(json.dumps({"agents": data}, indent=2, ensure_ascii=False))
     else:
         say(_text(data))
     _exit(0)
+
+
+def with_proposals(repo: Path, data: list[dict[str, Any]]) -> None:
+    """Add each agent's `proposals` (open) and `rejected_proposals` from the review queue
+    (git only; `reflect` may not import `review`, so they join here); null for both when
+    the queue cannot be read."""
+    from factdesk.gui.agent_proposals import proposal_counts
+
+    try:
+        counts = proposal_counts(repo)
+    except Exception:  # (the records stand without them)
+        for a in data:
+            a["proposals"] = a["rejected_proposals"] = None
+        return
+    for a in data:
+        a["proposals"] = counts.open.get(a["id"], 0)
+        a["rejected_proposals"] = counts.rejected.get(a["id"], 0)
+
+
+def _count(n: object) -> str:
+    return "—" if n is None else str(n)
 
 
 def _when(ts: object) -> str:
@@ -86,7 +107,8 @@ def _when(ts: object) -> str:
 
 def _text(data: list[dict[str, Any]]) -> str:
     head = (f"{'agent':<30} {'type':<14} {'facts':>6} {'conf':>5} {'prom':>5} {'ref':>4} "
-            f"{'open':>5} {'over':>5} {'brier':>7} {'n':>4} {'corr':>5} {'rate':>6}  last")
+            f"{'open':>5} {'over':>5} {'brier':>7} {'n':>4} {'corr':>5} {'rate':>6} {'prop':>5}"
+            "  last")
     lines = [head]
     for a in data:
         h = a["hypotheses"]
@@ -97,7 +119,8 @@ def _text(data: list[dict[str, Any]]) -> str:
         lines.append(f"{a['id'][:30]:<30} {typ:<14} {a['facts']:>6} {h['confirmed']:>5} "
                      f"{h['promoted']:>5} {h['refuted']:>4} {h['open']:>5} {h['overdue']:>5} "
                      f"{brier:>7} {a['settled']:>4} {a['corrections']:>5} "
-                     f"{a['correction_rate']:>6.1%}  {_when(a.get('last_activity'))}")
+                     f"{a['correction_rate']:>6.1%} {_count(a.get('proposals')):>5}  "
+                     f"{_when(a.get('last_activity'))}")
         s = a.get("suggestion")
         if s:
             ev = s["evidence"]
@@ -108,7 +131,8 @@ def _text(data: list[dict[str, Any]]) -> str:
                          f"factdesk agents set-type {a['id']} {s['to']} --reason …")
     unregistered = sum(1 for a in data if not a["registered"])
     lines.append(f"{len(data)} agents, {unregistered} unregistered "
-                 "(conf includes prom; n = settled predictions behind the Brier score)")
+                 "(conf includes prom; n = settled predictions behind the Brier score; "
+                 "prop = open proposals)")
     return "\n".join(lines)
 
 

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
     QLabel,
+    QPushButton,
     QSizePolicy,
     QTabWidget,
     QTreeWidget,
@@ -105,6 +106,8 @@ class InspectorPanel(QWidget):
 
     fact_link_did_activate = Signal(int)
     status_did_change = Signal(str)
+    #: the claimant's record in the Agents tab was asked for (its track-record link)
+    agent_did_request = Signal(str)
 
     def __init__(self, session: IndexSession, parent: QWidget | None = None, *,
                  track_record: Callable[[str], str | None] | None = None) -> None:
@@ -200,6 +203,15 @@ class InspectorPanel(QWidget):
         self.provenance.setWordWrap(True)
         self.provenance.setStyleSheet(f"color: {theme.DERIVED_COLOR}; padding: 0 4px;")
         layout.addWidget(self.provenance)
+        self.agent_link = QPushButton("", self)  # (the track record's link to the Agents tab)
+        self.agent_link.setObjectName("inspectorAgentLink")
+        self.agent_link.setFlat(True)
+        self.agent_link.setStyleSheet("QPushButton { color: #1565c0; text-align: left; "
+                                      "padding: 0 4px; border: none; }")
+        self.agent_link.clicked.connect(
+            lambda: self.agent_did_request.emit(self.agent_link.property("agent") or ""))
+        self.agent_link.hide()
+        layout.addWidget(self.agent_link)
         layout.addWidget(self.tabs, 1)
         self._history_loaded = False
         self.show_fact(None)
@@ -240,6 +252,7 @@ class InspectorPanel(QWidget):
                 w.setVisible(row is not None)
         self.attribution.setVisible(row is not None)
         self.provenance.setVisible(row is not None)
+        self.agent_link.setVisible(row is not None and bool(row["claimant"]))
         self.tabs.setEnabled(row is not None)
         if row is None:
             self.title.setText("No fact selected")
@@ -312,6 +325,10 @@ class InspectorPanel(QWidget):
                 lines.append(clip(f"Track record — {record}"))
         self.provenance.setText("\n".join(lines))
         self.provenance.setVisible(bool(lines))
+        self.agent_link.setProperty("agent", row["claimant"] or "")
+        self.agent_link.setText(clip(f"{row['claimant']}'s record and calibration in the "
+                                     "Agents tab ›", 200) if row["claimant"] else "")
+        self.agent_link.setVisible(bool(row["claimant"]))
 
     def _show_retraction(self, row: sqlite3.Row) -> None:
         if row["status"] != "retracted":

@@ -27,6 +27,7 @@ from factdesk.curation import ChangeSet, recover
 from factdesk.curation.identity import identity_file
 from factdesk.errors import FactdeskError, QueryError
 from factdesk.gui import dialogs
+from factdesk.gui.agents_panel import AgentsPanel
 from factdesk.gui.curation_front import CurationFront
 from factdesk.gui.facts_tab import FactsTab
 from factdesk.gui.heap import HeapFreeze
@@ -124,8 +125,9 @@ class MainWindow(QMainWindow):
                                           similar=self.semantic.similar_function, parent=self)
         self.transitions = TransitionsPanel(self.session.repo, self.session.indexer, self)
         self.proposals = ProposalsPanel(self.ops, ask_text=lambda *a: self.ask_text(*a), parent=self)
+        self.agents = AgentsPanel(self.session.indexer, self.ops, parent=self)
         return [self.facts, self.problems, self.overview, self.mislabels, self.settlement,
-                self.transitions, self.proposals]
+                self.transitions, self.proposals, self.agents]
 
     # -- construction ---------------------------------------------------------------------
 

@@ -51,7 +51,16 @@ from factdesk.corpus.scan import (
 )
 from factdesk.errors import IndexBusy
 from factdesk.fsio import read_config
-from factdesk.index import locking, parsing, planning, schema, staged, worktree, writing
+from factdesk.index import (
+    authority_recheck,
+    locking,
+    parsing,
+    planning,
+    schema,
+    staged,
+    worktree,
+    writing,
+)
 from factdesk.index.history import (
     ChangeRow,
     CommitRow,
@@ -96,6 +105,8 @@ class IndexStats:
     phases: dict[str, tuple[float, float]] = field(default_factory=dict)
     #: what the user should know about this update (mode "behind": why it did not run)
     note: str | None = None
+    #: a registry change's re-check of the authority findings (issue 16), when one ran
+    rechecked: authority_recheck.Recheck | None = None
 
 
 @dataclass(frozen=True)
@@ -474,9 +485,20 @@ class Indexer:
         rebuild when the settings changed or the branch's history cannot be followed."""
         schema.ensure_sort_indexes(conn)
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        rechecked: authority_recheck.Recheck | None = None
         if planning.settings_changed(meta, root=self.root, registry=self._registry_stamp(),
                                      ontology=self._ontology_stamp()):
-            return self._rebuild(conn, progress)
+            if not authority_recheck.only_registry_changed(
+                    meta, root=self.root, registry=self._registry_stamp(),
+                    ontology=self._ontology_stamp()):
+                return self._rebuild(conn, progress)
+            # only the registry changed: its rows and findings, in place (issue 16)
+            # (the registry the rows were written under: this indexer's last parse, or git's)
+            old = self._parsed[1] if self._parsed and self._parsed[0][0] == meta.get(
+                "registry") else authority_recheck.stored_registry(conn, self.repo,
+                                                                   meta.get("registry"))
+            rechecked = authority_recheck.recheck(conn, self._registry_and_ontology()[0],
+                                                  stamp=self._registry_stamp(), old=old)
         self._repo_ids = frozenset(meta.get("repo_id", "").split()) or None
         head = gitrepo.head_sha(self.repo) if self._has_git() else None
         old_head = meta.get("head") or None
@@ -500,6 +522,8 @@ class Indexer:
         if planning.is_unchanged(changed=changed, day_changed=day_changed,
                                  same_head=head == old_head,
                                  same_dirty=look.dirty == meta.get("dirty")):
+            if rechecked is not None:
+                return self._stats(conn, "registry", head, [], rechecked)
             return self._stats(conn, "unchanged", head, [])
         present = set(plan.present)
         retracted = self._retracted_paths(conn, present, only=changed | plan.removed)
@@ -518,7 +542,7 @@ class Indexer:
         writing.write_incremental(conn, self._rule_setting(), outcomes, files, retracted,
                                   look.problems, rescanned=look.paths if look.partial else None)
         self._set_meta(conn, head, dirty=look.dirty)
-        return self._stats(conn, "incremental", head, sorted(changed))
+        return self._stats(conn, "incremental", head, sorted(changed), rechecked)
 
     def _follow_head(self, conn: sqlite3.Connection, old_head: str | None, head: str | None
                      ) -> set[str] | None:
@@ -792,12 +816,13 @@ class Indexer:
         conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", meta.items())
 
     def _stats(self, conn: sqlite3.Connection, mode: str, head: str | None,
-               changed: list[str]) -> IndexStats:
+               changed: list[str], rechecked: authority_recheck.Recheck | None = None
+               ) -> IndexStats:
         counts = dict(conn.execute("SELECT status, COUNT(*) FROM facts GROUP BY status"))
         problems = conn.execute("SELECT COUNT(*) FROM problems").fetchone()[0]
         return IndexStats(mode, facts=counts.get("live", 0), broken=counts.get("broken", 0),
                           retracted=counts.get("retracted", 0), problems=problems,
-                          changed=changed, head=head)
+                          changed=changed, head=head, rechecked=rechecked)
 
     @staticmethod
     def _report(progress: Progress | None, stage: str, done: int, total: int) -> None:

@@ -326,9 +326,10 @@ def fact_row(
         "kind": fact.kind, "type": fact.type, "origin": fact.origin,
         "origin_raw": fact.origin_raw,
         "claim_type": fact.claim_type, "claim_type_derived": int(fact.claim_type_is_derived),
-        "claimant": claimant, "claimant_derived": int(env.claimant_agent_id is None),
+        # (an empty value is no value: what is shown then is derived, and the registry's)
+        "claimant": claimant, "claimant_derived": int(not env.claimant_agent_id),
         "claimant_type": claimant_type,
-        "claimant_type_derived": int(env.claimant_type is None),
+        "claimant_type_derived": int(not env.claimant_type),
         "subject_kind": env.subject_kind, "subject_ref": env.subject_ref,
         "settle_by": env.settle_by, "settlement": env.settlement,
         "confidence": fact.confidence, "sources": fact.sources,

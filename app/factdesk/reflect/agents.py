@@ -87,6 +87,14 @@ class SettingsError(ValueError):
     pass
 
 
+def default_settings_file() -> Path:
+    """`agent-suggestions.yaml` in factdesk's data folder (the identity file's folder:
+    `$FACTDESK_DATA_DIR`, else the platform's)."""
+    from factdesk.core import Settings
+
+    return Settings.resolve().data_dir / SETTINGS_NAME
+
+
 def load_thresholds(path: Path | None) -> Thresholds:
     """The thresholds in `path` (YAML, the keys of `Thresholds`); the defaults for those
     it does not set, and all of them when there is no file. A bad file is a SettingsError
@@ -377,7 +385,7 @@ def _calibrate(inp: Inputs, rec: object) -> None:
 def suggest(r: AgentRecord, th: Thresholds) -> dict[str, object] | None:
     """A promotion or demotion the record supports, with the figures and thresholds it
     rests on; never applied on its own. None without enough settled predictions."""
-    if not r.registered or r.retired or r.type is None or r.settled < th.min_settled:
+    if not r.registered or r.retired or r.type is None or r.settled < max(1, th.min_settled):
         return None
     b = r.brier
     assert b is not None

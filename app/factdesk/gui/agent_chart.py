@@ -1,0 +1,140 @@
+"""The reliability chart of one agent (issue 16): for each confidence bin, the share of its
+settled predictions that held, drawn against the diagonal of perfect calibration, with the
+number of predictions under each bar so a small sample is read as one.
+
+Painted with QPainter (plain text only: an agent id never becomes markup). Bars are faded
+where a bin holds fewer than `FEW` predictions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QPainter, QPaintEvent, QPen
+from PySide6.QtWidgets import QSizePolicy, QWidget
+
+#: a bin with fewer settled predictions is drawn faded (read it as a small sample)
+FEW = 5
+HELD = QColor("#2e7d32")
+AXIS = QColor("#424242")
+GRID = QColor("#e0e0e0")
+IDEAL = QColor("#9e9e9e")
+
+
+class ReliabilityChart(QWidget):
+    """Confidence bins (x) against the share that held (y), n per bin."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("agentReliability")
+        self.bins: list[dict[str, Any]] = []
+        self.title = "Reliability"
+        self.settled = 0
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        self.setMinimumSize(280, 200)
+
+    def sizeHint(self) -> QSize:
+        return QSize(420, 260)
+
+    def set_bins(self, bins: Sequence[dict[str, Any]], *, agent: str, brier: float | None,
+                 settled: int) -> None:
+        self.bins = list(bins)
+        self.settled = settled
+        score = "no settled prediction" if brier is None else f"Brier {brier:.3f}, n={settled}"
+        self.title = f"Reliability of {agent} ({score})"
+        self.setToolTip(self.describe())
+        self.update()
+
+    def describe(self) -> str:
+        """The chart in words (its tooltip, and for a screen reader)."""
+        lines = [self.title]
+        for b in self.bins:
+            if b.get("settled"):
+                lines.append(f"confidence {b['lo']:.1f}–{b['hi']:.1f}: {b['held']} of "
+                             f"{b['settled']} held ({b['share_held']:.0%})")
+        if len(lines) == 1:
+            lines.append("no settled predictions: nothing to compare its confidence with")
+        return "\n".join(lines)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        p.fillRect(self.rect(), QColor("#ffffff"))
+        fm = p.fontMetrics()
+        line = fm.height()
+        bold = QFont(p.font())
+        bold.setBold(True)
+        p.setFont(bold)
+        p.setPen(AXIS)
+        p.drawText(QRectF(0, 2, self.width(), line), Qt.AlignmentFlag.AlignHCenter,
+                   fm.elidedText(self.title, Qt.TextElideMode.ElideMiddle, self.width() - 8))
+        p.setFont(self.font())
+        left, right = fm.horizontalAdvance("100%") + line + 10, 12
+        top, bottom = line + 10, 2 * line + 22
+        plot = QRectF(left, top, max(40, self.width() - left - right),
+                      max(40, self.height() - top - bottom))
+
+        def x(v: float) -> float:
+            return plot.left() + v * plot.width()
+
+        def y(v: float) -> float:
+            return plot.bottom() - v * plot.height()
+
+        # grid and axes
+        for v in (0.0, 0.25, 0.5, 0.75, 1.0):
+            p.setPen(QPen(GRID, 1))
+            p.drawLine(QPointF(plot.left(), y(v)), QPointF(plot.right(), y(v)))
+            p.setPen(AXIS)
+            p.drawText(QRectF(0, y(v) - line / 2, left - 4, line),
+                       Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, f"{v:.0%}")
+        p.setPen(QPen(AXIS, 1))
+        p.drawLine(QPointF(plot.left(), plot.bottom()), QPointF(plot.right(), plot.bottom()))
+        p.drawLine(QPointF(plot.left(), plot.top()), QPointF(plot.left(), plot.bottom()))
+        # perfect calibration
+        p.setPen(QPen(IDEAL, 1, Qt.PenStyle.DashLine))
+        p.drawLine(QPointF(x(0), y(0)), QPointF(x(1), y(1)))
+        # the bars, n under each
+        settled_any = False
+        for b in self.bins:
+            lo, hi, n = float(b["lo"]), float(b["hi"]), int(b.get("settled") or 0)
+            p.setPen(AXIS)
+            tick = f"{lo:.1f}"
+            p.drawText(QRectF(x(lo) - 20, plot.bottom() + 2, 40, line),
+                       Qt.AlignmentFlag.AlignHCenter, tick)
+            if not n:
+                continue
+            settled_any = True
+            share = float(b.get("share_held") or 0.0)
+            color = QColor(HELD)
+            if n < FEW:
+                color.setAlpha(110)
+            pad = (x(hi) - x(lo)) * 0.12
+            bar = QRectF(x(lo) + pad, y(share), x(hi) - x(lo) - 2 * pad,
+                         max(1.0, plot.bottom() - y(share)))
+            p.fillRect(bar, color)
+            p.setPen(AXIS)
+            p.drawText(QRectF(x(lo), plot.bottom() + line + 2, x(hi) - x(lo), line),
+                       Qt.AlignmentFlag.AlignHCenter, f"n={n}")
+        p.drawText(QRectF(x(1) - 20, plot.bottom() + 2, 40, line),
+                   Qt.AlignmentFlag.AlignHCenter, "1.0")
+        p.setPen(AXIS)
+        p.drawText(QRectF(plot.left(), self.height() - line - 2, plot.width(), line),
+                   Qt.AlignmentFlag.AlignHCenter, "confidence it was written with")
+        legend = QRectF(plot.left() + 6, plot.top() + 2, plot.width() - 12, line)
+        p.fillRect(QRectF(legend.left(), legend.top() + line * 0.25, line * 0.6, line * 0.6), HELD)
+        p.drawText(legend.adjusted(line, 0, 0, 0), Qt.AlignmentFlag.AlignLeft,
+                   fm.elidedText("share that held   - - perfectly calibrated",
+                                 Qt.TextElideMode.ElideRight, int(legend.width() - line)))
+        p.save()
+        p.translate(line / 2 + 2, plot.center().y())
+        p.rotate(-90)
+        p.drawText(QRectF(-plot.height() / 2, -line / 2, plot.height(), line),
+                   Qt.AlignmentFlag.AlignHCenter, "held")
+        p.restore()
+        if not settled_any:
+            p.setPen(AXIS)
+            p.drawText(plot, Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap,
+                       "No settled predictions yet:\nnothing to compare its confidence with.")
+        p.end()
