@@ -32,6 +32,7 @@ from factdesk.gui.facts_tab import FactsTab
 from factdesk.gui.heap import HeapFreeze
 from factdesk.gui.inspector import InspectorPanel
 from factdesk.gui.menus import MenuBuilder
+from factdesk.gui.messages_panel import MessagesPanel
 from factdesk.gui.mislabel_panel import MislabelPanel
 from factdesk.gui.navigation import Navigator
 from factdesk.gui.operations import Executed, Operations
@@ -122,8 +123,9 @@ class MainWindow(QMainWindow):
         self.settlement = SettlementPanel(self.ops, conn, ask_text=lambda *a: self.ask_text(*a),  # type: ignore[arg-type]
                                           similar=self.semantic.similar_function, parent=self)
         self.transitions = TransitionsPanel(self.session.repo, self.session.indexer, self)
+        self.messages = MessagesPanel(self.ops, inspector=self.inspector, parent=self)
         return [self.facts, self.problems, self.overview, self.mislabels, self.settlement,
-                self.transitions]
+                self.transitions, self.messages]
 
     # -- construction ---------------------------------------------------------------------
 
