@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGridLayout,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QListWidget,
@@ -217,45 +218,60 @@ class MessagesPanel(LazyRefresh, QWidget):
         self.mark_button.clicked.connect(self.mark)
         top.addWidget(self.mark_button)
         outer.addLayout(top)
-        split = QSplitter(Qt.Orientation.Horizontal, self)
+        # (one above the other: the centre is ~650 px wide on a 1366×768 screen)
+        split = QSplitter(Qt.Orientation.Vertical, self)
         split.setObjectName("messagesSplitter")
         self.tree = QTreeWidget(split)
         self.tree.setObjectName("messagesTree")
         self.tree.setHeaderLabels(["Thread", "Delivery", "Sent"])
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.tree.setUniformRowHeights(True)
+        header = self.tree.header()
+        header.setStretchLastSection(False)  # the thread's text takes what is left
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for column in (1, 2):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
         self.tree.currentItemChanged.connect(lambda item, _old: self._show(item))
         detail = QWidget(split)
         self.detail = detail
         grid = QGridLayout(detail)
-        grid.setContentsMargins(6, 0, 0, 0)
+        grid.setContentsMargins(0, 6, 0, 0)
+        grid.setVerticalSpacing(2)
         self.fields: dict[str, QLabel] = {}
-        for row, (key, caption) in enumerate((
-                ("from", "From"), ("to", "To"), ("sent", "Sent"), ("delivery", "Delivery"),
-                ("in_reply_to", "In reply to"), ("context", "Why now"))):
-            grid.addWidget(caption_label(caption + ":", detail), row, 0,
+        # two columns of short fields (from · sent, to · delivery), then the long ones
+        places = {"from": (0, 0), "sent": (0, 2), "to": (1, 0), "delivery": (1, 2),
+                  "in_reply_to": (2, 0), "context": (3, 0)}
+        for key, caption in (("from", "From"), ("to", "To"), ("sent", "Sent"),
+                             ("delivery", "Delivery"), ("in_reply_to", "In reply to"),
+                             ("context", "Why now")):
+            row, col = places[key]
+            grid.addWidget(caption_label(caption + ":", detail), row, col,
                            Qt.AlignmentFlag.AlignTop)
             label = text_label(detail, f"message_{key}")
-            grid.addWidget(label, row, 1)
+            grid.addWidget(label, row, col + 1, 1, 1 if key in ("from", "sent", "to", "delivery")
+                           else 3)
             self.fields[key] = label
-        refs_row = len(self.fields)
+        refs_row = 4
         grid.addWidget(caption_label("References:", detail), refs_row, 0, Qt.AlignmentFlag.AlignTop)
         self.refs = QListWidget(detail)
         self.refs.setObjectName("messageRefs")
-        self.refs.setMaximumHeight(96)
+        self.refs.setWordWrap(True)
+        self.refs.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.refs.setMaximumHeight(84)
         self.refs.itemActivated.connect(self._ref_activated)
         self.refs.itemClicked.connect(self._ref_activated)
-        grid.addWidget(self.refs, refs_row, 1)
+        grid.addWidget(self.refs, refs_row, 1, 1, 3)
         self.body = SafeTextBrowser(detail)
         self.body.setObjectName("messageBody")
-        grid.addWidget(self.body, refs_row + 1, 0, 1, 2)
+        grid.addWidget(self.body, refs_row + 1, 0, 1, 4)
         grid.setRowStretch(refs_row + 1, 1)
         grid.setColumnStretch(1, 1)
+        grid.setColumnStretch(3, 1)
         split.addWidget(self.tree)
         split.addWidget(detail)
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 2)
-        split.setSizes([420, 300])
+        split.setStretchFactor(0, 1)
+        split.setStretchFactor(1, 1)
+        split.setSizes([300, 340])
         outer.addWidget(split, 1)
         panel_keys(self, (("M", self.mark),))
         self._show(None)
@@ -325,10 +341,6 @@ class MessagesPanel(LazyRefresh, QWidget):
                     child.setData(0, PATH_ROLE, m.path)
                     child.setToolTip(0, theme.tooltip(f"{m.path}\n{text}"))
         self.tree.expandAll()
-        self.tree.resizeColumnToContents(1)
-        self.tree.resizeColumnToContents(2)
-        self.tree.setColumnWidth(0, max(220, self.tree.viewport().width()
-                                        - self.tree.columnWidth(1) - self.tree.columnWidth(2) - 8))
         self.tree.blockSignals(False)
         threads_n = sum(len(g) for _p, g in view.groups)
         if view.count == 0:
@@ -558,6 +570,8 @@ class MessageBacklinks(QWidget):
         self.caption = text_label(self, "backlinksCaption")
         self.list = QListWidget(self)
         self.list.setObjectName("backlinksList")
+        self.list.setWordWrap(True)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.list.itemActivated.connect(self._activated)
         self.list.itemDoubleClicked.connect(self._activated)
         layout.addWidget(self.caption)
