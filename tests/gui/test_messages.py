@@ -46,11 +46,14 @@ def add_messages(repo: Path) -> dict[str, str]:
     return {"ask": ask, "answer": answer, "thanks": thanks, "other": other}
 
 
-def open_tab(qtbot, window: MainWindow) -> MessagesPanel:  # type: ignore[no-untyped-def]
+def open_tab(qtbot, window: MainWindow, count: int = 4) -> MessagesPanel:  # type: ignore[no-untyped-def]
+    """View ▸ Ctrl+7; the store is read by then or soon (it is read after each index update,
+    for the caption's count, even before the tab is first shown)."""
     panel = window.messages
-    with qtbot.waitSignal(panel.messages_did_load, timeout=20_000):
-        qtbot.keyClick(window, Qt.Key.Key_7, Qt.KeyboardModifier.ControlModifier)  # View ▸ Ctrl+7
+    qtbot.keyClick(window, Qt.Key.Key_7, Qt.KeyboardModifier.ControlModifier)
     assert window.center.currentWidget() is panel
+    qtbot.waitUntil(lambda: panel.view is not None and panel.view.count == count
+                    and not panel._reader.running, timeout=20_000)
     return panel
 
 
@@ -69,6 +72,7 @@ def test_threads_by_pair_detail_and_mark_delivered_then_undo(qtbot, window: Main
     assert [thread.child(i).data(0, Qt.ItemDataRole.UserRole + 2) for i in range(3)] == [
         paths["ask"], paths["answer"], paths["thanks"]]
     assert window.center.tabText(window.center.indexOf(panel)) == "Messages (4)"
+    assert panel.status.text() == "4 messages in 2 threads between 2 pairs of agents · 2 queued"
     panel.grab().save(str(tmp_path / "messages.png"))
     # click the first message of the thread: its detail, with the fact it references
     first = thread.child(0)
@@ -175,10 +179,11 @@ def test_the_inspector_shows_backlinks_while_messages_are_included(qtbot, window
         window.show_fact(fact_id(window, "pool"))
     tabs.setCurrentWidget(backlinks)
     backlinks.list.setCurrentRow(0)
-    with qtbot.waitSignal(window.messages.messages_did_load, timeout=10_000):
-        qtbot.keyClick(backlinks.list, Qt.Key.Key_Return)
+    qtbot.keyClick(backlinks.list, Qt.Key.Key_Return)
     assert window.center.currentWidget() is window.messages
-    assert window.messages.current_message().path == backlinks.messages[0].path
+    qtbot.waitUntil(lambda: window.messages.current_message() is not None
+                    and window.messages.current_message().path == backlinks.messages[0].path,
+                    timeout=10_000)
     # the query without include:messages hides the tab again
     submit(window, qtbot, "pool")
     assert not tabs.isTabVisible(tabs.indexOf(backlinks))

@@ -37,6 +37,7 @@ def test_move_to_messages_from_the_queue_then_undo(qtbot, window: MainWindow, re
         qtbot.keyClick(panel, Qt.Key.Key_J)
     assert panel.buttons["accept"].text() == "Move to messages (A)"
     assert panel.heading.text() == "Proposed fix:"
+    assert "move to messages to codex" in panel.proposal.text()
     asked: list[tuple[str, ...]] = []
 
     def answer(*question: str) -> str:
@@ -61,8 +62,10 @@ def test_move_to_messages_from_the_queue_then_undo(qtbot, window: MainWindow, re
     assert "message-in-memory" in (message.context_explanation or "")
     assert all(s.path != REQUEST for s in panel.queue)
     # the Messages tab has it, between claude-code and codex
-    with qtbot.waitSignal(window.messages.messages_did_load, timeout=20_000):
-        window.center.setCurrentWidget(window.messages)
+    window.center.setCurrentWidget(window.messages)
+    qtbot.waitUntil(lambda: window.messages.view is not None and window.messages.view.count == 1,
+                    timeout=20_000)
+    assert window.center.tabText(window.center.indexOf(window.messages)) == "Messages (1)"
     assert window.messages.tree.topLevelItem(0).text(0) == "claude-code ↔ codex"
     assert window.messages.current_message().path == new[0]
     # one undo brings the fact back and takes the message away

@@ -515,6 +515,8 @@ class MessagesPanel(LazyRefresh, QWidget):
     def index_did_change(self, change: IndexChange) -> None:
         if self.loaded:
             self.refresh_when_seen(change)
+        elif not self._reader.running:  # (the caption's count, before the tab is first shown)
+            self.load()
         if self.backlinks is not None:
             self.backlinks.reload()
 

@@ -214,7 +214,11 @@ class MislabelPanel(LazyRefresh, QWidget):
         self.code_label.setText(s.code)
         self.explanation.setText(s.explanation)
         lines = [f"{k}: {v if v is not None else '(remove)'}" for k, v in s.proposal.items()]
-        if s.needs_input:
+        if move:  # (no field changes: the fact leaves memory)
+            lines = [s.proposals[0].label or "move to messages",
+                     "one commit: the fact leaves kb/ and becomes a message under msg/,",
+                     "its refs kept as referenced_memory_ids (A asks for the recipients)"]
+        elif s.needs_input:
             lines.append(f"needs from you: {', '.join(s.needs_input)}")
         if len(s.proposals) > 1:
             lines.append("alternatives (press the number):")  # one a line: "2 a rule: …" ran on
