@@ -129,9 +129,13 @@ def test_threads_by_pair_detail_and_mark_delivered_then_undo(qtbot, window: Main
 
 def test_a_refused_mark_is_said_and_changes_nothing(qtbot, window: MainWindow, repo: Path) -> None:
     paths = add_messages(repo)
+    _write(repo, "msg/2026/11/0badf00d.md", "no frontmatter <b>here</b>\n")  # unreadable
+    _commit(repo, "message: broken", author="codex", op="message")
     with qtbot.waitSignal(window.index_did_update, timeout=10_000):
         window.reindex()
     panel = open_tab(qtbot, window)
+    assert panel.status.text().endswith(
+        "· 1 file under msg/ unreadable (factdesk check says why)")
     head = git(repo, "rev-parse", "HEAD")
     with qtbot.waitSignal(window.ops.operation_did_fail, timeout=10_000):
         panel.mark_delivery([paths["ask"]], "read", "already read")  # it is read already

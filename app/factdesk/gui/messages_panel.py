@@ -54,11 +54,12 @@ from factdesk.gui.operations import Operations
 from factdesk.gui.panel import IndexChange, LazyRefresh, Window
 from factdesk.gui.safe_browser import SafeTextBrowser
 from factdesk.gui.workers import BackgroundRead
+from factdesk.index import messages as msg_index
 from factdesk.index.indexer import Indexer
 from factdesk.index.query import includes_messages
 from factdesk.index.search import titles_of
 from factdesk.model.messages import DELIVERY_STATES, Message, Thread, threads
-from factdesk.recall import all_messages, messages_referencing
+from factdesk.recall import messages_referencing
 
 if TYPE_CHECKING:
     import sqlite3
@@ -109,17 +110,20 @@ class MessagesView:
     queued: int
     #: referenced kb path → its live fact's title (absent: no such fact)
     titles: dict[str, str]
+    #: files under msg/ that cannot be read as messages (`factdesk check` says why: M6)
+    unreadable: int = 0
 
 
 def read_messages(indexer: Indexer, conn: sqlite3.Connection) -> MessagesView:
     """(Worker.) The message store's threads, and the titles of the facts they reference."""
-    found = all_messages(indexer)
+    found, files = msg_index.read(indexer.repo, indexer.path,
+                                  lambda mconn: (msg_index.all_messages(mconn), msg_index.count(mconn)))
     grouped = threads(found)
     groups = sorted(((pair, tuple(reversed(ts))) for pair, ts in grouped.items()),
                     key=lambda g: max(t.messages[-1].sent for t in g[1]), reverse=True)
     refs = sorted({r for m in found for r in m.referenced_memory_ids})
     return MessagesView(tuple(groups), len(found), sum(m.delivery == "queued" for m in found),
-                        titles_of(conn, refs) if refs else {})
+                        titles_of(conn, refs) if refs else {}, files - len(found))
 
 
 # -- the mark dialog ------------------------------------------------------------------------
@@ -344,13 +348,15 @@ class MessagesPanel(LazyRefresh, QWidget):
         self.tree.blockSignals(False)
         threads_n = sum(len(g) for _p, g in view.groups)
         if view.count == 0:
-            self.status.setText("No messages: agents write them under msg/ "
-                                "(docs/messages.md); none is part of memory.")
+            text = "No messages: agents write them under msg/ (docs/messages.md); none is part of memory."
         else:
-            self.status.setText(
-                f"{view.count} message{'s' if view.count != 1 else ''} in {threads_n} "
-                f"thread{'s' if threads_n != 1 else ''} between {len(view.groups)} "
-                f"pair{'s' if len(view.groups) != 1 else ''} of agents · {view.queued} queued")
+            text = (f"{view.count} message{'s' if view.count != 1 else ''} in {threads_n} "
+                    f"thread{'s' if threads_n != 1 else ''} between {len(view.groups)} "
+                    f"pair{'s' if len(view.groups) != 1 else ''} of agents · {view.queued} queued")
+        if view.unreadable:
+            text += (f" · {view.unreadable} file{'s' if view.unreadable != 1 else ''} under msg/ "
+                     "unreadable (factdesk check says why)")
+        self.status.setText(text)
 
     def _current_key(self) -> tuple[str, object] | None:
         item = self.tree.currentItem()
