@@ -84,6 +84,7 @@ class MislabelPanel(LazyRefresh, QWidget):
         #: the queue shown is the full list (`mislabels --all`)
         self.full = False
         self._last_pos = 0
+        self._shown: sqlite3.Row | None = None
         self._build()
 
     def _build(self) -> None:
@@ -228,6 +229,7 @@ class MislabelPanel(LazyRefresh, QWidget):
         self.path_did_select.emit(s.path)
         conn = self._connection()
         row = reads.live_fact(conn, s.path) if conn is not None else None
+        self._shown = row  # (what Move to messages reads the addressee from)
         if row is None:
             self.title.setText(theme.clip(s.path))
             self.envelope.setText("not in the index")
@@ -311,8 +313,7 @@ class MislabelPanel(LazyRefresh, QWidget):
     def _move_to_messages(self, s: Suggestion, reason: str) -> None:
         """A message filed as memory: ask who it is to (prefilled with the one the text
         addresses), then one commit moves it from kb/ to msg/ (`move_to_messages`)."""
-        conn = self._connection()
-        row = reads.live_fact(conn, s.path) if conn is not None else None
+        row = self._shown if self._shown is not None and self._shown["path"] == s.path else None
         title = row["title"] if row is not None else s.path
         found = addressed(title, row["body"] if row is not None else "")
         default = found.to if found is not None and found.to else ""
