@@ -77,8 +77,6 @@ def curation_shots(win: object, app: object) -> None:
 def messages_shot(win: object, app: object) -> None:
     """The Messages tab at 1366×768 (issue 17): threads by pair of agents, a message that
     references facts, and the inspector's backlinks (the query includes messages)."""
-    from PySide6.QtCore import Qt
-
     win, _conn = _window(win)
     size = win.size()
     win.resize(1366, 768)
@@ -86,12 +84,9 @@ def messages_shot(win: object, app: object) -> None:
     panel = win.messages
     win.center.setCurrentWidget(panel)
     _wait(app, panel.messages_did_load, 20_000)
-    item = next((i for i in panel._items()
-                 if i.data(0, Qt.ItemDataRole.UserRole + 1)[0] == "message"
-                 and (m := panel._messages.get(i.data(0, Qt.ItemDataRole.UserRole + 2)))
-                 and len(m.referenced_memory_ids) > 1), None)
-    if item is not None:
-        panel.tree.setCurrentItem(item)
+    path = next((m.path for m in panel._messages.values() if len(m.referenced_memory_ids) > 1), None)
+    if path is not None:
+        panel.select_message(path)
         message = panel.current_message()
         if message is not None and panel.backlinks is not None:
             fact = win.nav.id_of(message.referenced_memory_ids[0])

@@ -63,20 +63,21 @@ def test_threads_by_pair_detail_and_mark_delivered_then_undo(qtbot, window: Main
     with qtbot.waitSignal(window.index_did_update, timeout=10_000):
         window.reindex()
     panel = open_tab(qtbot, window)
-    tree = panel.tree
+    tree, model = panel.tree, panel.model
     # two pairs, the most recently active first; the thread of three under its pair
-    pairs = [tree.topLevelItem(i).text(0) for i in range(tree.topLevelItemCount())]
+    pairs = [model.index(i, 0).data() for i in range(model.rowCount())]
     assert pairs == ["ana ↔ codex", "claude-code ↔ codex"]
-    thread = tree.topLevelItem(1).child(0)
-    assert thread.childCount() == 3 and thread.text(1) == "1 queued"
-    assert [thread.child(i).data(0, Qt.ItemDataRole.UserRole + 2) for i in range(3)] == [
+    thread = model.index(0, 0, model.index(1, 0))
+    assert model.rowCount(thread) == 3 and thread.siblingAtColumn(1).data() == "1 queued"
+    assert [model.index(i, 0, thread).data(Qt.ItemDataRole.UserRole + 2) for i in range(3)] == [
         paths["ask"], paths["answer"], paths["thanks"]]
+    assert model.index(2, 1, thread).data() == "○ queued"
     assert window.center.tabText(window.center.indexOf(panel)) == "Messages (4)"
     assert panel.status.text() == "4 messages in 2 threads between 2 pairs of agents · 2 queued"
     panel.grab().save(str(tmp_path / "messages.png"))
     # click the first message of the thread: its detail, with the fact it references
-    first = thread.child(0)
-    rect = tree.visualItemRect(first)
+    first = model.index(0, 0, thread)
+    rect = tree.visualRect(first)
     qtbot.mouseClick(tree.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     assert panel.current_message().path == paths["ask"]
     assert panel.fields["from"].text() == "claude-code"
@@ -89,7 +90,7 @@ def test_threads_by_pair_detail_and_mark_delivered_then_undo(qtbot, window: Main
     qtbot.keyClick(tree, Qt.Key.Key_J)
     assert panel.current_message().path == paths["answer"]
     # select the thread's row, press M: the dialog proposes the next state; a reason commits
-    rect = tree.visualItemRect(thread)
+    rect = tree.visualRect(thread)
     qtbot.mouseClick(tree.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     assert panel.selected_paths() == [paths["ask"], paths["answer"], paths["thanks"]]
     qtbot.keyClick(tree, Qt.Key.Key_M)
@@ -115,7 +116,7 @@ def test_threads_by_pair_detail_and_mark_delivered_then_undo(qtbot, window: Main
         [paths["ask"], paths["answer"], paths["thanks"]])
     qtbot.waitUntil(lambda: all(m.delivery == "acknowledged" for m in panel._messages.values()
                                 if m.path != paths["other"]), timeout=10_000)
-    assert panel.tree.currentItem().data(0, Qt.ItemDataRole.UserRole + 1) == ("thread", paths["ask"])
+    assert panel.tree.currentIndex().data(Qt.ItemDataRole.UserRole + 1) == ("thread", paths["ask"])
     # Edit ▸ Undo (Ctrl+Z) reverts it: one more commit, the states as they were
     window.activateWindow()  # (the closed dialog left no window active offscreen)
     qtbot.waitUntil(window.isActiveWindow, timeout=3000)
@@ -148,7 +149,9 @@ def test_a_reference_selects_the_fact(qtbot, window: MainWindow, repo: Path) -> 
     with qtbot.waitSignal(window.index_did_update, timeout=10_000):
         window.reindex()
     panel = open_tab(qtbot, window)
-    panel.select_message(paths["other"])
+    panel.step(1)
+    panel.select_message(paths["other"])  # (a backlink): it alone is selected, as J/K leave it
+    assert panel.selected_paths() == [paths["other"]]
     assert panel.refs.count() == 2
     item = panel.refs.item(1)
     rect = panel.refs.visualItemRect(item)
@@ -191,3 +194,29 @@ def test_the_inspector_shows_backlinks_while_messages_are_included(qtbot, window
     # the query without include:messages hides the tab again
     submit(window, qtbot, "pool")
     assert not tabs.isTabVisible(tabs.indexOf(backlinks))
+
+
+def test_a_large_store_shows_threads_closed_but_the_current_one(qtbot, window: MainWindow,
+                                                                repo: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Beyond EXPAND_ALL_UP_TO messages the threads are one row each (expanding every row
+    walks them all on the GUI thread): pairs open, the current message's thread open."""
+    from factdesk.gui import messages_panel
+
+    monkeypatch.setattr(messages_panel, "EXPAND_ALL_UP_TO", 2)
+    paths = add_messages(repo)
+    with qtbot.waitSignal(window.index_did_update, timeout=10_000):
+        window.reindex()
+    panel = open_tab(qtbot, window)
+    tree, model = panel.tree, panel.model
+    assert all(tree.isExpanded(model.index(i, 0)) for i in range(model.rowCount()))
+    current = panel.current_message()
+    assert current is not None
+    other_pair = [i for i in range(model.rowCount())
+                  if model.index(i, 0).data() != ("ana ↔ codex" if current.path == paths["other"]
+                                                   else "claude-code ↔ codex")]
+    assert all(not tree.isExpanded(model.index(0, 0, model.index(i, 0))) for i in other_pair)
+    assert tree.isExpanded(tree.currentIndex().parent())
+    # selecting a closed thread's row and M marks all of it, as when open
+    thread = model.index(0, 0, model.index(1, 0))
+    qtbot.mouseClick(tree.viewport(), Qt.MouseButton.LeftButton, pos=tree.visualRect(thread).center())
+    assert panel.selected_paths() == [paths["ask"], paths["answer"], paths["thanks"]]

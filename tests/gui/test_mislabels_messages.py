@@ -66,7 +66,7 @@ def test_move_to_messages_from_the_queue_then_undo(qtbot, window: MainWindow, re
     qtbot.waitUntil(lambda: window.messages.view is not None and window.messages.view.count == 1,
                     timeout=20_000)
     assert window.center.tabText(window.center.indexOf(window.messages)) == "Messages (1)"
-    assert window.messages.tree.topLevelItem(0).text(0) == "claude-code ↔ codex"
+    assert window.messages.model.index(0, 0).data() == "claude-code ↔ codex"
     assert window.messages.current_message().path == new[0]
     # one undo brings the fact back and takes the message away
     with qtbot.waitSignal(window.index_did_update, timeout=10_000):

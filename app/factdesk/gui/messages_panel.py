@@ -24,8 +24,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtCore import (
+    QAbstractItemModel,
+    QItemSelectionModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+    Signal,
+)
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -41,8 +49,7 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QPushButton,
     QSplitter,
-    QTreeWidget,
-    QTreeWidgetItem,
+    QTreeView,
     QVBoxLayout,
     QWidget,
 )
@@ -67,6 +74,8 @@ if TYPE_CHECKING:
     from factdesk.gui.inspector import InspectorPanel
 
 ROLE = Qt.ItemDataRole.UserRole + 1
+#: up to this many messages every thread is shown open
+EXPAND_ALL_UP_TO = 500
 PATH_ROLE = Qt.ItemDataRole.UserRole + 2
 
 #: how each delivery state is drawn (a glyph, so colour is never the only cue)
@@ -83,11 +92,6 @@ def delivery_text(state: str) -> str:
     return f"{mark.glyph} {theme.clip(state or '(none)', 40)}"
 
 
-def _paint_delivery(item: QTreeWidgetItem, column: int, state: str) -> None:
-    item.setText(column, delivery_text(state))
-    item.setForeground(column, QBrush(QColor(DELIVERY_MARKS.get(state, theme.UNKNOWN).color)))
-
-
 def _sent(text: str) -> str:
     """`2026-11-20 09:14` for an RFC 3339 time (the text as written otherwise)."""
     return text[:16].replace("T", " ") if len(text) >= 16 else text
@@ -100,10 +104,36 @@ def pair_text(pair: frozenset[str]) -> str:
 # -- the read (on a worker) ----------------------------------------------------------------
 
 
+@dataclass(slots=True)
+class Node:
+    """One row of the tree: a pair of agents, a thread or a message."""
+
+    kind: str  # "pair" · "thread" · "message"
+    parent: int  # the parent's node id, -1 at the top
+    row: int  # its row under its parent
+    children: list[int]
+    pair: frozenset[str]
+    thread: Thread | None = None
+    message: Message | None = None
+    #: messages still queued under it (a pair's, a thread's)
+    queued: int = 0
+
+    @property
+    def key(self) -> tuple[str, object]:
+        """What stays the same across reads (the selection is kept by it)."""
+        if self.message is not None:
+            return ("message", self.message.path)
+        if self.thread is not None:
+            return ("thread", self.thread.root)
+        return ("pair", self.pair)
+
+
 @dataclass(frozen=True, slots=True)
 class MessagesView:
     """What the tab shows: the pairs, most recently active first, each with its threads
-    (newest first; a thread's messages oldest first), and the referenced facts' titles."""
+    (newest first; a thread's messages oldest first), and the referenced facts' titles.
+    `nodes` is the tree, flat (ids are indexes; the tops in `tops`), built on the worker so
+    that the GUI thread only swaps the model: a reset, its rows drawn as they are seen."""
 
     groups: tuple[tuple[frozenset[str], tuple[Thread, ...]], ...]
     count: int
@@ -112,6 +142,37 @@ class MessagesView:
     titles: dict[str, str]
     #: files under msg/ that cannot be read as messages (`factdesk check` says why: M6)
     unreadable: int = 0
+    nodes: tuple[Node, ...] = ()
+    tops: tuple[int, ...] = ()
+    #: a message's path → its node id
+    by_path: dict[str, int] | None = None
+    #: a message's path → the message
+    messages: dict[str, Message] | None = None
+
+
+def build_nodes(groups: Sequence[tuple[frozenset[str], Sequence[Thread]]]
+                ) -> tuple[tuple[Node, ...], tuple[int, ...], dict[str, int]]:
+    """The tree's rows, flat, in tree order."""
+    nodes: list[Node] = []
+    tops: list[int] = []
+    by_path: dict[str, int] = {}
+    for pair, group in groups:
+        pid = len(nodes)
+        head = Node("pair", -1, len(tops), [], pair)
+        nodes.append(head)
+        tops.append(pid)
+        for thread in group:
+            tid = len(nodes)
+            pending = sum(m.delivery == "queued" for m in thread.messages)
+            nodes.append(Node("thread", pid, len(head.children), [], pair, thread, queued=pending))
+            head.children.append(tid)
+            head.queued += pending
+            for m in thread.messages:
+                mid = len(nodes)
+                nodes.append(Node("message", tid, len(nodes[tid].children), [], pair, thread, m))
+                nodes[tid].children.append(mid)
+                by_path[m.path] = mid
+    return tuple(nodes), tuple(tops), by_path
 
 
 def read_messages(indexer: Indexer, conn: sqlite3.Connection) -> MessagesView:
@@ -122,8 +183,122 @@ def read_messages(indexer: Indexer, conn: sqlite3.Connection) -> MessagesView:
     groups = sorted(((pair, tuple(reversed(ts))) for pair, ts in grouped.items()),
                     key=lambda g: max(t.messages[-1].sent for t in g[1]), reverse=True)
     refs = sorted({r for m in found for r in m.referenced_memory_ids})
+    nodes, tops, by_path = build_nodes(groups)
     return MessagesView(tuple(groups), len(found), sum(m.delivery == "queued" for m in found),
-                        titles_of(conn, refs) if refs else {}, files - len(found))
+                        titles_of(conn, refs) if refs else {}, files - len(found), nodes, tops,
+                        by_path, {m.path: m for m in found})
+
+
+class ThreadModel(QAbstractItemModel):
+    """The tree over a `MessagesView`'s nodes. Nothing is drawn until seen: a row's text
+    (clipped, its invisible characters shown), colour and tooltip are made in `data`, so
+    10,000 messages cost the GUI thread a model reset, not 10,000 widgets."""
+
+    HEADERS = ("Thread", "Delivery", "Sent")
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.view: MessagesView = MessagesView((), 0, 0, {})
+        self._bold = QFont()
+        self._bold.setBold(True)
+
+    def set_view(self, view: MessagesView) -> None:
+        self.beginResetModel()
+        self.view = view
+        self.endResetModel()
+
+    def node(self, index: QModelIndex | QPersistentModelIndex) -> Node | None:
+        return self.view.nodes[index.internalId()] if index.isValid() else None
+
+    def index_of(self, node_id: int, column: int = 0) -> QModelIndex:
+        return self.createIndex(self.view.nodes[node_id].row, column, node_id)
+
+    def index(self, row: int, column: int,
+              parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> QModelIndex:  # noqa: B008
+        ids = self.view.nodes[parent.internalId()].children if parent.isValid() else self.view.tops
+        if 0 <= row < len(ids) and 0 <= column < len(self.HEADERS):
+            return self.createIndex(row, column, ids[row])
+        return QModelIndex()
+
+    def parent(self, index: QModelIndex | QPersistentModelIndex = QModelIndex()  # type: ignore[override]  # noqa: B008
+               ) -> QModelIndex:
+        if not index.isValid():
+            return QModelIndex()
+        up = self.view.nodes[index.internalId()].parent
+        return QModelIndex() if up < 0 else self.createIndex(self.view.nodes[up].row, 0, up)
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        if not parent.isValid():
+            return len(self.view.tops)
+        if parent.column() > 0:
+            return 0
+        return len(self.view.nodes[parent.internalId()].children)
+
+    def columnCount(self, _parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return len(self.HEADERS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return self.HEADERS[section]
+        return None
+
+    def data(self, index: QModelIndex | QPersistentModelIndex,
+             role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        node = self.node(index)
+        if node is None:
+            return None
+        column = index.column()
+        if role == ROLE:
+            return node.key
+        if role == PATH_ROLE:
+            if node.message is not None:
+                return node.message.path
+            return node.thread.messages[-1].path if node.thread is not None else None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._text(node, column)
+        if role == Qt.ItemDataRole.ForegroundRole and column == 1:
+            state = "queued" if node.queued else self._state(node)
+            return QBrush(QColor(DELIVERY_MARKS.get(state, theme.UNKNOWN).color)) if state else None
+        if role == Qt.ItemDataRole.FontRole and node.kind == "pair" and column == 0:
+            return self._bold
+        if role == Qt.ItemDataRole.ToolTipRole and column == 0:
+            return theme.tooltip(self._tooltip(node))
+        return None
+
+    @staticmethod
+    def _state(node: Node) -> str:
+        if node.message is not None:
+            return node.message.delivery
+        return node.thread.messages[-1].delivery if node.thread is not None else ""
+
+    def _text(self, node: Node, column: int) -> str:
+        if column == 2:
+            if node.message is not None:
+                return _sent(node.message.sent)
+            if node.thread is not None:
+                return _sent(node.thread.messages[-1].sent)
+            last = max((self.view.nodes[c].thread.messages[-1].sent
+                        for c in node.children), default="")
+            return _sent(last)
+        if column == 1:
+            if node.kind != "message" and node.queued:
+                return f"{node.queued} queued"
+            return "" if node.kind == "pair" else delivery_text(self._state(node))
+        if node.message is not None:
+            m = node.message
+            return theme.clip(f"{m.sender} → {', '.join(m.to)}: {m.first_line or '(no text)'}", 300)
+        if node.thread is not None:
+            root = node.thread.messages[0]
+            return f"{theme.clip(root.first_line or root.path, 200)}  ({len(node.thread.messages)})"
+        return pair_text(node.pair)
+
+    def _tooltip(self, node: Node) -> str:
+        if node.message is not None:
+            return f"{node.message.path}\n{node.message.first_line}"
+        if node.thread is not None:
+            return node.thread.messages[0].first_line or node.thread.root
+        return f"{len(node.children)} thread(s) between {pair_text(node.pair)}"
 
 
 # -- the mark dialog ------------------------------------------------------------------------
@@ -225,17 +400,23 @@ class MessagesPanel(LazyRefresh, QWidget):
         # (one above the other: the centre is ~650 px wide on a 1366×768 screen)
         split = QSplitter(Qt.Orientation.Vertical, self)
         split.setObjectName("messagesSplitter")
-        self.tree = QTreeWidget(split)
+        self.model = ThreadModel(self)
+        self.tree = QTreeView(split)
         self.tree.setObjectName("messagesTree")
-        self.tree.setHeaderLabels(["Thread", "Delivery", "Sent"])
+        self.tree.setModel(self.model)
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.tree.setUniformRowHeights(True)
         header = self.tree.header()
         header.setStretchLastSection(False)  # the thread's text takes what is left
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for column in (1, 2):
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
-        self.tree.currentItemChanged.connect(lambda item, _old: self._show(item))
+        # fixed widths from the font (measuring every row's contents would read them all)
+        metrics = QFontMetrics(self.tree.font())
+        for column, sample in ((1, "✔ acknowledged__"), (2, "2026-11-20 09:14__")):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
+            header.resizeSection(column, metrics.horizontalAdvance(sample) + 12)
+        selection = self.tree.selectionModel()
+        selection.currentChanged.connect(lambda index, _old: self._show(index))
+        selection.selectionChanged.connect(lambda *_a: self._enable())
         detail = QWidget(split)
         self.detail = detail
         grid = QGridLayout(detail)
@@ -278,7 +459,7 @@ class MessagesPanel(LazyRefresh, QWidget):
         split.setSizes([300, 340])
         outer.addWidget(split, 1)
         panel_keys(self, (("M", self.mark),))
-        self._show(None)
+        self._show(QModelIndex())
 
     # -- loading --------------------------------------------------------------------------
 
@@ -306,46 +487,17 @@ class MessagesPanel(LazyRefresh, QWidget):
         self.status.setText(f"Could not read the message store: {message}")
 
     def _fill(self, view: MessagesView) -> None:
-        self.tree.blockSignals(True)
-        self.tree.clear()
-        self._messages = {}
-        for pair, group in view.groups:
-            queued = sum(m.delivery == "queued" for t in group for m in t.messages)
-            head = QTreeWidgetItem([pair_text(pair), f"{queued} queued" if queued else "",
-                                    _sent(max(t.messages[-1].sent for t in group))])
-            head.setData(0, ROLE, ("pair", pair))
-            head.setToolTip(0, theme.tooltip(f"{len(group)} thread(s) between {pair_text(pair)}"))
-            font = head.font(0)
-            font.setBold(True)
-            head.setFont(0, font)
-            if queued:
-                head.setForeground(1, QBrush(QColor(DELIVERY_MARKS["queued"].color)))
-            self.tree.addTopLevelItem(head)
-            for thread in group:
-                root = thread.messages[0]
-                last = thread.messages[-1]
-                pending = sum(m.delivery == "queued" for m in thread.messages)
-                title = theme.clip(root.first_line or root.path, 200)
-                item = QTreeWidgetItem(head, [f"{title}  ({len(thread.messages)})", "",
-                                              _sent(last.sent)])
-                if pending:
-                    item.setText(1, f"{pending} queued")
-                    item.setForeground(1, QBrush(QColor(DELIVERY_MARKS["queued"].color)))
-                else:
-                    _paint_delivery(item, 1, last.delivery)
-                item.setData(0, ROLE, ("thread", thread.root))
-                item.setData(0, PATH_ROLE, last.path)
-                item.setToolTip(0, theme.tooltip(root.first_line or root.path))
-                for m in thread.messages:
-                    self._messages[m.path] = m
-                    text = f"{m.sender} → {', '.join(m.to)}: {m.first_line or '(no text)'}"
-                    child = QTreeWidgetItem(item, [theme.clip(text, 300), "", _sent(m.sent)])
-                    _paint_delivery(child, 1, m.delivery)
-                    child.setData(0, ROLE, ("message", m.path))
-                    child.setData(0, PATH_ROLE, m.path)
-                    child.setToolTip(0, theme.tooltip(f"{m.path}\n{text}"))
-        self.tree.expandAll()
-        self.tree.blockSignals(False)
+        self.tree.selectionModel().blockSignals(True)
+        self.model.set_view(view)
+        self._messages = view.messages if view.messages is not None else {
+            m.path: m for m in (n.message for n in view.nodes) if m is not None}
+        # every thread open while that is cheap; beyond, the threads are one row each (count,
+        # queued) under their open pair, opened by a click, → or * (expanding walks every row)
+        if view.count <= EXPAND_ALL_UP_TO:
+            self.tree.expandAll()
+        else:
+            self.tree.expandToDepth(0)
+        self.tree.selectionModel().blockSignals(False)
         threads_n = sum(len(g) for _p, g in view.groups)
         if view.count == 0:
             text = "No messages: agents write them under msg/ (docs/messages.md); none is part of memory."
@@ -359,54 +511,59 @@ class MessagesPanel(LazyRefresh, QWidget):
         self.status.setText(text)
 
     def _current_key(self) -> tuple[str, object] | None:
-        item = self.tree.currentItem()
-        return item.data(0, ROLE) if item is not None else None
+        node = self.model.node(self.tree.currentIndex())
+        return node.key if node is not None else None
 
     def _restore(self, current: tuple[str, object] | None, selected: list[str]) -> None:
         target = self._find(current) if current is not None else None
         if target is None:
             target = self._first_message()
-        if target is not None:
-            self.tree.setCurrentItem(target)
-        else:
-            self._show(None)
-        for item in self._items():
-            if item.data(0, ROLE)[0] == "message" and item.data(0, PATH_ROLE) in selected \
-                    and item is not target:
-                item.setSelected(True)
+        if target is None:
+            self._show(QModelIndex())
+            return
+        self._go(target)
+        by_path = self.model.view.by_path or {}
+        flags = QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows
+        for path in selected:
+            if path in by_path and by_path[path] != target.internalId():
+                self.tree.selectionModel().select(self.model.index_of(by_path[path]), flags)
 
-    def _items(self) -> list[QTreeWidgetItem]:
-        """Every row, in tree order."""
-        out: list[QTreeWidgetItem] = []
+    def _go(self, index: QModelIndex) -> None:
+        """Make `index` the current row and the only one selected (what M then marks), in
+        view (its thread opened when closed)."""
+        self.tree.selectionModel().setCurrentIndex(
+            index, QItemSelectionModel.SelectionFlag.ClearAndSelect
+            | QItemSelectionModel.SelectionFlag.Rows)
+        self.tree.scrollTo(index)
 
-        def walk(item: QTreeWidgetItem | None) -> None:
-            if item is None:
-                return
-            out.append(item)
-            for i in range(item.childCount()):
-                walk(item.child(i))
+    def _find(self, key: tuple[str, object]) -> QModelIndex | None:
+        kind, value = key
+        view = self.model.view
+        if kind == "message":
+            at = (view.by_path or {}).get(str(value))
+            return self.model.index_of(at) if at is not None else None
+        for i, node in enumerate(view.nodes):
+            if node.kind == kind and node.key == key:
+                return self.model.index_of(i)
+        return None
 
-        for i in range(self.tree.topLevelItemCount()):
-            walk(self.tree.topLevelItem(i))
-        return out
-
-    def _find(self, key: tuple[str, object]) -> QTreeWidgetItem | None:
-        return next((i for i in self._items() if i.data(0, ROLE) == key), None)
-
-    def _first_message(self) -> QTreeWidgetItem | None:
-        return next((i for i in self._items() if i.data(0, ROLE)[0] == "message"), None)
+    def _first_message(self) -> QModelIndex | None:
+        return next((self.model.index_of(i) for i, n in enumerate(self.model.view.nodes)
+                     if n.kind == "message"), None)
 
     # -- showing --------------------------------------------------------------------------
 
     def current_message(self) -> Message | None:
-        item = self.tree.currentItem()
-        path = item.data(0, PATH_ROLE) if item is not None else None
+        path = self.tree.currentIndex().data(PATH_ROLE)
         return self._messages.get(path) if path else None
 
-    def _show(self, item: QTreeWidgetItem | None) -> None:
-        path = item.data(0, PATH_ROLE) if item is not None else None
+    def _enable(self) -> None:
+        self.mark_button.setEnabled(bool(self.selected_paths()))
+
+    def _show(self, index: QModelIndex) -> None:
+        path = index.data(PATH_ROLE) if index.isValid() else None
         m = self._messages.get(path) if path else None
-        self.mark_button.setEnabled(item is not None and bool(self.selected_paths() or m))
+        self._enable()
         self.refs.clear()
         if m is None:
             for label in self.fields.values():
@@ -446,24 +603,29 @@ class MessagesPanel(LazyRefresh, QWidget):
 
     def select_message(self, path: str) -> None:
         """Bring the tab's tree to the message at `path` (the inspector's backlinks)."""
-        item = self._find(("message", path))
-        if item is not None:
-            self.tree.setCurrentItem(item)
-            self.tree.scrollToItem(item)
+        index = self._find(("message", path))
+        if index is not None:
+            self._go(index)
         else:
             self._wanted = path
             self.load()
 
     def step(self, delta: int) -> None:
         """J/K: the next/previous message (the first when none is current)."""
-        items = [i for i in self._items() if i.data(0, ROLE)[0] == "message"]
-        if not items:
+        ids = [i for i, n in enumerate(self.model.view.nodes) if n.kind == "message"]
+        if not ids:
             return
-        current = self.tree.currentItem()
-        at = items.index(current) if current in items else (-1 if delta > 0 else len(items))
-        target = items[max(0, min(len(items) - 1, at + delta))]
-        self.tree.setCurrentItem(target)
-        self.tree.scrollToItem(target)
+        current = self.tree.currentIndex()
+        node = self.model.node(current)
+        if node is not None and node.kind == "message":
+            at = ids.index(current.internalId())
+        elif node is not None:  # a pair or a thread: from the first message under it
+            after = [k for k, i in enumerate(ids) if i > current.internalId()]
+            at = (after[0] - 1 if delta > 0 else after[0]) if after else len(ids)
+        else:
+            at = -1 if delta > 0 else len(ids)
+        target = self.model.index_of(ids[max(0, min(len(ids) - 1, at + delta))])
+        self._go(target)
 
     # -- marking --------------------------------------------------------------------------
 
@@ -471,22 +633,23 @@ class MessagesPanel(LazyRefresh, QWidget):
         """The messages selected: a message itself, a thread or a pair all of theirs
         (`expand`), in tree order, each once."""
         out: list[str] = []
-        current = self.tree.currentItem()
-        items = self.tree.selectedItems() or ([current] if current is not None else [])
+        nodes = self.model.view.nodes
+        current = self.tree.currentIndex()
+        rows = self.tree.selectionModel().selectedRows(0) or ([current] if current.isValid() else [])
 
-        def walk(node: QTreeWidgetItem | None) -> None:
-            if node is None:
-                return
-            if node.data(0, ROLE)[0] == "message":
-                out.append(node.data(0, PATH_ROLE))
-            for i in range(node.childCount()):
-                walk(node.child(i))
+        def walk(node_id: int) -> None:
+            node = nodes[node_id]
+            if node.message is not None:
+                out.append(node.message.path)
+            for child in node.children:
+                walk(child)
 
-        for item in items:
-            if item.data(0, ROLE)[0] == "message":
-                out.append(item.data(0, PATH_ROLE))
+        for index in sorted(rows, key=lambda i: i.internalId()):  # (ids are in tree order)
+            node = nodes[index.internalId()]
+            if node.message is not None:
+                out.append(node.message.path)
             elif expand:
-                walk(item)
+                walk(index.internalId())
         return list(dict.fromkeys(out))
 
     def mark(self) -> None:
