@@ -121,7 +121,8 @@ def messages_tab(indexer: object) -> dict[str, float]:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
 
-    from factdesk.gui.messages_panel import MessagesPanel, read_messages
+    from factdesk.gui.message_model import read_messages
+    from factdesk.gui.messages_panel import MessagesPanel
     from factdesk.gui.operations import Operations, WriterLane
 
     app = QApplication.instance() or QApplication([])
