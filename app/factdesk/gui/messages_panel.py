@@ -6,34 +6,27 @@ memory, as threads grouped by the pair of agents they are between.
             claude-code → codex: …       ● read      2026-11-20 09:14
             codex → claude-code: …       ○ queued    2026-11-20 10:02
 
-The tree is read on a worker (`BackgroundRead`: the messages' own index is brought up to
-date by stat, then read; the referenced facts' titles come from the facts' index), never on
-the GUI thread. Beside it, the selected message: from, to, sent, delivery, why it was sent
+The tree is read on a worker (`BackgroundRead` over `message_model.read_messages`: the
+messages' own index is brought up to date by stat, then read; the tree's rows are built
+there; the referenced facts' titles come from the facts' index), never on the GUI thread,
+which only resets the `ThreadModel`. Below it, the selected message: from, to, sent, delivery, why it was sent
 (`context_explanation`), the facts it references (activating one selects that fact) and
 its body. **Mark delivery…** (M) sets the delivery state of the selected messages (a thread
 or a pair: all of its messages) with a reason: one commit through the window's operation
 pipeline, undone with Edit ▸ Undo like every other action.
 
-`MessageBacklinks` is the inspector's "Messages" tab: the messages that reference the
-fact shown, visible while the query includes messages (`include:messages`).
+`MessageBacklinks` (gui/message_backlinks.py), placed by this tab, is the inspector's
+"Messages" tab: the messages that reference the fact shown, visible while the query
+includes messages (`include:messages`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import (
-    QAbstractItemModel,
-    QItemSelectionModel,
-    QModelIndex,
-    QObject,
-    QPersistentModelIndex,
-    Qt,
-    Signal,
-)
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFontMetrics
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -57,248 +50,26 @@ from PySide6.QtWidgets import (
 from factdesk.gui import theme
 from factdesk.gui.inspector import caption_label, text_label
 from factdesk.gui.keys import panel_keys
+from factdesk.gui.message_backlinks import MessageBacklinks
+from factdesk.gui.message_model import (
+    DELIVERY_MARKS,
+    PATH_ROLE,
+    MessagesView,
+    ThreadModel,
+    delivery_text,
+    read_messages,
+)
 from factdesk.gui.operations import Operations
 from factdesk.gui.panel import IndexChange, LazyRefresh, Window
 from factdesk.gui.safe_browser import SafeTextBrowser
 from factdesk.gui.workers import BackgroundRead
-from factdesk.index import messages as msg_index
-from factdesk.index.indexer import Indexer
-from factdesk.index.query import includes_messages
-from factdesk.index.search import titles_of
-from factdesk.model.messages import DELIVERY_STATES, Message, Thread, threads
-from factdesk.recall import messages_referencing
+from factdesk.model.messages import DELIVERY_STATES, Message
 
 if TYPE_CHECKING:
-    import sqlite3
-
     from factdesk.gui.inspector import InspectorPanel
 
-ROLE = Qt.ItemDataRole.UserRole + 1
 #: up to this many messages every thread is shown open
 EXPAND_ALL_UP_TO = 500
-PATH_ROLE = Qt.ItemDataRole.UserRole + 2
-
-#: how each delivery state is drawn (a glyph, so colour is never the only cue)
-DELIVERY_MARKS: dict[str, theme.Mark] = {
-    "queued": theme.Mark("○", "#9a4f00"),
-    "delivered": theme.Mark("◐", "#1565c0"),
-    "read": theme.Mark("●", "#37474f"),
-    "acknowledged": theme.Mark("✔", "#2e7d32"),
-}
-
-
-def delivery_text(state: str) -> str:
-    mark = DELIVERY_MARKS.get(state, theme.UNKNOWN)
-    return f"{mark.glyph} {theme.clip(state or '(none)', 40)}"
-
-
-def _sent(text: str) -> str:
-    """`2026-11-20 09:14` for an RFC 3339 time (the text as written otherwise)."""
-    return text[:16].replace("T", " ") if len(text) >= 16 else text
-
-
-def pair_text(pair: frozenset[str]) -> str:
-    return " ↔ ".join(sorted(pair)) if len(pair) > 1 else f"{next(iter(pair), '?')} (to self)"
-
-
-# -- the read (on a worker) ----------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class Node:
-    """One row of the tree: a pair of agents, a thread or a message."""
-
-    kind: str  # "pair" · "thread" · "message"
-    parent: int  # the parent's node id, -1 at the top
-    row: int  # its row under its parent
-    children: list[int]
-    pair: frozenset[str]
-    thread: Thread | None = None
-    message: Message | None = None
-    #: messages still queued under it (a pair's, a thread's)
-    queued: int = 0
-
-    @property
-    def key(self) -> tuple[str, object]:
-        """What stays the same across reads (the selection is kept by it)."""
-        if self.message is not None:
-            return ("message", self.message.path)
-        if self.thread is not None:
-            return ("thread", self.thread.root)
-        return ("pair", self.pair)
-
-
-@dataclass(frozen=True, slots=True)
-class MessagesView:
-    """What the tab shows: the pairs, most recently active first, each with its threads
-    (newest first; a thread's messages oldest first), and the referenced facts' titles.
-    `nodes` is the tree, flat (ids are indexes; the tops in `tops`), built on the worker so
-    that the GUI thread only swaps the model: a reset, its rows drawn as they are seen."""
-
-    groups: tuple[tuple[frozenset[str], tuple[Thread, ...]], ...]
-    count: int
-    queued: int
-    #: referenced kb path → its live fact's title (absent: no such fact)
-    titles: dict[str, str]
-    #: files under msg/ that cannot be read as messages (`factdesk check` says why: M6)
-    unreadable: int = 0
-    nodes: tuple[Node, ...] = ()
-    tops: tuple[int, ...] = ()
-    #: a message's path → its node id
-    by_path: dict[str, int] | None = None
-    #: a message's path → the message
-    messages: dict[str, Message] | None = None
-
-
-def build_nodes(groups: Sequence[tuple[frozenset[str], Sequence[Thread]]]
-                ) -> tuple[tuple[Node, ...], tuple[int, ...], dict[str, int]]:
-    """The tree's rows, flat, in tree order."""
-    nodes: list[Node] = []
-    tops: list[int] = []
-    by_path: dict[str, int] = {}
-    for pair, group in groups:
-        pid = len(nodes)
-        head = Node("pair", -1, len(tops), [], pair)
-        nodes.append(head)
-        tops.append(pid)
-        for thread in group:
-            tid = len(nodes)
-            pending = sum(m.delivery == "queued" for m in thread.messages)
-            nodes.append(Node("thread", pid, len(head.children), [], pair, thread, queued=pending))
-            head.children.append(tid)
-            head.queued += pending
-            for m in thread.messages:
-                mid = len(nodes)
-                nodes.append(Node("message", tid, len(nodes[tid].children), [], pair, thread, m))
-                nodes[tid].children.append(mid)
-                by_path[m.path] = mid
-    return tuple(nodes), tuple(tops), by_path
-
-
-def read_messages(indexer: Indexer, conn: sqlite3.Connection) -> MessagesView:
-    """(Worker.) The message store's threads, and the titles of the facts they reference."""
-    found, files = msg_index.read(indexer.repo, indexer.path,
-                                  lambda mconn: (msg_index.all_messages(mconn), msg_index.count(mconn)))
-    grouped = threads(found)
-    groups = sorted(((pair, tuple(reversed(ts))) for pair, ts in grouped.items()),
-                    key=lambda g: max(t.messages[-1].sent for t in g[1]), reverse=True)
-    refs = sorted({r for m in found for r in m.referenced_memory_ids})
-    nodes, tops, by_path = build_nodes(groups)
-    return MessagesView(tuple(groups), len(found), sum(m.delivery == "queued" for m in found),
-                        titles_of(conn, refs) if refs else {}, files - len(found), nodes, tops,
-                        by_path, {m.path: m for m in found})
-
-
-class ThreadModel(QAbstractItemModel):
-    """The tree over a `MessagesView`'s nodes. Nothing is drawn until seen: a row's text
-    (clipped, its invisible characters shown), colour and tooltip are made in `data`, so
-    10,000 messages cost the GUI thread a model reset, not 10,000 widgets."""
-
-    HEADERS = ("Thread", "Delivery", "Sent")
-
-    def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self.view: MessagesView = MessagesView((), 0, 0, {})
-        self._bold = QFont()
-        self._bold.setBold(True)
-
-    def set_view(self, view: MessagesView) -> None:
-        self.beginResetModel()
-        self.view = view
-        self.endResetModel()
-
-    def node(self, index: QModelIndex | QPersistentModelIndex) -> Node | None:
-        return self.view.nodes[index.internalId()] if index.isValid() else None
-
-    def index_of(self, node_id: int, column: int = 0) -> QModelIndex:
-        return self.createIndex(self.view.nodes[node_id].row, column, node_id)
-
-    def index(self, row: int, column: int,
-              parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> QModelIndex:  # noqa: B008
-        ids = self.view.nodes[parent.internalId()].children if parent.isValid() else self.view.tops
-        if 0 <= row < len(ids) and 0 <= column < len(self.HEADERS):
-            return self.createIndex(row, column, ids[row])
-        return QModelIndex()
-
-    def parent(self, index: QModelIndex | QPersistentModelIndex = QModelIndex()  # type: ignore[override]  # noqa: B008
-               ) -> QModelIndex:
-        if not index.isValid():
-            return QModelIndex()
-        up = self.view.nodes[index.internalId()].parent
-        return QModelIndex() if up < 0 else self.createIndex(self.view.nodes[up].row, 0, up)
-
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        if not parent.isValid():
-            return len(self.view.tops)
-        if parent.column() > 0:
-            return 0
-        return len(self.view.nodes[parent.internalId()].children)
-
-    def columnCount(self, _parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return len(self.HEADERS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return self.HEADERS[section]
-        return None
-
-    def data(self, index: QModelIndex | QPersistentModelIndex,
-             role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        node = self.node(index)
-        if node is None:
-            return None
-        column = index.column()
-        if role == ROLE:
-            return node.key
-        if role == PATH_ROLE:
-            if node.message is not None:
-                return node.message.path
-            return node.thread.messages[-1].path if node.thread is not None else None
-        if role == Qt.ItemDataRole.DisplayRole:
-            return self._text(node, column)
-        if role == Qt.ItemDataRole.ForegroundRole and column == 1:
-            state = "queued" if node.queued else self._state(node)
-            return QBrush(QColor(DELIVERY_MARKS.get(state, theme.UNKNOWN).color)) if state else None
-        if role == Qt.ItemDataRole.FontRole and node.kind == "pair" and column == 0:
-            return self._bold
-        if role == Qt.ItemDataRole.ToolTipRole and column == 0:
-            return theme.tooltip(self._tooltip(node))
-        return None
-
-    @staticmethod
-    def _state(node: Node) -> str:
-        if node.message is not None:
-            return node.message.delivery
-        return node.thread.messages[-1].delivery if node.thread is not None else ""
-
-    def _text(self, node: Node, column: int) -> str:
-        if column == 2:
-            if node.message is not None:
-                return _sent(node.message.sent)
-            if node.thread is not None:
-                return _sent(node.thread.messages[-1].sent)
-            last = max((self.view.nodes[c].thread.messages[-1].sent
-                        for c in node.children), default="")
-            return _sent(last)
-        if column == 1:
-            if node.kind != "message" and node.queued:
-                return f"{node.queued} queued"
-            return "" if node.kind == "pair" else delivery_text(self._state(node))
-        if node.message is not None:
-            m = node.message
-            return theme.clip(f"{m.sender} → {', '.join(m.to)}: {m.first_line or '(no text)'}", 300)
-        if node.thread is not None:
-            root = node.thread.messages[0]
-            return f"{theme.clip(root.first_line or root.path, 200)}  ({len(node.thread.messages)})"
-        return pair_text(node.pair)
-
-    def _tooltip(self, node: Node) -> str:
-        if node.message is not None:
-            return f"{node.message.path}\n{node.message.first_line}"
-        if node.thread is not None:
-            return node.thread.messages[0].first_line or node.thread.root
-        return f"{len(node.children)} thread(s) between {pair_text(node.pair)}"
 
 
 # -- the mark dialog ------------------------------------------------------------------------
@@ -715,106 +486,5 @@ def _bring_to_front(window: object, panel: QWidget) -> None:
         center.setCurrentWidget(panel)
 
 
-# -- the inspector's backlinks -----------------------------------------------------------------
-
-
-class MessageBacklinks(QWidget):
-    """"Messages that reference this fact": a tab of the inspector, shown while the query
-    includes messages (`include:messages`), read on a worker for each fact shown."""
-
-    message_did_activate = Signal(str)
-    backlinks_did_load = Signal(int)
-    TAB = "Messages"
-
-    def __init__(self, indexer: Indexer, inspector: InspectorPanel,
-                 parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("messageBacklinks")
-        self._inspector = inspector
-        self.included = False
-        self.path: str | None = None
-        self.messages: list[Message] = []
-        self._reader = BackgroundRead(None, lambda path: _referencing(indexer, path),
-                                      done=self._loaded, failed=self._failed, parent=self)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        self.caption = text_label(self, "backlinksCaption")
-        self.list = QListWidget(self)
-        self.list.setObjectName("backlinksList")
-        self.list.setWordWrap(True)
-        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.list.itemActivated.connect(self._activated)
-        self.list.itemDoubleClicked.connect(self._activated)
-        layout.addWidget(self.caption)
-        layout.addWidget(self.list, 1)
-        tabs = inspector.tabs
-        self._tab_index = tabs.addTab(self, self.TAB)
-        tabs.setTabVisible(self._tab_index, False)
-        signal = getattr(inspector, "fact_did_show", None)
-        if signal is not None:
-            signal.connect(self.fact_did_show)
-
-    def query_did_apply(self, text: str) -> None:
-        try:
-            included = includes_messages(text)
-        except Exception:  # a query the table refused never reaches here; be safe
-            included = False
-        if included != self.included:
-            self.included = included
-            self._inspector.tabs.setTabVisible(self._inspector.tabs.indexOf(self), included)
-            self.reload()
-
-    def fact_did_show(self, path: object) -> None:
-        self.path = str(path) if path else None
-        self.reload()
-
-    def reload(self) -> None:
-        if not self.included or not self.path:
-            self.messages = []
-            self.list.clear()
-            self._caption(None)
-            return
-        self._reader.start(self.path)
-
-    def _loaded(self, messages: list[Message], path: str) -> None:
-        if path != self.path:
-            return
-        self.messages = messages
-        self.list.clear()
-        for m in messages:
-            item = QListWidgetItem(theme.clip(
-                f"{delivery_text(m.delivery)}  {m.sender} → {', '.join(m.to)} ({_sent(m.sent)}): "
-                f"{m.first_line or '(no text)'}", 300), self.list)
-            item.setData(PATH_ROLE, m.path)
-            item.setToolTip(theme.tooltip(f"{m.path}\n{m.context_explanation or ''}"))
-        if not messages:
-            QListWidgetItem("No message references this fact.", self.list).setFlags(
-                Qt.ItemFlag.NoItemFlags)
-        self._caption(len(messages))
-        self.backlinks_did_load.emit(len(messages))
-
-    def _failed(self, message: str, _path: str) -> None:
-        self.caption.setText(f"Could not read the messages: {message}")
-
-    def _caption(self, n: int | None) -> None:
-        tabs = self._inspector.tabs
-        tabs.setTabText(tabs.indexOf(self), self.TAB if n is None else f"{self.TAB} ({n})")
-        self.caption.setText("" if n is None else
-                             "Messages that reference this fact (activate one to open it "
-                             "in the Messages tab):")
-
-    def _activated(self, item: QListWidgetItem) -> None:
-        path = item.data(PATH_ROLE)
-        if path:
-            self.message_did_activate.emit(str(path))
-
-    def close_worker(self) -> None:
-        self._reader.close()
-
-
-def _referencing(indexer: Indexer, path: str) -> list[Message]:
-    return messages_referencing(indexer, path)
-
-
-__all__ = ["DELIVERY_MARKS", "MarkDeliveryDialog", "MessageBacklinks", "MessagesPanel",
+__all__ = ["EXPAND_ALL_UP_TO", "MarkDeliveryDialog", "MessageBacklinks", "MessagesPanel",
            "MessagesView", "read_messages"]
