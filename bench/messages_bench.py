@@ -16,7 +16,11 @@ from the titles (one and two words) x --runs rounds:
     the index and the messages' index up to date, as every CLI call does) — p50 / p95;
   * search p95: facts only (`index.search.search`), and facts plus messages
     (`include:messages`: the same, then `index.messages.search` on the messages' index);
-  * the CLI's whole run of `factdesk recall` (process start included), 5 runs, median.
+  * the CLI's whole run of `factdesk recall` (process start included), 5 runs, median;
+  * the Messages tab: its worker's read and the GUI thread's share (the model's reset)
+    over all the messages, median of 3 (offscreen).
+
+`--reuse` measures again on the copy an earlier run left (no clone, no messages written).
 
 Results are printed as JSON (and written to --out/messages_bench.json). The target (issue 17):
 recall p95 < 100 ms at 100,000 facts + 10,000 messages; search within 10 % of the p95
@@ -70,13 +74,7 @@ def with_messages(source: Path, dest: Path, count: int, seed: int = 17) -> list[
     if dest.exists():
         shutil.rmtree(dest)
     subprocess.run([*GIT, "clone", "-q", "--local", str(source), str(dest)], check=True)
-    facts = sorted(str(p.relative_to(dest).as_posix()) for p in (dest / "kb").rglob("*.md"))
-    titles = []
-    for path in facts[:: max(1, len(facts) // 2000)]:
-        text = (dest / path).read_text("utf-8", "replace")
-        m = re.search(r"^# (.+)$", text, re.M)
-        if m:
-            titles.append(m.group(1))
+    facts, titles = fact_titles(dest)
     rng = random.Random(seed)  # noqa: S311
     agents = ["claude-code", "codex", "build-02", "librarian", "ana"]
     written: list[str] = []
@@ -102,6 +100,56 @@ def with_messages(source: Path, dest: Path, count: int, seed: int = 17) -> list[
     return titles
 
 
+def fact_titles(dest: Path) -> tuple[list[str], list[str]]:
+    """The corpus's fact paths, and the titles of about 2,000 of them (queries come from them)."""
+    facts = sorted(str(p.relative_to(dest).as_posix()) for p in (dest / "kb").rglob("*.md"))
+    titles = []
+    for path in facts[:: max(1, len(facts) // 2000)]:
+        text = (dest / path).read_text("utf-8", "replace")
+        m = re.search(r"^# (.+)$", text, re.M)
+        if m:
+            titles.append(m.group(1))
+    return facts, titles
+
+
+def messages_tab(indexer: object) -> dict[str, float]:
+    """The Messages tab at this size: the worker's read (the store's index refreshed and
+    read, threads and the tree's rows built, the referenced facts' titles) and what the GUI
+    thread then does (the model's reset, the pairs opened) — offscreen, in-process."""
+    import os
+
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtWidgets import QApplication
+
+    from factdesk.gui.message_model import read_messages
+    from factdesk.gui.messages_panel import MessagesPanel
+    from factdesk.gui.operations import Operations, WriterLane
+
+    app = QApplication.instance() or QApplication([])
+    lane = WriterLane()
+    ops = Operations(indexer, lane, identity_file=None, ask_identity=lambda: None)  # type: ignore[arg-type]
+    panel = MessagesPanel(ops)
+    panel.resize(650, 640)
+    panel.show()
+    conn = indexer.connect(readonly=True)  # type: ignore[attr-defined]
+    reads, fills = [], []
+    try:
+        for _ in range(3):
+            t = time.perf_counter()
+            view = read_messages(indexer, conn)  # type: ignore[arg-type]
+            reads.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            panel._loaded(view)
+            app.processEvents()
+            fills.append(time.perf_counter() - t)
+    finally:
+        conn.close()
+        panel.close_worker()
+        lane.close()
+    return {"tab_read_median_ms": round(statistics.median(reads) * 1000, 1),
+            "tab_gui_thread_median_ms": round(statistics.median(fills) * 1000, 1)}
+
+
 def queries(titles: list[str], n: int = 40, seed: int = 3) -> list[str]:
     rng = random.Random(seed)  # noqa: S311
     words = [w for t in titles for w in re.findall(r"[A-Za-z]{4,}", t)]
@@ -118,12 +166,18 @@ def main() -> None:
     ap.add_argument("--corpus", type=Path, help="an existing corpus (cloned, never modified)")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--reuse", action="store_true",
+                    help="measure again on the copy with messages an earlier run left in --out "
+                         "(no clone, no messages written, the index only brought up to date)")
     args = ap.parse_args()
     source = args.corpus or generate(args.out, args.facts)
     dest = args.out / f"{source.name}-msgs"
     args.out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    titles = with_messages(source, dest, args.messages)
+    if args.reuse and (dest / "msg").is_dir():
+        titles = fact_titles(dest)[1]
+    else:
+        titles = with_messages(source, dest, args.messages)
     indexer = open_corpus(dest)
     stats = indexer.update()
     refreshed = msg_index.refresh(dest, msg_index.db_path(indexer.path))
@@ -170,6 +224,7 @@ def main() -> None:
         "cli_recall_median_s": round(statistics.median(cli), 2),
         "messages_refresh_nochange_ms": round(
             msg_index.refresh(dest, msg_index.db_path(indexer.path)).seconds * 1000, 1),
+        **messages_tab(indexer),
     }
     print(json.dumps(result, indent=2))
     (args.out / "messages_bench.json").write_text(json.dumps(result, indent=2) + "\n")

@@ -95,6 +95,34 @@ def agents_shot(win: object, app: object) -> None:
     print(f"wrote {OUT / 'agents.png'} ({panel.model.rowCount()} agents)")
     win.resize(size)
     win.center.setCurrentIndex(0)
+def messages_shot(win: object, app: object) -> None:
+    """The Messages tab at 1366×768 (issue 17): threads by pair of agents, a message that
+    references facts, and the inspector's backlinks (the query includes messages)."""
+    win, _conn = _window(win)
+    size = win.size()
+    win.resize(1366, 768)
+    win.set_query("include:messages")
+    panel = win.messages
+    win.center.setCurrentWidget(panel)
+    _wait(app, panel.messages_did_load, 20_000)
+    path = next((m.path for m in panel._messages.values() if len(m.referenced_memory_ids) > 1), None)
+    if path is not None:
+        panel.select_message(path)
+        message = panel.current_message()
+        if message is not None and panel.backlinks is not None:
+            fact = win.nav.id_of(message.referenced_memory_ids[0])
+            if fact is not None:
+                win.inspector.show_fact(fact)
+                win.inspector.tabs.setCurrentWidget(panel.backlinks)
+                _wait(app, panel.backlinks.backlinks_did_load, 10_000)
+    for _ in range(5):
+        app.processEvents()  # type: ignore[attr-defined]
+    win.grab().save(str(OUT / "messages.png"))
+    print(f"wrote {OUT / 'messages.png'} (1366×768)")
+    win.inspector.tabs.setCurrentIndex(0)
+    win.set_query("")
+    win.center.setCurrentIndex(0)
+    win.resize(size)
 
 
 def history_shot(win: object, app: object) -> None:
@@ -174,6 +202,7 @@ def render(repo: Path, name: str, workdir: Path, *, query: str = "",
     if curation:
         curation_shots(win, app)
         agents_shot(win, app)
+        messages_shot(win, app)
     if proposals:
         proposals_shot(win, app)
     win.close()

@@ -37,6 +37,12 @@ def source_facts() -> dict[str, bytes]:
             for p in sorted((ROOT / "kb").rglob("*.md"))}
 
 
+def source_messages() -> dict[str, bytes]:
+    """The message store (msg/, issue 17): beside kb/, never facts."""
+    return {p.relative_to(ROOT).as_posix(): p.read_bytes()
+            for p in sorted((ROOT / "msg").rglob("*.md"))}
+
+
 def split_fact(text: str) -> tuple[dict[str, object], str, str]:
     assert text.startswith("---\n")
     end = text.index("\n---\n", 3)
@@ -100,8 +106,9 @@ def test_agent_branch_is_ahead_and_unmerged(demo: Path) -> None:
 def test_main_tree_equals_the_source_kb(demo: Path) -> None:
     tree = git(demo, "ls-tree", "-r", "--name-only", "main").splitlines()
     facts = source_facts()
-    assert set(tree) == set(facts) | set(EXTRA_FILES)
-    for path, content in facts.items():
+    # (on purpose, issue 17: the demo's message store, msg/, is part of the tree too)
+    assert set(tree) == set(facts) | set(source_messages()) | set(EXTRA_FILES)
+    for path, content in {**facts, **source_messages()}.items():
         assert (demo / path).read_bytes() == content, path
     for path, src in EXTRA_FILES.items():
         assert (demo / path).read_bytes() == (ROOT / src).read_bytes(), path
@@ -216,3 +223,31 @@ def test_planted_paths_exist(demo: Path) -> None:
         for path in paths:
             assert path in on_main or path in on_branch, (key, path)
             assert f"`{path}`" in readme, (key, path)
+
+
+def test_the_message_store_reads_clean_and_threads() -> None:
+    """Every demo message parses with no finding (names are the hash of from, sent and
+    body), references facts of kb/ and replies to messages that exist: `check` stays clean."""
+    from factdesk.corpus.messages import cross_check, parse_message
+    from factdesk.model.messages import threads
+
+    messages = []
+    for path, data in source_messages().items():
+        outcome = parse_message(path, data)
+        assert outcome.message is not None and outcome.problems == (), (path, outcome.problems)
+        messages.append(outcome.message)
+    assert len(messages) == 6
+    assert cross_check(messages, set(source_facts()), set(source_messages())) == []
+    grouped = threads(messages)
+    pair = frozenset({"claude-code", "codex"})
+    assert [len(t.messages) for t in grouped[pair]] == [3]
+    assert {m.delivery for m in messages} == {"queued", "delivered", "read", "acknowledged"}
+    assert sum(bool(m.referenced_memory_ids) for m in messages) == 3
+
+
+def test_a_message_was_marked_read_in_a_later_commit(demo: Path) -> None:
+    [first, *_] = PLANTED["message_thread"]
+    versions = git(demo, "log", "--format=%H", "main", "--", first).split()
+    assert len(versions) == 2
+    assert "delivery: delivered" in git(demo, "show", f"{versions[1]}:{first}")
+    assert "delivery: read" in git(demo, "show", f"{versions[0]}:{first}")

@@ -18,7 +18,11 @@ def main() -> int:
     import factdesk.semantic.search as search
 
     def slow_session_for(*_args: object, **_kw: object) -> object:
-        print(f"model-loading monotonic={time.monotonic():.6f}", flush=True)
+        # one write, newline included: print() writes the newline apart, and the app's own
+        # "factdesk-smoke first-paint" line, printed on the GUI thread at the same moment,
+        # was seen glued after this one's text (the test found no first paint)
+        sys.stdout.write(f"model-loading monotonic={time.monotonic():.6f}\n")
+        sys.stdout.flush()
         time.sleep(seconds)
         raise OSError("the stand-in model never loads")
 

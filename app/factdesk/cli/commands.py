@@ -24,7 +24,12 @@ from factdesk.index.search import all_problems, fact_count, get_fact_row, proble
 from factdesk.model.visible import for_terminal
 from factdesk.model.weight import is_stale
 from factdesk.model.words import count
-from factdesk.recall import check_messages, message_hits, staged_message_problems
+from factdesk.recall import (
+    check_messages,
+    message_hits,
+    messages_referencing,
+    staged_message_problems,
+)
 
 _T = TypeVar("_T")
 
@@ -167,7 +172,9 @@ def search_cmd(query: str, kb: Path, limit: int, fmt: str) -> None:
 @click.argument("fact")
 @KB
 @FORMAT
-def show(fact: str, kb: Path, fmt: str) -> None:
+@click.option("--include-agent-comm", "with_messages", is_flag=True,
+              help="also the messages that reference the fact (msg/; JSON: a `messages` list)")
+def show(fact: str, kb: Path, fmt: str, with_messages: bool) -> None:
     """Show one fact (by id, path or 8-hex name) with its envelope and evidence."""
     indexer = _open(kb)
 
@@ -180,6 +187,8 @@ def show(fact: str, kb: Path, fmt: str) -> None:
     data = _read(indexer, read)
     if data is None:
         raise click.ClickException(f"no fact matches {fact!r}")
+    if with_messages:  # the backlinks (issue 17), as the MCP server's `show` gives them
+        data["messages"] = [m.as_dict() for m in messages_referencing(indexer, data["path"])]
     if fmt == "json":
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
     else:
@@ -222,6 +231,10 @@ def _show_text(d: dict[str, Any]) -> str:
         lines.append("problems:")
         lines.extend(f"  {p['severity']} [{p['code']}] line {p['line']}: {p['message']}"
                      for p in d["problems"])
+    if "messages" in d:
+        lines.append(f"messages that reference this fact ({len(d['messages'])}):")
+        lines.extend(f"  {m['sent']}  {m['delivery']:<12} {m['from']} → {', '.join(m['to'])}  "
+                     f"{m['path']}" for m in d["messages"])
     lines += ["", d["body"]]
     return "\n".join(lines)
 

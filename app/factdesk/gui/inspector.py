@@ -108,6 +108,7 @@ class InspectorPanel(QWidget):
     status_did_change = Signal(str)
     #: the claimant's record in the Agents tab was asked for (its track-record link)
     agent_did_request = Signal(str)
+    fact_did_show = Signal(object)  # the path shown, or None (the Messages tab's backlinks)
 
     def __init__(self, session: IndexSession, parent: QWidget | None = None, *,
                  track_record: Callable[[str], str | None] | None = None) -> None:
@@ -241,6 +242,7 @@ class InspectorPanel(QWidget):
         except RowDamaged:
             self._session.update()
             self._show_fact(None)
+        self.fact_did_show.emit(self.path)
 
     def _show_fact(self, fact_id: int | None) -> None:
         conn = self._session.conn

@@ -33,6 +33,7 @@ from factdesk.gui.facts_tab import FactsTab
 from factdesk.gui.heap import HeapFreeze
 from factdesk.gui.inspector import InspectorPanel
 from factdesk.gui.menus import MenuBuilder
+from factdesk.gui.messages_panel import MessagesPanel
 from factdesk.gui.mislabel_panel import MislabelPanel
 from factdesk.gui.navigation import Navigator
 from factdesk.gui.operations import Executed, Operations
@@ -126,8 +127,9 @@ class MainWindow(QMainWindow):
         self.transitions = TransitionsPanel(self.session.repo, self.session.indexer, self)
         self.proposals = ProposalsPanel(self.ops, ask_text=lambda *a: self.ask_text(*a), parent=self)
         self.agents = AgentsPanel(self.session.indexer, self.ops, parent=self)
+        self.messages = MessagesPanel(self.ops, inspector=self.inspector, parent=self)
         return [self.facts, self.problems, self.overview, self.mislabels, self.settlement,
-                self.transitions, self.proposals, self.agents]
+                self.transitions, self.proposals, self.agents, self.messages]
 
     # -- construction ---------------------------------------------------------------------
 

@@ -4,6 +4,12 @@ The checker's heuristics (`model.mislabels`, via `curation.dismissals.queue_from
 propose a relabel for each likely mislabel; the fact is shown beside the suggestion and
 the curator accepts (A), edits in the relabel editor (E), dismisses with a reason (D,
 remembered in git) or moves on (J/K). The queue is computed off the GUI thread.
+
+A `message-in-memory` finding (an addressed message filed as memory) is fixed by **Move to
+messages** (A): the recipients are asked (prefilled with the one the text addresses) and
+one commit moves the fact out of kb/ into the message store (`Curation.move_to_messages`),
+undone like every other action. **Show all** (the checkbox, Alt+L) is `mislabels --all`:
+the full list, with the facts that have no envelope at all.
 """
 
 from __future__ import annotations
@@ -15,7 +21,9 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QGridLayout,
+    QHBoxLayout,
     QPushButton,
     QSplitter,
     QVBoxLayout,
@@ -31,6 +39,7 @@ from factdesk.gui.panel import IndexChange, LazyRefresh, Window
 from factdesk.gui.safe_browser import SafeTextBrowser
 from factdesk.gui.workers import BackgroundRead
 from factdesk.index import reads
+from factdesk.model.message_heuristic import addressed
 from factdesk.model.mislabels import Suggestion
 
 if TYPE_CHECKING:
@@ -69,15 +78,27 @@ class MislabelPanel(LazyRefresh, QWidget):
 
         repo = ops.indexer.repo
         self._reader = BackgroundRead.of_index(
-            ops.indexer, lambda conn: queue_from_index(repo, conn),
+            ops.indexer, lambda conn, full=False: queue_from_index(
+                repo, conn, include_no_envelope=full),
             done=self._loaded, failed=self._failed, parent=self)
+        #: the queue shown is the full list (`mislabels --all`)
+        self.full = False
         self._last_pos = 0
+        self._shown: sqlite3.Row | None = None
         self._build()
 
     def _build(self) -> None:
         outer = QVBoxLayout(self)
+        top = QHBoxLayout()
         self.status = text_label(self, "mislabelStatus")
-        outer.addWidget(self.status)
+        top.addWidget(self.status, 1)
+        self.all_box = QCheckBox("Show a&ll (also facts with no envelope)", self)
+        self.all_box.setObjectName("mislabel_all")
+        self.all_box.setToolTip("The full list, as `factdesk mislabels --all`: also every fact "
+                                "that has no claim envelope at all")
+        self.all_box.toggled.connect(self._full_toggled)
+        top.addWidget(self.all_box)
+        outer.addLayout(top)
         split = QSplitter(Qt.Orientation.Horizontal, self)
         card = QWidget(split)
         layout = QVBoxLayout(card)
@@ -86,7 +107,7 @@ class MislabelPanel(LazyRefresh, QWidget):
         self.explanation = text_label(card, "mislabelExplanation")
         self.proposal = text_label(card, "mislabelProposal")
         self.proposal.setStyleSheet("font-family: monospace;")
-        heading = text_label(card, "mislabelHeading")
+        self.heading = heading = text_label(card, "mislabelHeading")
         heading.setText("Proposed relabel:")
         for w in (self.code_label, self.explanation, heading, self.proposal):
             layout.addWidget(w)
@@ -132,12 +153,16 @@ class MislabelPanel(LazyRefresh, QWidget):
 
     def load(self) -> None:
         """(Re)compute the queue in the background; the current item is kept by path."""
-        if self._reader.start():
+        if self._reader.start(self.all_box.isChecked()):
             self.status.setText("Looking for likely mislabels…")
 
-    def _loaded(self, queue: list[Suggestion]) -> None:
+    def _full_toggled(self, _checked: bool) -> None:
+        self.load()
+
+    def _loaded(self, queue: list[Suggestion], full: bool = False) -> None:
         current = self.current()
         self.queue = queue
+        self.full = full
         self.loaded = True
         self.item_index = 0
         if current is not None:
@@ -151,7 +176,7 @@ class MislabelPanel(LazyRefresh, QWidget):
         self.queue_did_load.emit(len(queue))
         self._counted()
 
-    def _failed(self, message: str) -> None:
+    def _failed(self, message: str, *_args: object) -> None:
         self.status.setText(f"Could not compute the queue: {message}")
 
     def close_worker(self) -> None:
@@ -174,18 +199,27 @@ class MislabelPanel(LazyRefresh, QWidget):
         s = self.current()
         for button in self.buttons.values():
             button.setEnabled(s is not None)
+        move = s is not None and s.proposals[0].action == "move-to-messages"
+        self.buttons["accept"].setText("Move to messages (A)" if move else "Accept (A)")
+        self.heading.setText("Proposed fix:" if move else "Proposed relabel:")
         if s is None:
-            self.status.setText("No suspected mislabels." if self.loaded else "Not computed yet.")
+            self.status.setText(("No suspected mislabels." if self.loaded else "Not computed yet.")
+                                + (" (full list)" if self.full and self.loaded else ""))
             for label in (self.code_label, self.explanation, self.proposal, self.title, self.path_label,
                           self.envelope):
                 label.setText("")
             self.body.show_markdown("")
             return
-        self.status.setText(f"{self.item_index + 1} of {len(self.queue)} suspected mislabels")
+        self.status.setText(f"{self.item_index + 1} of {len(self.queue)} suspected mislabels"
+                            + (" (full list: facts with no envelope too)" if self.full else ""))
         self.code_label.setText(s.code)
         self.explanation.setText(s.explanation)
         lines = [f"{k}: {v if v is not None else '(remove)'}" for k, v in s.proposal.items()]
-        if s.needs_input:
+        if move:  # (no field changes: the fact leaves memory)
+            lines = [s.proposals[0].label or "move to messages",
+                     "one commit: the fact leaves kb/ and becomes a message under msg/,",
+                     "its refs kept as referenced_memory_ids (A asks for the recipients)"]
+        elif s.needs_input:
             lines.append(f"needs from you: {', '.join(s.needs_input)}")
         if len(s.proposals) > 1:
             lines.append("alternatives (press the number):")  # one a line: "2 a rule: …" ran on
@@ -195,6 +229,7 @@ class MislabelPanel(LazyRefresh, QWidget):
         self.path_did_select.emit(s.path)
         conn = self._connection()
         row = reads.live_fact(conn, s.path) if conn is not None else None
+        self._shown = row  # (what Move to messages reads the addressee from)
         if row is None:
             self.title.setText(theme.clip(s.path))
             self.envelope.setText("not in the index")
@@ -236,7 +271,9 @@ class MislabelPanel(LazyRefresh, QWidget):
         if proposal.action == "relabel" and proposal.needs_input:
             self.edit(choice)
             return
-        if proposal.action == "edit":
+        if proposal.action == "move-to-messages":
+            self._move_to_messages(s, reason)
+        elif proposal.action == "edit":
             self._accept_edit(s, changes, proposal.needs_input, reason)
         elif proposal.action == "attest":
             self._ops.run(lambda cur: cur.attest([s.path], reason, changes), success=partial(self._did, s))
@@ -273,6 +310,22 @@ class MislabelPanel(LazyRefresh, QWidget):
 
         self._ops.run(op, success=partial(self._did, s))
 
+    def _move_to_messages(self, s: Suggestion, reason: str) -> None:
+        """A message filed as memory: ask who it is to (prefilled with the one the text
+        addresses), then one commit moves it from kb/ to msg/ (`move_to_messages`)."""
+        row = self._shown if self._shown is not None and self._shown["path"] == s.path else None
+        title = row["title"] if row is not None else s.path
+        found = addressed(title, row["body"] if row is not None else "")
+        default = found.to if found is not None and found.to else ""
+        text = self._ask_text("Move to messages",
+                              f"Who is “{theme.clip(title, 120)}” to? (agent ids or curator, "
+                              "comma-separated)", default or "")
+        to = [t.strip().lstrip("@") for t in (text or "").split(",") if t.strip().lstrip("@")]
+        if not to:
+            return
+        self._ops.run(lambda cur: cur.move_to_messages(s.path, to, reason),
+                      success=partial(self._did, s))
+
     def _did(self, s: Suggestion, _changes: object = None) -> None:
         """`s` was handled (its action committed): drop it, show the next one."""
         if s not in self.queue:
@@ -294,7 +347,7 @@ class MislabelPanel(LazyRefresh, QWidget):
         s = self.current()
         if s is None or choice >= len(s.proposals):
             return
-        if s.proposals[choice].action == "edit":
+        if s.proposals[choice].action in ("edit", "move-to-messages"):
             self.accept(choice)
             return
         self._open_editor([s.path], initial=dict(s.proposals[choice].changes),
