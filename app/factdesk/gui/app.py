@@ -48,6 +48,9 @@ def run(path: Path | None) -> int:
         box.setText(f"Cannot open the knowledge base:\n{exc}")
         box.exec()
         return 2
+    from factdesk.gui.open_corpus import keep
+
+    keep(window)  # (File ▸ Open corpus… replaces it by another: the app holds the one open)
     window.show()
     if os.environ.get("FACTDESK_SMOKE") == "1":
         _close_after_first_paint(window)
@@ -60,8 +63,10 @@ def _exit_without_waiting(code: int) -> int:
     may still run. None is waited for beyond a moment, and none may be destroyed while it
     runs (Qt aborts): then the process ends here, its settings and the index's writes
     already finished (the window's close did both)."""
+    from factdesk.gui.operations import join_closing
     from factdesk.gui.workers import still_running
 
+    join_closing()  # (a corpus switched away from: its last queued writes, never cut short)
     if still_running(0.3):
         sys.stdout.flush()
         sys.stderr.flush()

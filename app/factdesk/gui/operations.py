@@ -55,6 +55,7 @@ class WriterLane(QObject):
     busy_did_change = Signal(bool)
     _did_end = Signal(object)  # a call to make on the GUI thread
     tail_did_fail = Signal(str)
+    did_stop = Signal()  # its thread ended (after `close`)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -79,14 +80,19 @@ class WriterLane(QObject):
             self.busy_did_change.emit(True)
         self._jobs.put((job, done, failed))
 
-    def close(self) -> None:
+    def close(self, *, wait: bool = True) -> None:
         """Finish the queued jobs (a write is never cut short), then stop; answers still
-        to come are dropped."""
+        to come are dropped. `wait=False` (a switch of corpus): the GUI thread goes on at
+        once; `did_stop` says when the thread ended, and the app's exit joins it
+        (`join_closing`)."""
         if self._closed:
             return
         self._closed = True
         self._jobs.put(None)
-        self._thread.join()
+        if wait:
+            self._thread.join()
+        else:
+            _closing.add(self._thread)
 
     def _loop(self) -> None:
         while (item := self._jobs.get()) is not None:
@@ -104,6 +110,8 @@ class WriterLane(QObject):
                     self.tail_did_fail.emit(f"{type(exc).__name__}: {exc}")
             else:
                 self._did_end.emit(partial(done, result))
+        _closing.discard(threading.current_thread())
+        self.did_stop.emit()
 
     def _deliver(self, call: Callable[[], None]) -> None:
         self._pending -= 1
@@ -111,6 +119,16 @@ class WriterLane(QObject):
             self.busy_did_change.emit(False)
         if not self._closed:
             call()
+
+
+#: writer threads of lanes closed without waiting, still finishing their queued writes
+_closing: set[threading.Thread] = set()
+
+
+def join_closing() -> None:
+    """(The app's exit.) Let the lanes closed without waiting finish their writes."""
+    for thread in list(_closing):
+        thread.join()
 
 
 def reading_curation(indexer: Indexer) -> Curation:
