@@ -125,6 +125,16 @@ def _git_clone(url: str, dest: Path, progress: Progress | None,
 
     reader = threading.Thread(target=read, name="factdesk-clone-progress", daemon=True)
     reader.start()
+    try:
+        return _wait(proc, reader, said, dest, made, progress, cancelled)
+    finally:
+        assert proc.stderr is not None
+        proc.stderr.close()
+
+
+def _wait(proc: subprocess.Popen[bytes], reader: threading.Thread, said: list[bytes],
+          dest: Path, made: bool, progress: Progress | None,
+          cancelled: Callable[[], bool]) -> Path:
     while True:
         try:
             code = proc.wait(timeout=0.1)

@@ -6,7 +6,7 @@ All text is plain (corpus text never reaches a rich-text widget).
 
 from __future__ import annotations
 
-from PySide6.QtCore import QByteArray, QRect, QSettings, Qt
+from PySide6.QtCore import QByteArray, QEvent, QObject, QRect, QSettings, Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QDialog, QInputDialog, QLabel, QMessageBox, QSplitter, QWidget
 
@@ -106,15 +106,37 @@ def restore_geometry(settings: QSettings, window: QWidget, splitters: dict[str, 
     """The window's size and place, and its splitters, as last saved (a default size first),
     always inside the available area of a screen (`fit_to_screen`)."""
     geometry = settings.value("window/geometry")
-    if not (isinstance(geometry, QByteArray) and window.restoreGeometry(geometry)):
+    first = not (isinstance(geometry, QByteArray) and window.restoreGeometry(geometry))
+    if first:
         window.resize(*DEFAULT_SIZE)
-        fit_to_screen(window, centre=True)
-    else:
-        fit_to_screen(window)
+    fit_to_screen(window, centre=first)
+    # (the frame — title bar, borders — is known once the window is shown: fit again then)
+    window.installEventFilter(_FitWhenShown(window, centre=first))
     for key, splitter in splitters.items():
         state = settings.value(key)
         if isinstance(state, QByteArray):
             splitter.restoreState(state)
+
+
+class _FitWhenShown(QObject):
+    """Fits the window again at its first show, when its frame is known (and once more a
+    moment later: a window manager may add the frame after the show)."""
+
+    def __init__(self, window: QWidget, *, centre: bool) -> None:
+        super().__init__(window)
+        self._window = window
+        self._centre = centre
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        if obj is self._window and event.type() == QEvent.Type.Show:
+            self._window.removeEventFilter(self)
+            QTimer.singleShot(0, self._fit)
+            QTimer.singleShot(300, self._fit)
+        return False
+
+    def _fit(self) -> None:
+        if not self._window.isMaximized() and not self._window.isFullScreen():
+            fit_to_screen(self._window, centre=self._centre)
 
 
 def fit_to_screen(window: QWidget, *, centre: bool = False) -> QRect:

@@ -68,13 +68,13 @@ class MenuBuilder:
     def _corpora(self, file: QMenu) -> None:
         """Open corpus…, Open recent, Clone from URL… (gui/open_corpus.py)."""
         corpora = self._w.corpora
-        self.action(file, "openCorpus", "Open corpus…", corpora.choose_folder,
+        self.action(file, "openCorpus", "&Open corpus…", corpora.choose_folder,
                     QKeySequence.StandardKey.Open)
         recent = file.addMenu("Open &recent")
         recent.setObjectName("recentMenu")
         recent.aboutToShow.connect(functools.partial(corpora.fill_recent, recent))
         self.menus["recent"] = recent
-        self.action(file, "cloneCorpus", "Clone from URL…", corpora.clone_from_url)
+        self.action(file, "cloneCorpus", "&Clone from URL…", corpora.clone_from_url)
         file.addSeparator()
 
     def _help(self, help_menu: QMenu) -> None:
