@@ -283,6 +283,7 @@ class AboutBox(QDialog):
             label.setWordWrap(True)
             form.addRow(caption, label)
             self.fields[key] = label
+        layout.addStretch(1)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         copy = buttons.addButton("&Copy", QDialogButtonBox.ButtonRole.ActionRole)
         copy.setObjectName("aboutCopy")

@@ -81,8 +81,8 @@ class MenuBuilder:
         """The keyboard shortcut sheet and the About box (gui/help.py)."""
         w = self._w
         help_menu.addSeparator()
-        self.action(help_menu, "shortcuts", "Keyboard shortcuts", lambda: helpdesk.show_shortcuts(w), "?")
-        self.action(help_menu, "about", "About factdesk", lambda: helpdesk.show_about(w))
+        self.action(help_menu, "shortcuts", "&Keyboard shortcuts", lambda: helpdesk.show_shortcuts(w), "?")
+        self.action(help_menu, "about", "&About factdesk", lambda: helpdesk.show_about(w))
 
     def _edit(self, edit: QMenu) -> None:
         w = self._w
