@@ -40,7 +40,9 @@ def run(path: Path | None) -> int:
     from factdesk.gui.main_window import MainWindow
 
     try:
-        repo = demo_corpus(Settings.resolve()) if path is None else Path(path)
+        repo = prepare_demo(Settings.resolve()) if path is None else Path(path)
+        if repo is None:  # (quit while the demo was being prepared)
+            return _exit_without_waiting(0)
         window = MainWindow(repo, make_settings())
     except (FactdeskError, ImportError, OSError) as exc:
         box = QMessageBox(QMessageBox.Icon.Critical, "factdesk", "")
@@ -56,6 +58,43 @@ def run(path: Path | None) -> int:
         _close_after_first_paint(window)
     code = int(app.exec())
     return _exit_without_waiting(code)
+
+
+def prepare_demo(settings: Settings) -> Path | None:
+    """The demo corpus (no PATH given). On a first start it is built from its plan (about a
+    second of git commits): in the background, under a small progress window whose Quit
+    ends the app at once (None). Errors are raised as `demo_corpus` raises them."""
+    from factdesk.demo import DEMO_DIR_NAME
+
+    if (settings.workspace / DEMO_DIR_NAME / ".git").exists():
+        return demo_corpus(settings)
+    from PySide6.QtCore import QEventLoop
+    from PySide6.QtWidgets import QProgressDialog
+
+    from factdesk.gui.open_corpus import in_background
+
+    dialog = QProgressDialog("Preparing the demo corpus (first start only)…", "Quit", 0, 0)
+    dialog.setObjectName("firstRunProgress")
+    dialog.setWindowTitle("factdesk")
+    dialog.setMinimumDuration(0)
+    loop = QEventLoop()
+    answer: list[object] = []
+
+    def end(value: object) -> None:
+        answer.append(value)
+        loop.quit()
+
+    dialog.canceled.connect(loop.quit)
+    in_background(lambda: demo_corpus(settings), done=end, failed=end, name="demo")
+    dialog.show()
+    loop.exec()
+    dialog.hide()
+    dialog.deleteLater()
+    if not answer:
+        return None
+    if isinstance(answer[0], BaseException):
+        raise answer[0]
+    return Path(str(answer[0]))
 
 
 def _exit_without_waiting(code: int) -> int:
