@@ -38,7 +38,11 @@ WRITE_POINTS: tuple[str, ...] = (
 #: (RELIABILITY F07; tests/index/test_damage_and_stale.py)
 INDEX_POINTS: tuple[str, ...] = ("index.txn_open",)
 
-ALL_POINTS: tuple[str, ...] = WRITE_POINTS + INDEX_POINTS
+#: a sync's move of the branch (curation/gitwrite.move_branch): every file of the join
+#: replaced, the ref not moved yet; the ref moved, git's index not synced yet
+SYNC_POINTS: tuple[str, ...] = ("sync.files_replaced", "sync.published")
+
+ALL_POINTS: tuple[str, ...] = WRITE_POINTS + INDEX_POINTS + SYNC_POINTS
 
 
 #: in-process test hooks: what another writer does at a point (an agent's `git commit -a`,

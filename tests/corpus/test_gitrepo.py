@@ -399,6 +399,9 @@ VERBS = {"add", "cat-file", "checkout", "commit", "commit-tree", "config", "diff
          "for-each-ref", "hash-object", "init", "log", "ls-files", "ls-tree", "merge-base", "mktree",
          "read-tree", "reset", "rev-list", "rev-parse", "status", "symbolic-ref", "update-index",
          "update-ref", "write-tree"}
+#: corpus/gitremote.py's (sync and clone, issue 13): it builds its fetch / push command lines
+#: through `_remote_argv`, which puts the remote rules before the verb
+VERBS |= {"fetch", "push", "merge-tree", "remote"}
 
 
 def _git_calls(tree: ast.AST) -> list[ast.Call]:

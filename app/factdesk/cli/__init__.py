@@ -7,8 +7,10 @@
     factdesk show   FACT [--kb PATH] [--format text|json]
     factdesk relabel|edit|move|retract|restore|attest|settle|dismiss … --reason "…"
     factdesk undo | redo [--list]
+    factdesk accept ID... | --all-clean --branch B ; reject ID...  --reason "…"
     factdesk mislabels | queue | transitions [--since REV] [--stats]
     factdesk embed | similar FACT_OR_TEXT | duplicates
+    factdesk sync   [--kb PATH] [--remote NAME]   fetch every remote, join, push
     factdesk --version | --help
 """
 
@@ -20,6 +22,11 @@ from pathlib import Path
 
 import click
 
+from factdesk.cli import (
+    decide_cmds,  # noqa: F401  (registers accept, reject)
+    review_cmds,  # noqa: F401  (registers proposals, proposals show)
+    sync_cmds,  # noqa: F401  (registers sync)
+)
 from factdesk.cli.commands import cli
 from factdesk.version import version
 

@@ -141,13 +141,16 @@ class LoggedCommit:
     message: str
 
 
-def decision_log(repo: Path, tip: str, needle: str, *, depth: int = 2000) -> list[LoggedCommit]:
+def decision_log(repo: Path, tip: str, needle: str, *, depth: int = 2000, merges: bool = False,
+                 exclude: Sequence[str] = ()) -> list[LoggedCommit]:
     """The non-merge commits on `tip`'s first-parent line whose message holds `needle` (a
     fixed string), newest first, at most `depth` of them (the curation trust rule reads
-    these)."""
-    out = run_git(repo, "log", "--first-parent", "--no-merges", f"-n{depth}",
+    these). `merges`: the merge commits too; `exclude`: stop at commits these reach (the
+    line of a sync merge's second parent, down to what its first parent has)."""
+    out = run_git(repo, "log", "--first-parent", *([] if merges else ["--no-merges"]), f"-n{depth}",
                   "--format=%x01%H%x00%P%x00%ae%x00%ce%x00%s%x00%B", "--fixed-strings",
-                  f"--grep={needle}", "--end-of-options", tip, "--", check=False)
+                  f"--grep={needle}", "--end-of-options", tip,
+                  *(f"^{rev}" for rev in exclude), "--", check=False)
     found = []
     for chunk in out.split(b"\x01")[1:]:
         sha, parents, author, committer, subject, body = (
@@ -313,3 +316,96 @@ def cancelled_commits(steps: Sequence[Step]) -> Cancelled:
         gone = chain if len(chain) % 2 == 0 else chain[1:]
         out.update(s.sha for s in gone)
     return Cancelled(frozenset(out), tuple(orphans))
+
+
+# -- proposal review (factdesk/review/, issue 13) --------------------------------------------
+
+
+def checked_out_branch(repo: Path) -> tuple[str, str | None]:
+    """(the checked-out branch's short name, its tip) — ("", tip) on a detached HEAD and
+    (name, None) on a branch with no commit yet."""
+    name = run_git(repo, "symbolic-ref", "-q", "--short", "HEAD",
+                   check=False).decode("utf-8", "replace").strip()
+    return name, gitrepo.head_sha(repo)
+
+
+@dataclass(frozen=True, slots=True)
+class RangeCommit:
+    """One commit of `range_log`: id, parents, author, subject and what it changed against
+    its first parent (nothing for a merge: `git log` shows merges without a diff)."""
+
+    sha: str
+    parents: tuple[str, ...]
+    author_name: str
+    author_email: str
+    time: int
+    subject: str
+    changes: tuple[RawChange, ...]
+
+
+_RANGE_FORMAT = "%x01%H%x00%P%x00%an%x00%ae%x00%at%x00%s%x00"
+
+
+def _range_commits(out: bytes) -> list[RangeCommit]:
+    found = []
+    for chunk in out.split(b"\x01")[1:]:
+        sha, parents, name, email, when, subject, rest = chunk.split(b"\x00", 6)
+        found.append(RangeCommit(
+            sha.decode(), tuple(parents.decode().split()), name.decode("utf-8", "replace"),
+            email.decode("utf-8", "replace"), int(when or 0),
+            subject.decode("utf-8", "replace"), tuple(raw_changes(rest.lstrip(b"\x00\n")))))
+    return found
+
+
+def range_log(repo: Path, tip: str, not_in: str) -> list[RangeCommit]:
+    """Every commit `tip` reaches and `not_in` does not, oldest first (topological), each
+    with its raw changes (renames as a deletion and an addition): one `git log` for the
+    whole range, merges included (with no changes)."""
+    out = run_git(repo, "log", "--reverse", "--topo-order", f"--format={_RANGE_FORMAT}",
+                  "--raw", "-z", "--no-abbrev", "--no-renames", "--no-textconv", "--no-ext-diff",
+                  "--end-of-options", tip, f"^{not_in}", "--", check=False)
+    return _range_commits(out)
+
+
+def commits_named(repo: Path, shas: Sequence[str]) -> list[RangeCommit]:
+    """The commits `shas` name (those that exist), oldest first, with their raw changes
+    against their first parent; merges come with none."""
+    if not shas:
+        return []
+    out = run_git(repo, "log", "--no-walk=sorted", "--reverse", f"--format={_RANGE_FORMAT}",
+                  "--raw", "-z", "--no-abbrev", "--no-renames", "--no-textconv", "--no-ext-diff",
+                  "--stdin", "--", input="\n".join(shas).encode() + b"\n", check=False)
+    return _range_commits(out)
+
+
+def reachable_from(repo: Path, tip: str, shas: Iterable[str]) -> set[str]:
+    """Those of `shas` that `tip` reaches (one `git rev-list`)."""
+    wanted = set(shas)
+    if not wanted:
+        return set()
+    out = run_git(repo, "rev-list", "--end-of-options", tip, "--", check=False)
+    return wanted & set(out.decode().split())
+
+
+def tree_diff(repo: Path, old: str, new: str, root: str | None = None) -> list[RawChange]:
+    """What differs between two commits' trees (under `root/`, or all), renames as a
+    deletion and an addition, with both blob ids."""
+    out = run_git(repo, "diff", "--raw", "-z", "--no-abbrev", "--no-renames", "--no-textconv",
+                  "--no-ext-diff", "--end-of-options", old, new, "--",
+                  *([f"{root}/"] if root else []), check=False)
+    return raw_changes(out)
+
+
+def blobs_at(repo: Path, rev: str, paths: Sequence[str]) -> dict[str, str]:
+    """path → blob id in `rev`'s tree, for those of `paths` it holds (one `git ls-tree`)."""
+    if not paths:
+        return {}
+    out = run_git(repo, "ls-tree", "-z", "--full-tree", "--end-of-options", rev, "--",
+                  *paths, check=False)
+    found: dict[str, str] = {}
+    for entry in out.split(b"\x00"):
+        meta, _, raw = entry.partition(b"\t")
+        fields = meta.split()
+        if len(fields) == 3 and fields[1] == b"blob":
+            found[raw.decode("utf-8", "surrogateescape")] = fields[2].decode()
+    return found

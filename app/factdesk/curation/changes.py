@@ -233,10 +233,13 @@ def file_diffs(plan: Plan) -> tuple[FileDiff, ...]:
 
 
 def run_plan(plan: Plan, reason: str, *, repo: Path, curator: Identity | None, indexer: Indexer | None,
-             expected_head: str | None, preview: bool, defer_sync: bool) -> ChangeSet:
+             expected_head: str | None, preview: bool, defer_sync: bool,
+             author: Identity | None = None, allow_empty: bool = False) -> ChangeSet:
     """Preview or commit `plan` (one commit, authored `curator+<action>`), then update the
     index (unless `indexer` is None) and return what changed. (`curator`: None only for a
-    preview, which needs no identity.)"""
+    preview, which needs no identity.) `author`: another author than the curator (an
+    accepted proposal keeps its agent's: review/decide.py); `allow_empty`: a commit that
+    changes no file (a rejection, or its undo)."""
     reason = inert(" ".join(reason.split()))
     if not reason:
         raise Refused("a reason is required: say why, for the next reader of the history")
@@ -249,9 +252,9 @@ def run_plan(plan: Plan, reason: str, *, repo: Path, curator: Identity | None, i
     assert curator is not None
     try:
         committed = commit_files(repo, list(plan.changes), message(plan, action_id, reason),
-                                 author=with_op(curator, plan.action), committer=curator,
+                                 author=author or with_op(curator, plan.action), committer=curator,
                                  action_id=action_id, expected_head=expected_head,
-                                 defer_sync=defer_sync)
+                                 defer_sync=defer_sync, allow_empty=allow_empty)
     except Failed as exc:  # the files were put back; an immutable or read-only file or
         # folder is the user's to fix, and gets its hint
         cause = exc.__cause__

@@ -60,8 +60,9 @@ def _modes(repo: Path, rev: str, paths: Sequence[str]) -> dict[str, str]:
 
 
 def touched_between(repo: Path, old: str, new: str, paths: Sequence[str]) -> list[str]:
-    """Which of `paths` differ between two commits."""
-    if old == new:
+    """Which of `paths` differ between two commits (none of no paths: an empty commit
+    touches nothing)."""
+    if old == new or not paths:
         return []
     if old == ZERO:
         return [p for p in paths if p in tree_entries(repo, new, paths)]
@@ -106,15 +107,17 @@ def _hash_object(repo: Path, data: bytes) -> str:
 
 
 def _build_commit(repo: Path, base: str, entries: Mapping[str, str | None],
-                  message: str, author: Identity, committer: Identity) -> str:
-    """A commit on `base` whose tree sets each path to a blob id, or removes it (None)."""
+                  message: str, author: Identity, committer: Identity,
+                  parents: Sequence[str] = ()) -> str:
+    """A commit on `base` whose tree sets each path to a blob id, or removes it (None);
+    `parents`: more parents after `base` (a review merge's agent commit: review/merge.py)."""
     tree = _build_tree(repo, base, entries)
     faults.point("commit.tree_written")
     ident = {"GIT_AUTHOR_NAME": author.name, "GIT_AUTHOR_EMAIL": author.email,
              "GIT_COMMITTER_NAME": committer.name, "GIT_COMMITTER_EMAIL": committer.email}
     args = ["commit-tree", tree, "-F", "-"]
     if base != ZERO:
-        args[2:2] = ["-p", base]
+        args[2:2] = ["-p", base, *(arg for extra in parents for arg in ("-p", extra))]
     return _git(repo, *args, input=message.encode("utf-8"), env=ident).stdout.decode().strip()
 
 

@@ -112,6 +112,8 @@ __all__ = [
     "gitrepo_path_ok",
     "head_ref",
     "index_entries",
+    "merge_commit",
+    "move_branch",
     "pending_actions",
     "recover",
     "refuse_links",
@@ -156,13 +158,21 @@ def current_branch(repo: Path) -> tuple[str, str]:
 def commit_files(repo: Path, changes: Sequence[FileChange], message: str, *,
                  author: Identity, committer: Identity, action_id: str,
                  expected_head: str | None = None, allow_dirty: bool = False,
-                 defer_sync: bool = False) -> Committed:
+                 defer_sync: bool = False, allow_empty: bool = False,
+                 parents: Sequence[str] = ()) -> Committed:
     """Write `changes` and publish them as one commit on the current branch (see module doc).
     `defer_sync`: leave step 8 (the real index) and 9 to `finish_sync`, off the user's
     critical path; the journal stays (held by this process) until then, so a crash in
-    between is recovered and another process never takes it for an interrupted one."""
-    if not changes:
+    between is recovered and another process never takes it for an interrupted one.
+    `allow_empty`: a commit that changes no file is made too (a rejection of a proposal
+    records a decision, not a change). `parents`: the commit's parents after the branch's
+    tip (a review merge: its second parent is the agent commit reviewed up to); the same
+    lock, journal (which records them), compare-and-swap and recovery hold."""
+    if not changes and not allow_empty:
         raise Refused("nothing to change")
+    for extra in parents:
+        if not _exists(repo, extra):
+            raise Refused(f"{extra}: no such commit to record as a parent")
     paths = [c.path for c in changes]
     if len(set(paths)) != len(paths):
         raise Refused("an action may change each file once")
@@ -189,14 +199,15 @@ def commit_files(repo: Path, changes: Sequence[FileChange], message: str, *,
         faults.point("commit.blob_written")
         try:
             journal = _Journal.write(repo, action_id, ref, r0, message, changes, blobs, author,
-                                     committer, staged, store_old=allow_dirty)
+                                     committer, staged, store_old=allow_dirty, parents=parents)
         except (OSError, GitError) as exc:
             raise Failed(f"could not write the action's journal ({_why(exc)}); nothing was "
                          "changed") from exc
         faults.point("action.journal_written")
         try:
             _replace_files(repo, changes)
-            done = _publish(repo, gd, ref, r0, changes, blobs, message, author, committer)
+            done = _publish(repo, gd, ref, r0, changes, blobs, message, author, committer,
+                            parents)
         except BaseException as exc:
             said = _abandon(repo, journal, changes, r0, blobs, exc)
             if said is not None:
@@ -476,13 +487,13 @@ def _replace_files(repo: Path, changes: Sequence[FileChange]) -> None:
 
 
 def _publish(repo: Path, gd: Path, ref: str, r0: str, changes: Sequence[FileChange],
-             blobs: Mapping[str, str], message: str, author: Identity, committer: Identity
-             ) -> Committed:
+             blobs: Mapping[str, str], message: str, author: Identity, committer: Identity,
+             parents: Sequence[str] = ()) -> Committed:
     paths = [c.path for c in changes]
     base = r0
     for attempt in range(MAX_CAS_TRIES):
         sha = _build_commit(repo, base, {c.path: blobs.get(c.path) for c in changes}, message,
-                            author, committer)
+                            author, committer, parents)
         faults.point("commit.commit_written")
         faults.point("commit.before_cas")
         sym = head_ref(gd)
@@ -534,3 +545,118 @@ def recover(repo: Path) -> list[Recovered]:
             return _recover_locked(repo, directory)
     except Conflict:
         return []  # another factdesk action holds the lock past the wait: next time
+
+
+# -- sync (review/sync.py): the branch moves to a commit made elsewhere ------------------------
+
+
+def merge_commit(repo: Path, ours: str, theirs: str, tree: str, message: str, *,
+                 author: Identity, committer: Identity) -> str:
+    """A true merge commit object (first parent `ours`, second `theirs`, the given tree),
+    written to the object store only: `move_branch` publishes it."""
+    ident = {"GIT_AUTHOR_NAME": author.name, "GIT_AUTHOR_EMAIL": author.email,
+             "GIT_COMMITTER_NAME": committer.name, "GIT_COMMITTER_EMAIL": committer.email}
+    return _git(repo, "commit-tree", tree, "-p", ours, "-p", theirs, "-F", "-",
+                input=message.encode("utf-8"), env=ident).stdout.decode().strip()
+
+
+def move_branch(repo: Path, new_tip: str, *, expected_head: str, action_id: str,
+                subject: str, curator: Identity) -> Committed:
+    """Move the checked-out branch from `expected_head` to `new_tip`, a commit that has it
+    as an ancestor (a fast-forward to another curator's commits, or a merge commit built by
+    `merge_commit`), under the write protocol: the writer lock; the branch must still be at
+    `expected_head` (else `Conflict`: nothing changed); each file that differs between the
+    two commits must hold what `expected_head` has, on disk and in git's index (else
+    `Refused`: the user's uncommitted work is never touched or swept in), and is replaced
+    atomically; the journal records the move (`moves_to`), so a crash is rolled back or,
+    when the ref moved, finished — recovery never builds a commit of its own for it; the
+    ref moves compare-and-swap; git's index follows for those paths only. Files outside
+    those paths, staged or not, are left exactly as they are."""
+    with writer_lock(repo):
+        gd = gitrepo.git_dir(repo)
+        ref, r0 = current_branch(repo)
+        if r0 != expected_head:
+            raise Conflict(f"{ref} moved while the sync was prepared ({expected_head[:8]} → "
+                           f"{r0[:8]}); nothing was changed: sync again")
+        if r0 != ZERO and not gitrepo.is_ancestor(repo, r0, new_tip):
+            raise Refused(f"{new_tip[:12]} does not contain {ref}'s tip {r0[:12]}; factdesk never "
+                          "rewrites a branch", rule="sync")
+        changes, blobs = _move_changes(repo, r0, new_tip)
+        for c in changes:
+            if not gitrepo_path_ok(c.path):
+                raise Refused(f"{c.path}: not a path factdesk writes; bring these commits in "
+                              "with git", rule="sync")
+            refuse_links(repo, c.path)
+        staged = _check_preconditions(repo, r0, changes, False) if changes else {}
+        try:
+            journal = _Journal.write(repo, action_id, ref, r0, subject, changes, blobs, curator,
+                                     curator, staged, moves_to=new_tip)
+        except (OSError, GitError) as exc:
+            raise Failed(f"could not write the sync's journal ({_why(exc)}); nothing was "
+                         "changed") from exc
+        try:
+            _replace_files(repo, changes)
+            _set_modes(repo, new_tip, [c.path for c in changes if c.new is not None])
+            faults.point("sync.files_replaced")
+            sym = head_ref(gd)
+            if sym != ref:
+                raise Conflict(f"the checkout switched from {ref} to {sym or 'a detached HEAD'} "
+                               "during the sync; nothing was changed")
+            proc = _git(repo, "update-ref", "-m", f"factdesk: {subject}", ref, new_tip, r0,
+                        check=False)
+            if proc.returncode != 0:
+                tip = _git(repo, "rev-parse", "-q", "--verify", ref,
+                           check=False).stdout.decode().strip()
+                raise Conflict(_lock_message(repo, ref, proc) if tip == r0 else
+                               f"{ref} moved during the sync ({r0[:8]} → {tip[:8]}); nothing was "
+                               "changed: sync again")
+            sym = head_ref(gd)
+            done = Committed(new_tip, r0, ref, False,
+                             switched_to=None if sym == ref else (sym or "a detached HEAD"))
+        except BaseException as exc:
+            said = _abandon(repo, journal, changes, r0, blobs, exc)
+            if said is not None:
+                raise said from exc
+            raise
+        faults.point("sync.published")
+        return _after_publish(repo, journal, done, changes, blobs, staged, False)
+
+
+def _move_changes(repo: Path, old: str, new: str) -> tuple[list[FileChange], dict[str, str]]:
+    """The file changes between two commits, with both versions' bytes, and the new blobs;
+    `Refused` for a symbolic link or submodule (factdesk writes regular files only)."""
+    base = old if old != ZERO else "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # (the empty tree)
+    out = _git(repo, "diff-tree", "-r", "-z", "--raw", "--no-renames", "--no-abbrev",
+               "--end-of-options", base, new, "--").stdout
+    changes: list[FileChange] = []
+    blobs: dict[str, str] = {}
+    raw = gitrepo.raw_changes(out)
+    with gitrepo.BlobReader(repo) as reader:
+        for c in raw:
+            old_bytes = reader.read(c.old_blob) if c.old_blob else None
+            new_bytes = reader.read(c.new_blob) if c.new_blob else None
+            if (c.old_blob and old_bytes is None) or (c.new_blob and new_bytes is None):
+                raise Failed(f"{c.path}: a version is missing from git's object store")
+            changes.append(FileChange(c.path, old_bytes, new_bytes))
+            if c.new_blob:
+                blobs[c.path] = c.new_blob
+    for entry in out.split(b"\0"):
+        if entry.startswith(b":"):
+            old_mode, new_mode = entry[1:].split()[:2]
+            if {old_mode, new_mode} & {b"120000", b"160000"}:
+                raise Refused("the incoming commits change a symbolic link or a submodule; "
+                              "factdesk writes regular files only: bring them in with git",
+                              rule="sync")
+    return changes, blobs
+
+
+def _set_modes(repo: Path, new: str, paths: Sequence[str]) -> None:
+    """The executable bit as the new commit has it (a new file is written 0644)."""
+    if not paths:
+        return
+    modes = {p: mode for p, (mode, _) in tree_entries(repo, new, paths).items()}
+    for p in paths:
+        want = 0o111 if modes.get(p) == "100755" else 0
+        st = os.stat(repo / p)
+        if (st.st_mode & 0o111 != 0) != bool(want):
+            os.chmod(repo / p, (st.st_mode | 0o755) if want else (st.st_mode & ~0o111))

@@ -57,7 +57,8 @@ class _Journal:
     def write(cls, repo: Path, action_id: str, ref: str, r0: str, message: str,
               changes: Sequence[FileChange], blobs: Mapping[str, str], author: Identity,
               committer: Identity, staged: Mapping[str, str | None], *,
-              store_old: bool = False) -> _Journal:
+              store_old: bool = False, parents: Sequence[str] = (),
+              moves_to: str | None = None) -> _Journal:
         directory = state_dir(repo) / "journal"
         directory.mkdir(exist_ok=True)
         # the old bytes are HEAD's (checked above), so their blobs are in git already;
@@ -71,7 +72,11 @@ class _Journal:
             "changes": [{"path": c.path, "old": old_blobs[c.path], "new": blobs.get(c.path),
                          "index": staged.get(c.path)} for c in changes],
             "written_at": time.time(), "pid": os.getpid(),
+            # more parents after the tip (a review merge): a completed commit has them too
+            "parents": list(parents),
         }
+        if moves_to is not None:  # (a sync moving the branch to a commit made elsewhere)
+            record["moves_to"] = moves_to
         path = directory / f"{action_id}.json"
         fsio.atomic_write(path, json.dumps(record, indent=1).encode(), crash_points=False)
         journal = cls(path)
@@ -244,6 +249,8 @@ def _recover_one(repo: Path, record: dict[str, object], *, failed: bool = False)
     changed (nothing to do); an agent's commit took it in (leave it); all files replaced on
     an unmoved branch (complete the commit); else roll back what can be rolled back."""
     rec = _Record.read(record, failed)
+    if record.get("moves_to"):
+        return _recover_move(repo, rec, str(record["moves_to"]))
     if not failed and _action_in_history(repo, rec.ref, rec.action_id, rec.base, {
             str(e["path"]): e.get("new") for e in rec.entries}):
         return _synced_committed(repo, rec)
@@ -261,6 +268,20 @@ def _recover_one(repo: Path, record: dict[str, object], *, failed: bool = False)
         return _taken_in(repo, rec, head)
     if not failed and new_state and (done := _complete(repo, rec, record)) is not None:
         return done
+    return _roll_back(repo, rec, disk, at_head)
+
+
+def _recover_move(repo: Path, rec: _Record, moves_to: str) -> Recovered:
+    """A sync's move of the branch (gitwrite.move_branch): finished when the branch holds
+    the commit it moved to (only git's index is left to sync), else rolled back; never a
+    commit built here (it would turn another curator's work or a merge into ours)."""
+    if not rec.failed:
+        tip = _git(repo, "rev-parse", "-q", "--verify", rec.ref, check=False).stdout.decode().strip()
+        if tip and gitrepo.is_ancestor(repo, moves_to, tip):
+            return _synced_committed(repo, rec)
+    disk = {p: _blob_or_none(repo / p) for p in rec.paths}
+    head = _git(repo, "rev-parse", "-q", "--verify", "HEAD^{commit}", check=False).stdout.decode().strip()
+    at_head = {p: blob for p, (_m, blob) in tree_entries(repo, head or ZERO, rec.paths).items()}
     return _roll_back(repo, rec, disk, at_head)
 
 
@@ -292,7 +313,8 @@ def _complete(repo: Path, rec: _Record, record: dict[str, object]) -> Recovered 
             tip == rec.base or (tip != ZERO and not touched_between(repo, rec.base, tip, rec.paths))):
         return None
     new = {str(e["path"]): (None if e["new"] is None else str(e["new"])) for e in rec.entries}
-    sha = _build_commit(repo, tip, new, rec.message, *rec.who(record))
+    parents = [str(p) for p in record.get("parents") or []]  # type: ignore[attr-defined]
+    sha = _build_commit(repo, tip, new, rec.message, *rec.who(record), parents=parents)
     proc = _git(repo, "update-ref", "-m", f"factdesk: recover {rec.subject}", rec.ref, sha, tip,
                 check=False)
     if proc.returncode != 0:

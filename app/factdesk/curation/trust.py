@@ -7,7 +7,12 @@ commits reach the curated branch through review merges (or a fast-forward), and 
 curator's decisions arrive through sync. A commit is a curator's decision only if:
 
 1. it is on the branch's own first-parent line from its tip (`git log --first-parent`): a
-   commit reached only through a merge's second parent (an agent branch) never is;
+   commit reached only through a merge's second parent (an agent branch) never is — except
+   through a **sync merge** (review/sync.py): a merge on that trusted line whose final
+   trailer block is `Factdesk-Action: sync` with an action id, authored `+sync` and
+   committed by no agent identity, joins another curator's line of the same branch, so
+   its second parent's first-parent line (down to what its first parent already has) is
+   read by the same rules, recursively, in its place just below the merge;
 2. it is not a merge (factdesk never commits one);
 3. neither its author nor its committer is an agent identity: an e-mail at
    `agents.knomit.io` (knomit's agent identities), or one the registry
@@ -56,6 +61,8 @@ ACTIONS = frozenset({"relabel", "edit", "attest", "move", "retract", "restore", 
 REVIEW_ACTIONS = frozenset({"accept", "reject"})
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 _ACTION_ID = re.compile(r"^[0-9a-f]{16}$")
+#: the action of a sync merge: not a decision itself, it makes its second parent's line trusted
+SYNC_ACTION = "sync"
 #: the keys that must appear at most once in a decision's trailer block
 _SINGLE = ("Factdesk-Action", "Factdesk-Action-Id", "Factdesk-Reverts")
 
@@ -120,11 +127,43 @@ def trusted_decisions(repo: Path, tip: str | None = None, *, registry: Registry 
         if tip is None:
             return []
     registry = registry if registry is not None else load_registry(repo)
-    decisions = []
-    for logged in githistory.decision_log(repo, tip, "Factdesk-Action-Id: ", depth=depth):
+    return _decisions_on(repo, tip, (), registry, depth, set())
+
+
+def is_sync_merge(parents: tuple[str, ...], author: str, committer: str, message: str,
+                  registry: Registry) -> bool:
+    """Whether a merge commit on a trusted first-parent line is a curator's sync merge
+    (rule 1): two parents, `Factdesk-Action: sync` and one action id in its final trailer
+    block, author `+sync`, neither author nor committer an agent identity."""
+    if len(parents) != 2 or is_agent_identity(committer, registry) or \
+            is_agent_identity(author, registry) or op_token(author) != SYNC_ACTION:
+        return False
+    block = trailer_block(message)
+    if block is None:
+        return False
+    actions = [v.strip() for k, v in block if k == "Factdesk-Action"]
+    ids = [v.strip() for k, v in block if k == "Factdesk-Action-Id"]
+    return actions == [SYNC_ACTION] and len(ids) == 1 and bool(_ACTION_ID.match(ids[0]))
+
+
+def _decisions_on(repo: Path, tip: str, exclude: tuple[str, ...], registry: Registry, depth: int,
+                  seen: set[str]) -> list[Decision]:
+    """The decisions on `tip`'s first-parent line (stopping at what `exclude` reaches), a
+    trusted sync merge's second-parent line read in its place (rule 1)."""
+    decisions: list[Decision] = []
+    for logged in githistory.decision_log(repo, tip, "Factdesk-Action-Id: ", depth=depth,
+                                          merges=True, exclude=exclude):
+        if len(decisions) >= depth:
+            break
         sha, author, committer = logged.sha, logged.author_email, logged.committer_email
         subject, body = logged.subject, logged.message
+        if sha in seen:
+            continue
+        seen.add(sha)
         if len(logged.parents) > 1:
+            if is_sync_merge(logged.parents, author, committer, body, registry):
+                decisions += _decisions_on(repo, logged.parents[1], (*exclude, logged.parents[0]),
+                                           registry, depth - len(decisions), seen)
             continue
         if is_agent_identity(committer, registry):
             continue
@@ -143,4 +182,4 @@ def trusted_decisions(repo: Path, tip: str | None = None, *, registry: Registry 
             continue
         decisions.append(Decision(sha, subject, found[0], found[1], found[2], author, committer,
                                   block))
-    return decisions
+    return decisions[:depth]

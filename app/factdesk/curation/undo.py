@@ -13,7 +13,7 @@ from pathlib import Path
 from factdesk.corpus import githistory, gitrepo
 from factdesk.corpus.gitrepo import ZERO
 from factdesk.curation.base import CurationBase, read_file
-from factdesk.curation.changes import ChangeSet, FieldChange, Plan
+from factdesk.curation.changes import ChangeSet, FieldChange, Plan, run_plan
 from factdesk.curation.gitwrite import FileChange, Refused, current_branch
 from factdesk.curation.trust import Decision, trusted_decisions
 
@@ -53,7 +53,7 @@ class UndoOps(CurationBase):
             raise Refused("nothing to undo: no factdesk action on this branch", rule=EMPTY_STACK)
         target = undo[-1]
         plan = self._revert_plan(target, "undo")
-        return self._run(plan, reason or f"undo {target.subject}", None, preview)
+        return self._run_revert(plan, reason or f"undo {target.subject}", preview)
 
     def redo(self, reason: str = "", *, preview: bool = False) -> ChangeSet:
         _, redo = self.stacks()
@@ -61,7 +61,18 @@ class UndoOps(CurationBase):
             raise Refused("nothing to redo", rule=EMPTY_STACK)
         target = redo[-1]
         plan = self._revert_plan(target, "redo")
-        return self._run(plan, reason or f"redo {target.subject}", None, preview)
+        return self._run_revert(plan, reason or f"redo {target.subject}", preview)
+
+    def _run_revert(self, plan: Plan, reason: str, preview: bool) -> ChangeSet:
+        """An undo or redo is committed like every action; one of a decision that changed
+        no file (a rejected proposal: review/decide.py) is an empty commit too, so that
+        the proposal reopens (or is rejected again) by the record alone."""
+        if plan.changes:
+            return self._run(plan, reason, None, preview)
+        return run_plan(plan, reason, repo=self.repo, curator=None if preview else self.curator,
+                        indexer=self.indexer if self.update_index else None,
+                        expected_head=None, preview=preview,
+                        defer_sync=self.defer_index_sync, allow_empty=True)
 
     def _revert_plan(self, target: ActionRecord, action: str) -> Plan:
         """Undo: put back the state before `target`'s commit. Redo: put back the state

@@ -711,6 +711,11 @@ class Indexer:
         against the rest of the corpus as indexed: see `index.staged.check_versions`."""
         return staged.check_versions(conn, self._rule_setting(), versions)
 
+    def rule_setting(self) -> writing.RuleSetting:
+        """What every check shares (registry, ontology and its engine, repository ids), for
+        checks of versions other than the indexed ones (proposal review, factdesk/review)."""
+        return self._rule_setting()
+
     # -- shared -------------------------------------------------------------------------
 
     def _registry_and_ontology(self) -> tuple[Registry, Ontology | None]:

@@ -43,6 +43,13 @@ class ProposedFact:
     problems: tuple[ReviewProblem, ...] | None = None
     #: this fact's own decision, when a decision took only some facts of its proposal
     status: Status = "open"
+    #: the proposed version's evidence weight: as recorded in it, and computed as if
+    #: accepted (None: it records none / carries none; filled by `review.checks`)
+    evidence_weight: float | None = None
+    evidence_weight_computed: float | None = None
+    #: the branch's earlier open proposals this version needs (it cites facts only they
+    #: add or change), oldest first (filled by `review.checks`)
+    depends_on: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,3 +130,37 @@ class Queue:
             raise LookupError(f"{ref}: no proposal has this id (a full or unique abbreviated "
                               "sha of an agent commit)")
         raise LookupError(f"{ref}: {len(hits)} proposals start with it; give more of the sha")
+
+
+# -- JSON (the `factdesk proposals` contract; fields may be added, never renamed) --------------
+
+
+def problem_dict(p: ReviewProblem) -> dict[str, object]:
+    return {"code": p.code, "severity": p.severity, "message": p.message, "new": p.new,
+            "line": p.line}
+
+
+def fact_dict(f: ProposedFact) -> dict[str, object]:
+    return {"path": f.path, "change": f.change, "conflict": f.conflict,
+            "problems": [problem_dict(p) for p in f.problems or ()],
+            "checked": f.problems is not None, "status": f.status,
+            "old_blob": f.old_blob, "new_blob": f.new_blob,
+            "evidence_weight": f.evidence_weight,
+            "evidence_weight_computed": f.evidence_weight_computed,
+            "depends_on": list(f.depends_on)}
+
+
+def proposal_dict(p: Proposal) -> dict[str, object]:
+    return {"id": p.sha, "branch": p.branch, "subject": p.subject, "op": p.op, "kind": p.kind,
+            "status": p.status, "overridden": p.overridden,
+            "facts": [fact_dict(f) for f in p.facts],
+            "other_files": list(p.other_files), "author": p.author_name,
+            "author_email": p.author_email, "time": p.time, "index": p.index,
+            "decided_by": list(p.decided_by)}
+
+
+def branch_dict(b: Branch, net: tuple[NetFact, ...] = ()) -> dict[str, object]:
+    counts = {c: sum(1 for n in net if n.change == c) for c in ("added", "modified", "deleted")}
+    return {"name": b.name, "agent": b.agent, "ahead": b.ahead, "base": b.base, "tip": b.tip,
+            "open": b.open, "net": counts,
+            "conflicts": sum(1 for n in net if n.conflict)}

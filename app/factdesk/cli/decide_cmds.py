@@ -1,0 +1,95 @@
+"""Deciding on agents' proposals (issue 13): the same decisions, checks and commits as the app.
+
+    factdesk accept ID... --reason R [--path P...] [--override] [--edit P=FILE...]
+    factdesk accept --all-clean --branch B --reason R
+    factdesk reject ID... --reason R [--path P...]
+
+ID is a full or unique abbreviated sha of an agent commit (`factdesk proposals` lists
+them). Every decision prints what it committed (`[<short sha>] <subject>`) and the review
+merge when one was recorded; `--preview` commits nothing; `--format json` answers in JSON.
+Exit status: 0 done, 1 refused or in conflict (the message names the rule: R1, conflict,
+depends, decided …), 2 usage.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from factdesk.cli.commands import FORMAT, KB, cli, say
+from factdesk.cli.curation_cmds import PREVIEW, REASON, _curation, _report
+from factdesk.curation.changes import ChangeSet
+from factdesk.review.decide import Review
+
+PATHS = click.option("--path", "paths", multiple=True,
+                     help="decide only this fact of the proposals (repeatable)")
+
+
+def _review(kb: Path) -> Review:
+    cur = _curation(kb)  # (recovers an interrupted action and brings the index up to date)
+    return Review(cur.indexer, identity_file=cur.identity_file)
+
+
+def _said(result: ChangeSet) -> ChangeSet:
+    for merge in getattr(result, "merges", ()):
+        say(f"[{merge[:12]}] review merge recorded", err=True)
+    return result
+
+
+@cli.command()
+@click.argument("ids", nargs=-1)
+@REASON
+@PATHS
+@click.option("--override", is_flag=True,
+              help="accept over the rules it breaks or a conflict (recorded with the reason)")
+@click.option("--edit", "edit_files", multiple=True, metavar="PATH=FILE",
+              help="accept FILE's bytes as the version of PATH (the curator's correction)")
+@click.option("--all-clean", is_flag=True,
+              help="accept every open proposal of --branch that is clean, in one commit")
+@click.option("--branch", default=None, help="the agent branch (with --all-clean)")
+@PREVIEW
+@KB
+@FORMAT
+def accept(ids: tuple[str, ...], reason: str, paths: tuple[str, ...], override: bool,
+           edit_files: tuple[str, ...], all_clean: bool, branch: str | None, preview: bool,
+           kb: Path, fmt: str) -> None:
+    """Accept agents' proposals onto the curated branch (the agent stays the author)."""
+    if all_clean:
+        if ids or paths or override or edit_files or not branch:
+            raise click.UsageError("--all-clean takes --branch B and no IDs, --path, "
+                                   "--override or --edit")
+    elif not ids:
+        raise click.UsageError("name the proposals to accept (IDs), or --all-clean --branch B")
+    edits: dict[str, bytes] = {}
+    for spec in edit_files:
+        path, eq, file = spec.partition("=")
+        if not eq or not path or not file:
+            raise click.UsageError(f"--edit {spec!r}: give PATH=FILE")
+        try:
+            edits[path] = Path(file).read_bytes()
+        except OSError as exc:
+            raise click.UsageError(f"--edit {spec!r}: {exc.strerror or exc}") from None
+    review = _review(kb)
+    if all_clean:
+        assert branch is not None
+        _report(fmt, lambda: _said(review.accept_all_clean(branch, reason, preview=preview)))
+        return
+    _report(fmt, lambda: _said(review.accept(list(ids), reason, paths=list(paths) or None,
+                                             override=override, edits=edits or None,
+                                             preview=preview)))
+
+
+@cli.command()
+@click.argument("ids", nargs=-1, required=True)
+@REASON
+@PATHS
+@PREVIEW
+@KB
+@FORMAT
+def reject(ids: tuple[str, ...], reason: str, paths: tuple[str, ...], preview: bool, kb: Path,
+           fmt: str) -> None:
+    """Reject agents' proposals: recorded in git (an empty commit), the curated facts stay."""
+    review = _review(kb)
+    _report(fmt, lambda: _said(review.reject(list(ids), reason, paths=list(paths) or None,
+                                             preview=preview)))

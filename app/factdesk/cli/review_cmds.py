@@ -1,0 +1,193 @@
+"""Proposal review's read commands (issue 13): what agents propose on their `agent/*`
+branches, checked as if accepted (registered on `cli` by cli/__init__.py).
+
+    factdesk proposals [--kb PATH] [--branch B] [--status open|accepted|rejected|partial|all]
+                       [--format text|json] [--awaiting]
+    factdesk proposals show ID [--kb PATH] [--format text|json] [--no-similar]
+
+ID is an agent commit's full or unique abbreviated sha. Refusals (no such branch or
+proposal, an ambiguous id) exit 1. Definitions: docs/review.md.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from factdesk.cli.commands import FORMAT, KB, _exit, _open, _read, cli, say
+from factdesk.index.indexer import Indexer
+from factdesk.review.checks import (
+    check_all,
+    check_proposal,
+    near_duplicates,
+    problem_counts,
+    proposal_diff,
+)
+from factdesk.review.model import Proposal, Queue, branch_dict, proposal_dict
+from factdesk.review.proposals import awaiting_attestation, load_queue, net_other_files
+
+STATUSES = ("open", "accepted", "rejected", "partial", "all")
+_MARK = {"added": "+", "modified": "~", "deleted": "-"}
+
+
+def _queue(kb: Path, branch: str | None) -> tuple[Indexer, Queue]:
+    indexer = _open(kb)
+    _read(indexer, lambda conn: None)  # the index up to date: the checks read it
+    queue = load_queue(indexer.repo, branch=branch)
+    if branch is not None and not queue.branches:
+        names = [b.name for b in load_queue(indexer.repo).branches]
+        raise click.ClickException(
+            f"no agent branch named {branch!r}" + (f" (there are: {', '.join(names)})"
+                                                   if names else " (there is none)"))
+    return indexer, queue
+
+
+@cli.group(invoke_without_command=True)
+@KB
+@click.option("--branch", default=None, help="only this agent branch (as listed: agent/x or "
+              "origin/agent/x)")
+@click.option("--status", "status", type=click.Choice(STATUSES), default="open",
+              show_default=True, help="which proposals to list")
+@click.option("--awaiting", is_flag=True,
+              help="also list the distilled/discovered facts on the curated branch that no "
+                   "curator attested")
+@FORMAT
+@click.pass_context
+def proposals(ctx: click.Context, kb: Path, branch: str | None, status: str, awaiting: bool,
+              fmt: str) -> None:
+    """What agents propose on their agent/* branches, each checked as if accepted."""
+    if ctx.invoked_subcommand is not None:
+        return
+    indexer, queue = _queue(kb, branch)
+    wanted = [p for p in queue.proposals if status == "all" or p.status == status]
+    keep = {p.sha for p in wanted}
+    checked = [p for p in check_all(indexer, _only(queue, keep))]
+    waiting = awaiting_attestation(indexer)
+    if fmt == "json":
+        click.echo(json.dumps({
+            "curated": queue.curated, "tip": queue.tip,
+            "branches": [branch_dict(b, queue.net.get(b.name, ())) for b in queue.branches],
+            "proposals": [proposal_dict(p) for p in checked],
+            "awaiting_attestation": [
+                {"path": a.path, "title": a.title, "type": a.type, "origin": a.origin,
+                 "creator": a.creator} for a in waiting],
+        }, indent=2, ensure_ascii=False))
+        _exit(0)
+        return
+    say(f"curated branch: {queue.curated or '(detached HEAD)'} at {queue.tip[:10]}")
+    if not queue.branches:
+        say("no agent branch (agent/* or <remote>/agent/*): nothing proposed")
+    for b in queue.branches:
+        net = queue.net.get(b.name, ())
+        counts = {c: sum(1 for n in net if n.change == c) for c in ("added", "modified", "deleted")}
+        others = net_other_files(indexer.repo, queue, b.name)
+        say(f"{b.name}  agent {b.agent}: {b.ahead} commit{'s' if b.ahead != 1 else ''} ahead "
+            f"(base {b.base[:10]}), {b.open} open; net {counts['added']} added, "
+            f"{counts['modified']} modified, {counts['deleted']} deleted"
+            + (f", {len(others)} file{'s' if len(others) != 1 else ''} of the agent's own "
+               "state" if others else "")
+            + (f", {sum(1 for n in net if n.conflict)} in conflict"
+               if any(n.conflict for n in net) else ""))
+    say(f"\n{len(checked)} proposal{'s' if len(checked) != 1 else ''}"
+        + ("" if status == "all" else f" {status}") + ":")
+    for p in checked:
+        say(_line(p))
+        for f in p.facts:
+            say(f"    {_MARK[f.change]} {f.path}" + ("  CONFLICT: the curated branch changed "
+                                                    "it" if f.conflict else "")
+                + (f"  [{f.status}]" if f.status != p.status else ""))
+            for pr in f.problems or ():
+                if pr.new or pr.severity == "error":
+                    say(f"        {pr.severity} {pr.code}: {pr.message}"
+                        + ("" if pr.new else " (the curated version has it too)"))
+        for o in p.other_files:
+            say(f"    · {o}  (agent's own state: not checked)")
+    if waiting:
+        say(f"\n{len(waiting)} distilled/discovered fact{'s' if len(waiting) != 1 else ''} "
+            "on the curated branch await a curator's attestation"
+            + ("" if awaiting else " (--awaiting lists them)"))
+        if awaiting:
+            for a in waiting:
+                say(f"    {a.origin:10} {a.path}  {a.title}")
+    _exit(0)
+
+
+def _only(queue: Queue, keep: set[str]) -> Queue:
+    from dataclasses import replace
+
+    return replace(queue, proposals=tuple(p for p in queue.proposals if p.sha in keep))
+
+
+def _line(p: Proposal) -> str:
+    errors, warnings = problem_counts(p)
+    badge = (f"{errors} error{'s' if errors != 1 else ''}" if errors else
+             (f"{warnings} warning{'s' if warnings != 1 else ''}" if warnings else "clean"))
+    flags = " overridden" if p.overridden else ""
+    return (f"{p.sha[:12]}  {p.status:8} {p.op or '-'}/{p.kind or '-'}  [{badge}]{flags}  "
+            f"{p.subject}")
+
+
+@proposals.command("show")
+@click.argument("ident", metavar="ID")
+@KB
+@FORMAT
+@click.option("--no-similar", is_flag=True,
+              help="skip the near-duplicate search (it loads the embedding model)")
+def show_cmd(ident: str, kb: Path, fmt: str, no_similar: bool) -> None:
+    """One proposal: its facts' diffs against the curated branch, problems, near-duplicates."""
+    indexer, queue = _queue(kb, None)
+    try:
+        target = queue.find(ident)
+    except LookupError as exc:
+        raise click.ClickException(str(exc.args[0])) from None
+    # checked in the whole queue: its branch's earlier open proposals are its context
+    proposal = check_proposal(indexer, queue, target.sha)
+    diff = proposal_diff(indexer.repo, queue, proposal)
+    near = None if no_similar else near_duplicates(indexer, proposal)
+    if fmt == "json":
+        out: dict[str, Any] = proposal_dict(proposal)
+        out["diff"] = diff
+        out["near_duplicates"] = (None if near is None else
+                                  [{"path": n.path, "similar": n.similar, "score": n.score}
+                                   for n in near])
+        click.echo(json.dumps(out, indent=2, ensure_ascii=False))
+        _exit(0)
+        return
+    say(_line(proposal))
+    say(f"branch {proposal.branch or '(none: merged or deleted)'}, #{proposal.index + 1}; "
+        f"author {proposal.author_name} <{proposal.author_email}>")
+    if proposal.decided_by:
+        say(f"decided by {', '.join(s[:10] for s in proposal.decided_by)}")
+    for f in proposal.facts:
+        say(f"\n{_MARK[f.change]} {f.path} ({f.change}"
+            + (", CONFLICT: the curated branch changed it since the merge base" if f.conflict
+               else "") + f", {f.status})")
+        if f.evidence_weight is not None or f.evidence_weight_computed is not None:
+            say(f"    evidence weight: recorded {_num(f.evidence_weight)}, computed as if "
+                f"accepted {_num(f.evidence_weight_computed)}")
+        if f.depends_on:
+            say(f"    needs the branch's earlier open proposals: "
+                f"{', '.join(s[:10] for s in f.depends_on)}")
+        for pr in f.problems or ():
+            say(f"    {pr.severity} {pr.code}: {pr.message}"
+                + (" (new)" if pr.new else " (the curated version has it too)"))
+        if not f.problems:
+            say("    no problem")
+    for o in proposal.other_files:
+        say(f"\n· {o} (the agent's own state: shown, not checked)")
+    if near:
+        say("\nnear-duplicates already on the curated branch:")
+        for n in near:
+            say(f"    {n.path} ~ {n.similar} ({n.score:.2f})")
+    elif near is None and not no_similar:
+        say("\n(no semantic index: `factdesk embed` finds near-duplicates)")
+    if diff:
+        say("\n" + diff.rstrip("\n"))
+    _exit(0)
+
+
+def _num(value: float | None) -> str:
+    return "—" if value is None else f"{value:.4g}"
