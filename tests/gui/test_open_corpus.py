@@ -131,11 +131,12 @@ def test_a_folder_that_is_not_a_corpus_gets_the_launch_dialog(qtbot, desk: MainW
                     and desk.corpora.error_box.isVisible(), timeout=5000)
     box = desk.corpora.error_box
     assert box is not None
-    assert box.text() == f"Cannot open the knowledge base:\n{plain} has no kb/ folder: it is not a knomit corpus"
+    assert box.text() == ("Cannot open the knowledge base:\n"
+                          f"{plain} has no kb/ folder: it is not a knomit corpus")
     assert box.icon() == QMessageBox.Icon.Critical
     _shot(box, "open-error")
     qtbot.keyClick(box, Qt.Key.Key_Return)
-    assert WINDOWS == [desk] and desk.isVisible()
+    assert [desk] == WINDOWS and desk.isVisible()
     assert desk.session.repo.name == "kbrepo"
 
 
@@ -210,7 +211,7 @@ def test_clone_from_a_local_bare_repository_with_progress(qtbot, desk: MainWindo
     qtbot.keyClick(dialog.url, Qt.Key.Key_Return)
     new = _switched(qtbot, desk)
     assert new.session.repo == (parent / "team-kb").resolve()
-    assert any(f.startswith(("Receiving objects", "Counting objects")) for f in formats), formats
+    assert any("objects" in f.lower() and f.endswith("%p%") for f in formats), formats
     assert new.table.model.rowCount() == 5
     qtbot.waitUntil(lambda: new.windowTitle() == "team-kb (main) — factdesk", timeout=5000)
 
@@ -229,13 +230,14 @@ def test_a_clone_cancelled_keeps_nothing_and_refused_urls_never_run(
     dialog.url.setText(str(big_bare))
     qtbot.mouseClick(dialog.clone_button, Qt.MouseButton.LeftButton)
     assert dialog.running and dialog.cancel_button.text() == "Cancel clone"
-    qtbot.waitUntil(lambda: dialog.progress.value() > 0, timeout=20_000)
     _shot(dialog, "clone-progress")
+    # (at once: a local clone of 40 MB may end within the first look at the progress)
     qtbot.mouseClick(dialog.cancel_button, Qt.MouseButton.LeftButton)
+    assert dialog.message.text() == "Cancelling…"
     qtbot.waitUntil(lambda: not dialog.running, timeout=10_000)
     assert dialog.message.text() == "Cancelled: nothing was kept."
     assert dialog.isVisible() and not (parent / "big").exists()
     _shot(dialog, "clone-cancelled")
-    assert WINDOWS == [desk]
+    assert [desk] == WINDOWS
     qtbot.keyClick(dialog, Qt.Key.Key_Escape)
     assert not dialog.isVisible()

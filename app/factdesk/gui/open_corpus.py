@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shutil
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -430,9 +431,12 @@ class CloneDialog(QDialog):
         cancelled = self._cancel.is_set
 
         def job() -> Path:
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            return gitclone.clone(url, dest, progress=lambda stage, share: emit(stage, share),
+            done = gitclone.clone(url, dest, progress=lambda stage, share: emit(stage, share),
                                   cancelled=cancelled)
+            if cancelled():  # (git ended between two looks: Cancel still means nothing kept)
+                shutil.rmtree(done, ignore_errors=True)
+                raise gitclone.CloneCancelled(f"the clone of {url} was cancelled")
+            return done
 
         in_background(job, done=self._cloned, failed=self._failed, name="clone")
 
@@ -447,7 +451,7 @@ class CloneDialog(QDialog):
         if not self.running:
             return
         self.progress.setValue(int(share * 1000))
-        self.progress.setFormat(f"{stage} %p%")
+        self.progress.setFormat(f"{stage[:1].upper()}{stage[1:]} %p%")
 
     def _cloned(self, dest: Path) -> None:
         self._set_running(False)
