@@ -7,6 +7,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QProgressDialog
 
@@ -93,3 +94,53 @@ def test_a_fresh_profile_prepares_the_demo_under_the_progress_window(qtbot, tmp_
     assert shown and shown[0] == "Preparing the demo corpus (first start only)…"
     shown.clear()
     assert app_module.prepare_demo(Settings(tmp_path / "fresh-profile")) == repo  # at once
+
+
+REAL = Path(__file__).resolve().parents[2].parent / "shared" / "corpora" / "agentic-engineering-kb.bundle"
+
+
+@pytest.mark.skipif(not REAL.exists(), reason="needs ../shared/corpora (the published corpus)")
+def test_quitting_during_the_first_index_build_does_not_wait_for_it(
+        qtbot, tmp_path: Path, data_dir: Path) -> None:
+    """It waited 7.6 s here (the 264 facts of the published corpus, never indexed)."""
+    import subprocess
+
+    corpus = tmp_path / "real"
+    subprocess.run(["git", "clone", "-q", str(REAL), str(corpus)], check=True)
+    win = MainWindow(corpus, make_settings(), watch=False, update_on_open=True, semantic=False)
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitUntil(lambda: win.progress.isVisible() and "%v" in win.progress.format(),
+                    timeout=20_000)  # (building: a stage with its counts)
+    assert win.session.is_updating and win.table.model.rowCount() == 0
+    lane = win.session.lane
+    win.activateWindow()
+    qtbot.waitUntil(win.isActiveWindow, timeout=3000)
+    started = time.monotonic()
+    qtbot.keyClick(win.table.view, Qt.Key.Key_Q, Qt.KeyboardModifier.ControlModifier)
+    assert time.monotonic() - started < 1.0
+    assert not win.isVisible()
+    lane._thread.join(60)  # (the build goes on unheard; the real app's exit ends it)
+    again = MainWindow(corpus, make_settings(), watch=False, update_on_open=False, semantic=False)
+    qtbot.addWidget(again)
+    with qtbot.waitSignal(again.index_did_update, timeout=60_000):
+        again.reindex()
+    assert again.table.model.rowCount() > 200
+
+
+def test_the_writer_lane_waits_for_writes_never_for_index_work(qtbot) -> None:
+    from factdesk.gui.operations import WriterLane
+
+    lane = WriterLane()
+    log: list[str] = []
+    lane.submit(lambda: (time.sleep(0.6), log.append("write"))[1], done=lambda _r: None,
+                failed=lambda _e: None)
+    lane.submit(lambda: (time.sleep(5), log.append("update"))[1], done=lambda _r: None,
+                failed=lambda _e: None, interruptible=True)
+    started = time.monotonic()
+    lane.close()
+    waited = time.monotonic() - started
+    assert log == ["write"]  # the write finished, the queued update never started
+    assert waited < 2.0
+    lane._thread.join(10)
+    assert log == ["write"] and not lane.running

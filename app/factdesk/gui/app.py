@@ -105,8 +105,10 @@ def _exit_without_waiting(code: int) -> int:
     from factdesk.gui.operations import join_closing
     from factdesk.gui.workers import still_running
 
-    join_closing()  # (a corpus switched away from: its last queued writes, never cut short)
-    if still_running(0.3):
+    # the writes of every closed lane finish (never cut short); an index update still
+    # running is not waited for (SQLite rolls it back; the next update removes its scratch)
+    indexing = join_closing()
+    if still_running(0.3) or indexing:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)

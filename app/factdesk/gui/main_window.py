@@ -327,7 +327,7 @@ class MainWindow(QMainWindow):
         self.semantic.close()
         # (since:last-visit, in the next session: a write, so the lane's last job)
         self.session.lane.submit(self.session.indexer.record_visit, done=lambda _r: None,
-                                 failed=lambda _e: None)
+                                 failed=lambda _e: None, interruptible=True)
         self.session.close(wait=not self._leaving)  # (finishes the queued writes first)
         self.heap.release()  # this window's objects become collectable again
         super().closeEvent(event)

@@ -157,7 +157,7 @@ class TitleKeeper(QObject):
 
         repo = self._window.session.repo
         self._window.session.lane.submit(lambda: current_branch(repo), done=self._show,
-                                         failed=lambda _exc: None)
+                                         failed=lambda _exc: None, interruptible=True)
 
     def _show(self, branch: str | None) -> None:
         self.branch = branch

@@ -91,7 +91,7 @@ class IndexSession(QObject):
         self._updating = True
         indexer, progress = self.indexer, self.progress_did_change.emit
         self.lane.submit(lambda: indexer.update(rebuild=rebuild, progress=progress, hint=hint),
-                         done=self._on_finished, failed=self._on_failed)
+                         done=self._on_finished, failed=self._on_failed, interruptible=True)
 
     # -- sort orders ------------------------------------------------------------------------
 
