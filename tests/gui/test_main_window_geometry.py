@@ -103,3 +103,14 @@ def test_restore_geometry_clamps_to_the_available_geometry(qtbot, repo: Path, da
     qtbot.addWidget(again)
     assert again.width() <= area.width() and again.height() <= area.height()
     assert area.contains(again.frameGeometry()), (again.frameGeometry(), area)
+
+
+def test_a_window_resized_by_its_maker_keeps_that_size(qtbot, repo: Path, data_dir: Path) -> None:
+    """(Tests and benchmarks size the window themselves: the fit after the first show leaves
+    a window resized since alone.)"""
+    win = MainWindow(repo, make_settings(), watch=False, update_on_open=False, semantic=False)
+    qtbot.addWidget(win)
+    win.resize(1400, 850)
+    win.show()
+    qtbot.wait(500)
+    assert (win.width(), win.height()) == (1400, 850)

@@ -120,12 +120,16 @@ def restore_geometry(settings: QSettings, window: QWidget, splitters: dict[str, 
 
 class _FitWhenShown(QObject):
     """Fits the window again at its first show, when its frame is known (and once more a
-    moment later: a window manager may add the frame after the show)."""
+    moment later: a window manager may add the frame after the show) — unless it was
+    resized meanwhile by the code that made it."""
 
     def __init__(self, window: QWidget, *, centre: bool) -> None:
         super().__init__(window)
         self._window = window
         self._centre = centre
+        #: the size given; a window resized since (by its caller: a test, a benchmark) is
+        #: left as it was made
+        self._size = window.size()
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if obj is self._window and event.type() == QEvent.Type.Show:
@@ -135,8 +139,10 @@ class _FitWhenShown(QObject):
         return False
 
     def _fit(self) -> None:
-        if not self._window.isMaximized() and not self._window.isFullScreen():
-            fit_to_screen(self._window, centre=self._centre)
+        window = self._window
+        if window.size() != self._size or window.isMaximized() or window.isFullScreen():
+            return
+        self._size = fit_to_screen(window, centre=self._centre).size()
 
 
 def fit_to_screen(window: QWidget, *, centre: bool = False) -> QRect:
