@@ -14,6 +14,7 @@ stays open. The window's title names the corpus and its checked-out branch (`Tit
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
@@ -38,6 +39,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QWidget,
 )
+from shiboken6 import isValid
 
 from factdesk.core import open_corpus
 from factdesk.corpus import gitclone
@@ -241,8 +243,14 @@ class CorpusOpener(QObject):
         in_background(lambda: open_corpus(path), done=self._opened,
                       failed=lambda exc: self._not_opened(path, exc), name="open-corpus")
 
+    def _here(self) -> bool:
+        """The window is still there to answer in (it may have been closed meanwhile)."""
+        return isValid(self._window) and self._window.isVisible()
+
     def _opened(self, indexer: Indexer) -> None:
         self.opening = None
+        if not self._here():
+            return
         self._window.status.done()
         if indexer.repo == self._window.session.repo:
             self._window.status.say(f"{indexer.repo.name} is already open", 4000)
@@ -253,9 +261,11 @@ class CorpusOpener(QObject):
 
     def _not_opened(self, path: Path, exc: BaseException) -> None:
         self.opening = None
-        self._window.status.done()
         if not isinstance(exc, (FactdeskError, OSError)):
             raise exc
+        if not self._here():
+            return
+        self._window.status.done()
         box = QMessageBox(QMessageBox.Icon.Critical, "factdesk", "", parent=self._window)
         box.setObjectName("openErrorBox")
         box.setTextFormat(Qt.TextFormat.PlainText)
@@ -427,8 +437,12 @@ class CloneDialog(QDialog):
         self._set_running(True)
         self.message.setText(f"Cloning {url} …")
         self.progress.setValue(0)
-        emit = self._progress.emit
+        signal = self._progress
         cancelled = self._cancel.is_set
+
+        def emit(stage: str, share: float) -> None:
+            with contextlib.suppress(RuntimeError):  # (the dialog is gone: it was cancelled)
+                signal.emit(stage, share)
 
         def job() -> Path:
             done = gitclone.clone(url, dest, progress=lambda stage, share: emit(stage, share),
@@ -454,6 +468,8 @@ class CloneDialog(QDialog):
         self.progress.setFormat(f"{stage[:1].upper()}{stage[1:]} %p%")
 
     def _cloned(self, dest: Path) -> None:
+        if not isValid(self):  # (its window closed meanwhile, which cancelled the clone)
+            return
         self._set_running(False)
         self.progress.setValue(1000)
         self.message.setText(f"Cloned into {dest}; opening it…")
@@ -461,6 +477,8 @@ class CloneDialog(QDialog):
         self.did_clone.emit(dest)
 
     def _failed(self, exc: BaseException) -> None:
+        if not isValid(self):
+            return
         self._set_running(False)
         self.progress.setValue(0)
         self.progress.setFormat("")
