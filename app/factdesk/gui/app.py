@@ -31,8 +31,11 @@ def make_settings() -> QSettings:
     return QSettings("factdesk", "factdesk")
 
 
-def run(path: Path | None) -> int:
-    """Open the corpus at `path` (the demo workspace for None); returns the exit code."""
+def run(path: Path | None, *, end_process: bool = False) -> int:
+    """Open the corpus at `path` (the demo workspace for None); returns the exit code.
+    `end_process` (the `factdesk` command, whose process ends with the window): an index
+    update still running after the window closed is not waited for (`_exit_without_waiting`);
+    called in-process (tests) the call returns only once it has ended."""
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("factdesk")
     app.setOrganizationName("factdesk")
@@ -42,7 +45,7 @@ def run(path: Path | None) -> int:
     try:
         repo = prepare_demo(Settings.resolve()) if path is None else Path(path)
         if repo is None:  # (quit while the demo was being prepared)
-            return _exit_without_waiting(0)
+            return _exit_without_waiting(0, end_process=end_process)
         window = MainWindow(repo, make_settings())
     except (FactdeskError, ImportError, OSError) as exc:
         box = QMessageBox(QMessageBox.Icon.Critical, "factdesk", "")
@@ -57,7 +60,7 @@ def run(path: Path | None) -> int:
     if os.environ.get("FACTDESK_SMOKE") == "1":
         _close_after_first_paint(window)
     code = int(app.exec())
-    return _exit_without_waiting(code)
+    return _exit_without_waiting(code, end_process=end_process)
 
 
 def prepare_demo(settings: Settings) -> Path | None:
@@ -97,7 +100,7 @@ def prepare_demo(settings: Settings) -> Path | None:
     return Path(str(answer[0]))
 
 
-def _exit_without_waiting(code: int) -> int:
+def _exit_without_waiting(code: int, *, end_process: bool = False) -> int:
     """The window has closed; a worker it let go (a model still loading, a history walk)
     may still run. None is waited for beyond a moment, and none may be destroyed while it
     runs (Qt aborts): then the process ends here, its settings and the index's writes
@@ -106,8 +109,9 @@ def _exit_without_waiting(code: int) -> int:
     from factdesk.gui.workers import still_running
 
     # the writes of every closed lane finish (never cut short); an index update still
-    # running is not waited for (SQLite rolls it back; the next update removes its scratch)
-    indexing = join_closing()
+    # running is not waited for when the process ends here (SQLite rolls it back; the next
+    # update removes its scratch), else it is
+    indexing = join_closing(index_work=not end_process)
     if still_running(0.3) or indexing:
         sys.stdout.flush()
         sys.stderr.flush()

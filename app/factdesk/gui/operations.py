@@ -170,11 +170,15 @@ class WriterLane(QObject):
 _closing: set[WriterLane] = set()
 
 
-def join_closing() -> bool:
-    """(The app's exit.) Wait for the writes of every closed lane; True when a lane's thread
-    still runs index work, which the exit does not wait for (`os._exit`)."""
+def join_closing(*, index_work: bool = False) -> bool:
+    """(The app's exit.) Wait for the writes of every closed lane — and for its index work
+    too with `index_work` (an in-process caller, a test: nothing may run on after it);
+    True when a lane's thread still runs index work, which the exit does not wait for
+    (`os._exit`)."""
     for lane in list(_closing):
         lane.finish_writes()
+        if index_work:
+            lane._thread.join()
     return any(lane.running for lane in list(_closing))
 
 
