@@ -506,21 +506,34 @@ SMOKE_LINE = "factdesk-smoke first-paint monotonic="
 def _entry(args: list[str], env: dict[str, str], timeout: float = STARTUP_TIMEOUT_S) -> dict[str, float]:
     """`python -m factdesk ARGS` with FACTDESK_SMOKE=1 (gui/app.py: the window prints
     time.monotonic() when the table first paints rows, then closes): seconds from Popen to
-    that paint, and from the paint to the process's end (what quitting waited for)."""
+    that paint, from the paint to the process's end (the GUI thread's start-up work still
+    queued, the close, the exit), the process's CPU time at the paint (read from /proc when
+    the line arrives: user + sys of the process and the children it has waited for) and
+    its CPU time to its end (with all its children: git, parse workers)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    ticks = os.sysconf("SC_CLK_TCK")
     start = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "factdesk", *args], env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    proc = subprocess.Popen([sys.executable, "-m", "factdesk", *args], env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    painted: list[float] = []
+    cpu_at_paint = float("nan")
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith(SMOKE_LINE) and not painted:
+            painted.append(float(line.split("monotonic=")[1].split()[0]))
+            try:
+                fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+                cpu_at_paint = sum(int(f) for f in fields[11:15]) / ticks  # utime stime cutime cstime
+            except (OSError, IndexError, ValueError):
+                pass
+    code = proc.wait(timeout=timeout)
     ended = time.monotonic()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    painted = [float(line.split("monotonic=")[1].split()[0]) for line in proc.stdout.splitlines()
-               if line.startswith(SMOKE_LINE)]
-    if proc.returncode != 0 or not painted:
-        raise SystemExit(f"factdesk {' '.join(args)}: status {proc.returncode}, no first paint\n"
-                         + proc.stderr[-2000:])
+    if code != 0 or not painted:
+        raise SystemExit(f"factdesk {' '.join(args)}: status {code}, no first paint")
     return {"paint_s": painted[0] - start, "exit_after_paint_s": ended - painted[0],
-            "cpu_s": cpu}
+            "cpu_s": cpu, "cpu_at_paint_s": cpu_at_paint}
 
 
 def _fresh_profile(base: Path) -> dict[str, str]:
@@ -582,7 +595,8 @@ def measure_first_run(kb: Path, runs: int) -> dict[str, Any]:
     warm = [_entry([str(kb)], env) for _ in range(runs)]
     results["warm"] = {"paint": summary([w["paint_s"] for w in warm]),
                        "exit": summary([w["exit_after_paint_s"] for w in warm]),
-                       "cpu": summary([w["cpu_s"] for w in warm])}
+                       "cpu": summary([w["cpu_s"] for w in warm]),
+                       "cpu_paint": summary([w["cpu_at_paint_s"] for w in warm])}
     fresh: dict[str, Any] = {}
     for n in range(runs):
         profile_env = _fresh_profile(scratch / f"demo-{n}")
@@ -626,10 +640,13 @@ def first_run_report(r: dict[str, Any]) -> str:
              f"| `python -m factdesk KB`, warm index: first paint from process start "
              f"({warm['paint']['n']} runs after a warm-up) | {warm['paint']['p50']:.2f} s | "
              f"{warm['paint']['max']:.2f} s | < {TARGET_STARTUP_S} s |",
-             f"| — CPU time of that whole process (user + sys, to its end; its git children "
-             f"included): what the load does not inflate | {warm['cpu']['p50']:.2f} s | "
-             f"{warm['cpu']['max']:.2f} s | |",
-             f"| — closed at its first paint: the process ended after | "
+             f"| — CPU time of the process at its first paint (user + sys): what the load "
+             f"does not inflate | {warm['cpu_paint']['p50']:.2f} s | "
+             f"{warm['cpu_paint']['max']:.2f} s | |",
+             f"| — CPU time of the whole process to its end, its children (git) included | "
+             f"{warm['cpu']['p50']:.2f} s | {warm['cpu']['max']:.2f} s | |",
+             f"| — closed at its first paint: the process ended after (the GUI thread's "
+             f"start-up work still queued, the close, the exit) | "
              f"{warm['exit']['p50']:.2f} s | {warm['exit']['max']:.2f} s | ≤ 1 s |"]
     for key, caption in (("demo", "`factdesk` (the demo) on a fresh profile"),
                          ("real", "`factdesk REAL` (the real corpus, never indexed) on a fresh profile")):
@@ -644,8 +661,13 @@ def first_run_report(r: dict[str, Any]) -> str:
                      f"{statistics.median(first):.2f} s | {max(first):.2f} s | "
                      f"≤ index build{' + demo replay' if key == 'demo' else ''} + 1 s |")
         cpu = [x["first"]["cpu_s"] for x in rows]
-        lines.append(f"| — CPU time of that whole process (user + sys, its git children and "
-                     f"parse workers included) | {statistics.median(cpu):.2f} s | {max(cpu):.2f} s | |")
+        at_paint = [x["first"]["cpu_at_paint_s"] for x in rows]
+        lines.append(f"| — CPU time of the process at its first paint (user + sys, the children "
+                     f"it waited for: git) | {statistics.median(at_paint):.2f} s | "
+                     f"{max(at_paint):.2f} s | |")
+        lines.append(f"| — CPU time of the whole process to its end, all its children (git, "
+                     f"parse workers) included | {statistics.median(cpu):.2f} s | "
+                     f"{max(cpu):.2f} s | |")
         lines.append(f"| — the index build alone (a fresh interpreter, another fresh copy) | "
                      f"{statistics.median(index):.2f} s | {max(index):.2f} s | |")
         if key == "demo":

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QApplication
 
@@ -67,8 +67,13 @@ def test_a_key_bound_later_appears_in_the_sheet(qtbot, window: MainWindow) -> No
     extra = QAction("Mark as read", window)
     extra.setShortcut(QKeySequence("Ctrl+Shift+Y"))
     window.addAction(extra)
+    controller = QObject(window)  # (an action a panel's controller object owns)
+    owned = QAction("Sync now", controller)
+    owned.setShortcut(QKeySequence("Ctrl+Shift+U"))
+    window.addAction(owned)
     sheet = _open_sheet(qtbot, window)
     assert ("Ctrl+Shift+Y", "Mark as read", "Window") in sheet.rows()
+    assert ("Ctrl+Shift+U", "Sync now", "Window") in sheet.rows()
     assert sorted(k for k, _w, _s in sheet.rows()) == _expected(window)
 
 

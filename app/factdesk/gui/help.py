@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QDialog,
@@ -89,12 +89,20 @@ def _panel_of(widget: QWidget | None, window: MainWindow) -> str | None:
     return None
 
 
+def _widget_of(obj: QObject) -> QWidget | None:
+    """The widget an action or shortcut belongs to (through a controller object too)."""
+    parent = obj.parent()
+    while parent is not None and not isinstance(parent, QWidget):
+        parent = parent.parent()
+    return parent
+
+
 def bindings(window: MainWindow) -> list[Binding]:
     """Every key bound in `window` (module docstring), in menu and tab order."""
     found: list[Binding] = []
     for action in window.findChildren(QAction):
-        owner = action.parent()
-        if not isinstance(owner, QWidget) or owner.window() is not window:
+        owner = _widget_of(action)
+        if owner is None or owner.window() is not window:
             continue  # (a dialog's own keys: that dialog says them)
         section = _menu_path(action) or _panel_of(owner, window) or "Window"
         what = _plain(action.text())
@@ -107,8 +115,8 @@ def bindings(window: MainWindow) -> list[Binding]:
             named = QKeySequence(action.text().split("\t", 1)[1])
             found.append(Binding(_keys(named), what, section, "in the table"))
     for shortcut in window.findChildren(QShortcut):
-        parent = shortcut.parent()
-        if not isinstance(parent, QWidget) or parent.window() is not window:
+        parent = _widget_of(shortcut)
+        if parent is None or parent.window() is not window:
             continue  # (a dialog's own keys: that dialog says them)
         if shortcut.key().isEmpty():
             continue
