@@ -325,9 +325,10 @@ class MainWindow(QMainWindow):
         for part in (self.table, self.sidebar, self.inspector, self.relabel):
             part.close_worker()
         self.semantic.close()
-        # (since:last-visit, in the next session: a write, so the lane's last job)
+        # (since:last-visit, in the next session: a write, so the lane's last job — left
+        # out when an index update runs, which quitting does not wait for)
         self.session.lane.submit(self.session.indexer.record_visit, done=lambda _r: None,
-                                 failed=lambda _e: None, interruptible=True)
+                                 failed=lambda _e: None, interruptible=self.session.is_updating)
         self.session.close(wait=not self._leaving)  # (finishes the queued writes first)
         self.heap.release()  # this window's objects become collectable again
         super().closeEvent(event)
