@@ -33,6 +33,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) bench/run_bench.py $(BENCH_ARGS)
 	QT_QPA_PLATFORM=offscreen $(PY) bench/gui_bench.py
+	QT_QPA_PLATFORM=offscreen $(PY) bench/gui_bench.py --first-run
 	QT_QPA_PLATFORM=offscreen $(PY) bench/curation_bench.py
 	QT_QPA_PLATFORM=offscreen $(PY) bench/proposals_gui_bench.py
 	$(PY) bench/semantic_bench.py

@@ -43,6 +43,7 @@ import json  # noqa: E402
 import os  # noqa: E402
 import pstats  # noqa: E402
 import resource  # noqa: E402
+import shutil  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
@@ -495,6 +496,211 @@ def write_doc(text: str) -> None:
     replace_section(DOC, SECTION, text)
 
 
+# -- first paint of the real entry point, and a first run (issue 18) --------------------------
+
+FIRST_RUN_SECTION = "## First paint and first run (issue 18)"
+SHARED = ROOT.parent / "shared"
+SMOKE_LINE = "factdesk-smoke first-paint monotonic="
+
+
+def _entry(args: list[str], env: dict[str, str], timeout: float = STARTUP_TIMEOUT_S) -> dict[str, float]:
+    """`python -m factdesk ARGS` with FACTDESK_SMOKE=1 (gui/app.py: the window prints
+    time.monotonic() when the table first paints rows, then closes): seconds from Popen to
+    that paint, from the paint to the process's end (the GUI thread's start-up work still
+    queued, the close, the exit), the process's CPU time at the paint (read from /proc when
+    the line arrives: user + sys of the process and the children it has waited for) and
+    its CPU time to its end (with all its children: git, parse workers)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    ticks = os.sysconf("SC_CLK_TCK")
+    start = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-m", "factdesk", *args], env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    painted: list[float] = []
+    cpu_at_paint = float("nan")
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith(SMOKE_LINE) and not painted:
+            painted.append(float(line.split("monotonic=")[1].split()[0]))
+            try:
+                fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+                cpu_at_paint = sum(int(f) for f in fields[11:15]) / ticks  # utime stime cutime cstime
+            except (OSError, IndexError, ValueError):
+                pass
+    code = proc.wait(timeout=timeout)
+    ended = time.monotonic()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if code != 0 or not painted:
+        raise SystemExit(f"factdesk {' '.join(args)}: status {code}, no first paint")
+    return {"paint_s": painted[0] - start, "exit_after_paint_s": ended - painted[0],
+            "cpu_s": cpu, "cpu_at_paint_s": cpu_at_paint}
+
+
+def _fresh_profile(base: Path) -> dict[str, str]:
+    """The environment of a user who never ran factdesk: a new HOME and XDG folders (data,
+    config, cache: no settings, no demo workspace, no distilled model)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FACTDESK_", "XDG_"))}
+    for name in ("home", "data", "config", "cache"):
+        (base / name).mkdir(parents=True, exist_ok=True)
+    env.update(HOME=str(base / "home"), XDG_DATA_HOME=str(base / "data"),
+               XDG_CONFIG_HOME=str(base / "config"), XDG_CACHE_HOME=str(base / "cache"),
+               FACTDESK_SMOKE="1", QT_QPA_PLATFORM="offscreen",
+               PYTHONPATH=os.pathsep.join([str(ROOT / "app"), env.get("PYTHONPATH", "")]))
+    return env
+
+
+def _timed_child(code: str, env: dict[str, str]) -> float:
+    """Seconds `code` (printing one float) reports, run in a fresh interpreter."""
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True, timeout=STARTUP_TIMEOUT_S)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+BUILD_DEMO = """
+import sys, time
+from pathlib import Path
+from factdesk.demo import ensure_demo_workspace
+t = time.monotonic(); ensure_demo_workspace(Path(sys.argv[1])); print(time.monotonic() - t)
+"""
+BUILD_INDEX = """
+import sys, time
+from pathlib import Path
+from factdesk.core import open_corpus
+if __name__ == "__main__":
+    indexer = open_corpus(Path(sys.argv[1]))
+    t = time.monotonic(); indexer.update(); print(time.monotonic() - t)
+"""
+
+
+def _clone_real(dest: Path) -> Path | None:
+    bundle = SHARED / "corpora" / "agentic-engineering-kb.bundle"
+    if not bundle.exists():
+        return None
+    subprocess.run(["git", "clone", "-q", str(bundle), str(dest)], check=True)
+    return dest
+
+
+def measure_first_run(kb: Path, runs: int) -> dict[str, Any]:
+    """(1) the source install's first paint on a warm index: `python -m factdesk KB`, a
+    warm-up then `runs` starts; (2) a first launch on a fresh user profile: `factdesk` (the
+    demo, copied and indexed at that start) and `factdesk REAL` (the real corpus, cloned,
+    never indexed), each against the index build alone (and the demo's replay alone) in a
+    fresh interpreter on another fresh copy."""
+    scratch = Path(tempfile.mkdtemp(prefix="factdesk-firstrun-"))
+    env = dict(os.environ, FACTDESK_SMOKE="1", QT_QPA_PLATFORM="offscreen",
+               FACTDESK_DATA_DIR=str(scratch / "warm-data"),
+               PYTHONPATH=os.pathsep.join([str(ROOT / "app"), os.environ.get("PYTHONPATH", "")]))
+    results: dict[str, Any] = {"kb": str(kb), "load_start": os.getloadavg()[0]}
+    _entry([str(kb)], env)  # warm-up (page cache, bytecode)
+    warm = [_entry([str(kb)], env) for _ in range(runs)]
+    results["warm"] = {"paint": summary([w["paint_s"] for w in warm]),
+                       "exit": summary([w["exit_after_paint_s"] for w in warm]),
+                       "cpu": summary([w["cpu_s"] for w in warm]),
+                       "cpu_paint": summary([w["cpu_at_paint_s"] for w in warm])}
+    fresh: dict[str, Any] = {}
+    for n in range(runs):
+        profile_env = _fresh_profile(scratch / f"demo-{n}")
+        first = _entry([], profile_env)
+        second = _entry([], profile_env)
+        build_env = dict(profile_env, FACTDESK_SMOKE="0")
+        demo_s = _timed_demo(scratch / f"demo-alone-{n}", build_env)
+        index_s = _timed_index(scratch / f"demo-alone-{n}" / "ledger-demo", build_env)
+        fresh.setdefault("demo", []).append({"first": first, "second": second,
+                                             "demo_build_s": demo_s, "index_build_s": index_s})
+    real = _clone_real(scratch / "real-template")
+    if real is not None:
+        for n in range(runs):
+            profile_env = _fresh_profile(scratch / f"real-{n}")
+            copy = scratch / f"real-{n}" / "kb"
+            subprocess.run(["git", "clone", "-q", str(real), str(copy)], check=True)
+            other = scratch / f"real-{n}" / "kb-alone"
+            subprocess.run(["git", "clone", "-q", str(real), str(other)], check=True)
+            first = _entry([str(copy)], profile_env)
+            index_s = _timed_index(other, dict(profile_env, FACTDESK_SMOKE="0"))
+            fresh.setdefault("real", []).append({"first": first, "index_build_s": index_s})
+    results["fresh"] = fresh
+    results["load_end"] = os.getloadavg()[0]
+    shutil.rmtree(scratch, ignore_errors=True)
+    return results
+
+
+def _timed_demo(workspace: Path, env: dict[str, str]) -> float:
+    code = BUILD_DEMO.replace("sys.argv[1]", repr(str(workspace)))
+    return _timed_child(code, env)
+
+
+def _timed_index(repo: Path, env: dict[str, str]) -> float:
+    code = BUILD_INDEX.replace("sys.argv[1]", repr(str(repo)))
+    return _timed_child(code, env)
+
+
+def first_run_report(r: dict[str, Any]) -> str:
+    warm = r["warm"]
+    lines = ["| what | median | max | target |", "|---|---|---|---|",
+             f"| `python -m factdesk KB`, warm index: first paint from process start "
+             f"({warm['paint']['n']} runs after a warm-up) | {warm['paint']['p50']:.2f} s | "
+             f"{warm['paint']['max']:.2f} s | < {TARGET_STARTUP_S} s |",
+             f"| — CPU time of the process at its first paint (user + sys): what the load "
+             f"does not inflate | {warm['cpu_paint']['p50']:.2f} s | "
+             f"{warm['cpu_paint']['max']:.2f} s | |",
+             f"| — CPU time of the whole process to its end, its children (git) included | "
+             f"{warm['cpu']['p50']:.2f} s | {warm['cpu']['max']:.2f} s | |",
+             f"| — closed at its first paint: the process ended after (the GUI thread's "
+             f"start-up work still queued, the close, the exit) | "
+             f"{warm['exit']['p50']:.2f} s | {warm['exit']['max']:.2f} s | ≤ 1 s |"]
+    for key, caption in (("demo", "`factdesk` (the demo) on a fresh profile"),
+                         ("real", "`factdesk REAL` (the real corpus, never indexed) on a fresh profile")):
+        rows = r["fresh"].get(key)
+        if not rows:
+            continue
+        first = [x["first"]["paint_s"] for x in rows]
+        index = [x["index_build_s"] for x in rows]
+        demo = [x.get("demo_build_s", 0.0) for x in rows]
+        budget = [i + d + 1.0 for i, d in zip(index, demo, strict=True)]
+        lines.append(f"| {caption}: first paint (a searchable window) from process start | "
+                     f"{statistics.median(first):.2f} s | {max(first):.2f} s | "
+                     f"≤ index build{' + demo replay' if key == 'demo' else ''} + 1 s |")
+        cpu = [x["first"]["cpu_s"] for x in rows]
+        at_paint = [x["first"]["cpu_at_paint_s"] for x in rows]
+        lines.append(f"| — CPU time of the process at its first paint (user + sys, the children "
+                     f"it waited for: git) | {statistics.median(at_paint):.2f} s | "
+                     f"{max(at_paint):.2f} s | |")
+        lines.append(f"| — CPU time of the whole process to its end, all its children (git, "
+                     f"parse workers) included | {statistics.median(cpu):.2f} s | "
+                     f"{max(cpu):.2f} s | |")
+        lines.append(f"| — the index build alone (a fresh interpreter, another fresh copy) | "
+                     f"{statistics.median(index):.2f} s | {max(index):.2f} s | |")
+        if key == "demo":
+            lines.append(f"| — the demo's replay alone (its git history, once per profile) | "
+                         f"{statistics.median(demo):.2f} s | {max(demo):.2f} s | |")
+            second = [x["second"]["paint_s"] for x in rows]
+            lines.append(f"| — the second launch on that profile | {statistics.median(second):.2f} s "
+                         f"| {max(second):.2f} s | < {TARGET_STARTUP_S} s |")
+        met = sum(f <= b for f, b in zip(first, budget, strict=True))
+        lines.append(f"| — runs within index build{' + replay' if key == 'demo' else ''} + 1 s "
+                     f"| {met} of {len(first)} | | |")
+        exits = [x["first"]["exit_after_paint_s"] for x in rows]
+        lines.append(f"| — closed at that first paint (the model still being distilled in the "
+                     f"background): the process ended after | {statistics.median(exits):.2f} s | "
+                     f"{max(exits):.2f} s | ≤ 1 s |")
+    return "\n".join(lines)
+
+
+def first_run_section(r: dict[str, Any], table: str) -> str:
+    return "\n".join([
+        FIRST_RUN_SECTION, "",
+        f"The real entry point (`python -m factdesk`, the source install) with `FACTDESK_SMOKE=1`: "
+        f"the window prints `time.monotonic()` when the table first paints rows and closes "
+        f"(gui/app.py); the time counts from `Popen`, interpreter start included. A fresh "
+        f"profile is a new `HOME` and new `XDG_DATA_HOME`, `XDG_CONFIG_HOME`, `XDG_CACHE_HOME` "
+        f"(no settings, no demo workspace, no distilled model). Warm index: "
+        f"`{Path(r['kb']).name}`. Machine: {os.cpu_count()} cores shared with 8 helpers at work "
+        f"(load average {r['load_start']:.1f} at the start, {r['load_end']:.1f} at the end): "
+        f"noisy, read the spread.", "",
+        "    QT_QPA_PLATFORM=offscreen .venv/bin/python bench/gui_bench.py --first-run --kb KB", "",
+        table, ""])
+
+
 # -- main --------------------------------------------------------------------------------------
 
 
@@ -502,6 +708,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else "")
     ap.add_argument("--kb", type=Path, default=ROOT / "bench" / "out" / "kb100000")
     ap.add_argument("--startup-child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--first-run", action="store_true",
+                    help="only the real entry's first paint (warm index) and a first launch on "
+                         "a fresh profile (issue 18); its own section of docs/benchmarks.md")
     ap.add_argument("--startup-runs", type=int, default=5)
     ap.add_argument("--runs", type=int, default=5, help="runs per column / query")
     ap.add_argument("--facets", type=int, default=10)
@@ -515,6 +724,16 @@ def main() -> int:
 
     if args.startup_child:
         startup_child(kb)
+        return 0
+    if args.first_run:
+        first = measure_first_run(kb, args.startup_runs)
+        table = first_run_report(first)
+        print(table)
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.with_name("first_run.json").write_text(json.dumps(first, indent=1, default=str))
+        if not args.no_doc:
+            replace_section(DOC, FIRST_RUN_SECTION, first_run_section(first, table))
+            print(f"wrote the section '{FIRST_RUN_SECTION}' at the end of {DOC}", file=sys.stderr)
         return 0
 
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")

@@ -78,4 +78,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _gui(path: str | None) -> int:
     from factdesk.gui.app import run
 
-    return run(Path(path) if path else None)
+    return run(Path(path) if path else None, end_process=True)

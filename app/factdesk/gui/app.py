@@ -31,8 +31,11 @@ def make_settings() -> QSettings:
     return QSettings("factdesk", "factdesk")
 
 
-def run(path: Path | None) -> int:
-    """Open the corpus at `path` (the demo workspace for None); returns the exit code."""
+def run(path: Path | None, *, end_process: bool = False) -> int:
+    """Open the corpus at `path` (the demo workspace for None); returns the exit code.
+    `end_process` (the `factdesk` command, whose process ends with the window): an index
+    update still running after the window closed is not waited for (`_exit_without_waiting`);
+    called in-process (tests) the call returns only once it has ended."""
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("factdesk")
     app.setOrganizationName("factdesk")
@@ -40,7 +43,9 @@ def run(path: Path | None) -> int:
     from factdesk.gui.main_window import MainWindow
 
     try:
-        repo = demo_corpus(Settings.resolve()) if path is None else Path(path)
+        repo = prepare_demo(Settings.resolve()) if path is None else Path(path)
+        if repo is None:  # (quit while the demo was being prepared)
+            return _exit_without_waiting(0, end_process=end_process)
         window = MainWindow(repo, make_settings())
     except (FactdeskError, ImportError, OSError) as exc:
         box = QMessageBox(QMessageBox.Icon.Critical, "factdesk", "")
@@ -48,21 +53,66 @@ def run(path: Path | None) -> int:
         box.setText(f"Cannot open the knowledge base:\n{exc}")
         box.exec()
         return 2
+    from factdesk.gui.open_corpus import keep
+
+    keep(window)  # (File ▸ Open corpus… replaces it by another: the app holds the one open)
     window.show()
     if os.environ.get("FACTDESK_SMOKE") == "1":
         _close_after_first_paint(window)
     code = int(app.exec())
-    return _exit_without_waiting(code)
+    return _exit_without_waiting(code, end_process=end_process)
 
 
-def _exit_without_waiting(code: int) -> int:
+def prepare_demo(settings: Settings) -> Path | None:
+    """The demo corpus (no PATH given). On a first start it is built from its plan (about a
+    second of git commits): in the background, under a small progress window whose Quit
+    ends the app at once (None). Errors are raised as `demo_corpus` raises them."""
+    from factdesk.demo import DEMO_DIR_NAME
+
+    if (settings.workspace / DEMO_DIR_NAME / ".git").exists():
+        return demo_corpus(settings)
+    from PySide6.QtCore import QEventLoop
+    from PySide6.QtWidgets import QProgressDialog
+
+    from factdesk.gui.open_corpus import in_background
+
+    dialog = QProgressDialog("Preparing the demo corpus (first start only)…", "Quit", 0, 0)
+    dialog.setObjectName("firstRunProgress")
+    dialog.setWindowTitle("factdesk")
+    dialog.setMinimumDuration(0)
+    loop = QEventLoop()
+    answer: list[object] = []
+
+    def end(value: object) -> None:
+        answer.append(value)
+        loop.quit()
+
+    dialog.canceled.connect(loop.quit)
+    in_background(lambda: demo_corpus(settings), done=end, failed=end, name="demo")
+    dialog.show()
+    loop.exec()
+    dialog.hide()
+    dialog.deleteLater()
+    if not answer:
+        return None
+    if isinstance(answer[0], BaseException):
+        raise answer[0]
+    return Path(str(answer[0]))
+
+
+def _exit_without_waiting(code: int, *, end_process: bool = False) -> int:
     """The window has closed; a worker it let go (a model still loading, a history walk)
     may still run. None is waited for beyond a moment, and none may be destroyed while it
     runs (Qt aborts): then the process ends here, its settings and the index's writes
     already finished (the window's close did both)."""
+    from factdesk.gui.operations import join_closing
     from factdesk.gui.workers import still_running
 
-    if still_running(0.3):
+    # the writes of every closed lane finish (never cut short); an index update still
+    # running is not waited for when the process ends here (SQLite rolls it back; the next
+    # update removes its scratch), else it is
+    indexing = join_closing(index_work=not end_process)
+    if still_running(0.3) or indexing:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)

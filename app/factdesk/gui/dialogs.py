@@ -6,7 +6,8 @@ All text is plain (corpus text never reaches a rich-text widget).
 
 from __future__ import annotations
 
-from PySide6.QtCore import QByteArray, QSettings, Qt
+from PySide6.QtCore import QByteArray, QEvent, QObject, QRect, QSettings, Qt, QTimer
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QDialog, QInputDialog, QLabel, QMessageBox, QSplitter, QWidget
 
 from factdesk.gui import theme
@@ -97,17 +98,80 @@ def ask_text(parent: QWidget | None, title: str, label: str, default: str) -> st
     return text if ok and text.strip() else None
 
 
+#: the window's size on a first start, when the screen has room for it
+DEFAULT_SIZE = (1400, 850)
+
+
 def restore_geometry(settings: QSettings, window: QWidget, splitters: dict[str, QSplitter]) -> None:
-    """The window's size and place, and its splitters, as last saved (a default size first)."""
+    """The window's size and place, and its splitters, as last saved (a default size first),
+    always inside the available area of a screen (`fit_to_screen`)."""
     geometry = settings.value("window/geometry")
-    if isinstance(geometry, QByteArray):
-        window.restoreGeometry(geometry)
-    else:
-        window.resize(1400, 850)
+    first = not (isinstance(geometry, QByteArray) and window.restoreGeometry(geometry))
+    if first:
+        window.resize(*DEFAULT_SIZE)
+    fit_to_screen(window, centre=first)
+    # (the frame — title bar, borders — is known once the window is shown: fit again then)
+    window.installEventFilter(_FitWhenShown(window, centre=first))
     for key, splitter in splitters.items():
         state = settings.value(key)
         if isinstance(state, QByteArray):
             splitter.restoreState(state)
+
+
+class _FitWhenShown(QObject):
+    """Fits the window again at its first show, when its frame is known (and once more a
+    moment later: a window manager may add the frame after the show) — unless it was
+    resized meanwhile by the code that made it."""
+
+    def __init__(self, window: QWidget, *, centre: bool) -> None:
+        super().__init__(window)
+        self._window = window
+        self._centre = centre
+        #: the size given; a window resized since (by its caller: a test, a benchmark) is
+        #: left as it was made
+        self._size = window.size()
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        if obj is self._window and event.type() == QEvent.Type.Show:
+            self._window.removeEventFilter(self)
+            QTimer.singleShot(0, self._fit)
+            QTimer.singleShot(300, self._fit)
+        return False
+
+    def _fit(self) -> None:
+        window = self._window
+        if window.size() != self._size or window.isMaximized() or window.isFullScreen():
+            return
+        self._size = fit_to_screen(window, centre=self._centre).size()
+
+
+def fit_to_screen(window: QWidget, *, centre: bool = False) -> QRect:
+    """Shrink and move `window` so that it lies inside the available geometry of the screen
+    it is on (the primary screen when it is on none: a monitor saved with it is gone): never
+    larger than the screen, its title bar never off it. Returns the rectangle it got."""
+    screen = QGuiApplication.screenAt(window.geometry().center()) or window.screen() \
+        or QGuiApplication.primaryScreen()
+    if screen is None:  # (no screen at all: nothing to fit to)
+        return window.geometry()
+    area = screen.availableGeometry()
+    # the frame's decoration (title bar, borders) also has to fit; before the first show
+    # the frame is not known and counts as none
+    frame = window.frameGeometry()
+    extra_w = max(0, frame.width() - window.width())
+    extra_h = max(0, frame.height() - window.height())
+    width = max(1, min(window.width(), area.width() - extra_w))
+    height = max(1, min(window.height(), area.height() - extra_h))
+    if (width, height) != (window.width(), window.height()):
+        window.resize(width, height)
+    if centre:
+        x = area.x() + (area.width() - width - extra_w) // 2
+        y = area.y() + (area.height() - height - extra_h) // 2
+    else:
+        x = min(max(frame.x(), area.x()), area.right() + 1 - width - extra_w)
+        y = min(max(frame.y(), area.y()), area.bottom() + 1 - height - extra_h)
+    if (x, y) != (frame.x(), frame.y()):
+        window.move(x, y)
+    return window.geometry()
 
 
 def save_geometry(settings: QSettings, window: QWidget, splitters: dict[str, QSplitter]) -> None:

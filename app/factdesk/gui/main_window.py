@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QCloseEvent
@@ -36,6 +37,7 @@ from factdesk.gui.menus import MenuBuilder
 from factdesk.gui.messages_panel import MessagesPanel
 from factdesk.gui.mislabel_panel import MislabelPanel
 from factdesk.gui.navigation import Navigator
+from factdesk.gui.open_corpus import CorpusOpener
 from factdesk.gui.operations import Executed, Operations
 from factdesk.gui.overview import OverviewPanel
 from factdesk.gui.panel import IndexChange, Panel
@@ -52,6 +54,7 @@ from factdesk.gui.table import PENDING, FactTableController, Place
 from factdesk.gui.transitions_panel import TransitionsPanel
 from factdesk.gui.undo_stack import UndoStack
 from factdesk.gui.watcher import CorpusWatcher
+from factdesk.index.indexer import Indexer
 from factdesk.index.query import vocabulary_hints
 from factdesk.reflect.charts import track_record_line
 
@@ -63,12 +66,15 @@ class MainWindow(QMainWindow):
     query_did_apply = Signal(str)
 
     def __init__(self, repo: Path, settings: QSettings, *, watch: bool = True,
-                 update_on_open: bool = True, semantic: bool | None = None) -> None:
+                 update_on_open: bool = True, semantic: bool | None = None,
+                 indexer: Indexer | None = None) -> None:
         super().__init__()
         self.setObjectName("mainWindow")
         self.settings = settings
-        self.session = IndexSession(repo, self)
-        self.setWindowTitle(f"factdesk — {self.session.repo.name}")
+        #: what a window opened in this one's place gets too (gui/open_corpus.py)
+        self.options: dict[str, Any] = {"watch": watch, "semantic": semantic}
+        self._leaving = False
+        self.session = IndexSession(repo, self, indexer=indexer)
         self.ops = Operations(self.session.indexer, self.session.lane, parent=self,
                               identity_file=identity_file(Settings.resolve()),
                               ask_identity=lambda: self.ask_identity())
@@ -99,6 +105,7 @@ class MainWindow(QMainWindow):
          self.copy_path) = (nav.set_query, nav.add_filter, nav.more_like_this, nav.show_fact,
                             nav.show_path, nav.inspect_path, nav.focus_search,
                             nav.focus_inspector, nav.focus_table, nav.copy_path)
+        self.corpora = CorpusOpener(self)  # File ▸ Open corpus…, Open recent, Clone; the title
         self.actions_by_name = MenuBuilder(self).build()
         self.undo_stack = UndoStack(self.ops, self.actions_by_name["undo"], self.actions_by_name["redo"],
                                     self)
@@ -301,7 +308,22 @@ class MainWindow(QMainWindow):
         self.table.save_header()
         self.settings.sync()
 
+    def leave(self) -> None:
+        """Close for another corpus (gui/open_corpus.py): nothing waits for this window's
+        writes, which finish on its writer thread; it is deleted once they have."""
+        self._leaving = True
+        self.close()
+
+    def _left(self) -> None:
+        from factdesk.gui.open_corpus import WINDOWS
+
+        if self in WINDOWS:
+            WINDOWS.remove(self)
+        self.deleteLater()
+
     def closeEvent(self, event: QCloseEvent) -> None:
+        if self._leaving:
+            self.session.lane.did_stop.connect(self._left)
         self.save_state()
         self.watcher.enabled = False
         for panel in self.panels:
@@ -309,9 +331,10 @@ class MainWindow(QMainWindow):
         for part in (self.table, self.sidebar, self.inspector, self.relabel):
             part.close_worker()
         self.semantic.close()
-        # (since:last-visit, in the next session: a write, so the lane's last job)
+        # (since:last-visit, in the next session: a write, so the lane's last job — left
+        # out when an index update runs, which quitting does not wait for)
         self.session.lane.submit(self.session.indexer.record_visit, done=lambda _r: None,
-                                 failed=lambda _e: None)
-        self.session.close()  # (finishes the queued writes first)
+                                 failed=lambda _e: None, interruptible=self.session.is_updating)
+        self.session.close(wait=not self._leaving)  # (finishes the queued writes first)
         self.heap.release()  # this window's objects become collectable again
         super().closeEvent(event)

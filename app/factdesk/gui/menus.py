@@ -11,6 +11,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu
 
 from factdesk.gui import dialogs
+from factdesk.gui import help as helpdesk
 from factdesk.gui.semantic_controller import MODELS
 
 if TYPE_CHECKING:
@@ -25,6 +26,7 @@ class MenuBuilder:
     def __init__(self, window: MainWindow) -> None:
         self._w = window
         self.actions: dict[str, QAction] = {}
+        self.menus: dict[str, QMenu] = {}
 
     def action(self, menu: QMenu, name: str, text: str, slot: Callable[[], object],
                shortcut: Shortcut = None) -> QAction:
@@ -41,6 +43,7 @@ class MenuBuilder:
     def build(self) -> dict[str, QAction]:
         w, bar = self._w, self._w.menuBar()
         file = bar.addMenu("&File")
+        self._corpora(file)
         self.action(file, "reindex", "Reindex", w.reindex, "F5")
         self.action(file, "rebuild", "Rebuild index", lambda: w.reindex(rebuild=True), "Shift+F5")
         self.action(file, "sync", "Sync with remotes", lambda: w.proposals.sync(), "Ctrl+Shift+Y")
@@ -60,7 +63,27 @@ class MenuBuilder:
         help_menu = bar.addMenu("&Help")
         self.action(help_menu, "legend", "Legend", lambda: dialogs.show_legend(w), "F1")
         self.action(help_menu, "queryHelp", "Query language", lambda: dialogs.show_query_help(w))
+        self._help(help_menu)
         return self.actions
+
+    def _corpora(self, file: QMenu) -> None:
+        """Open corpus…, Open recent, Clone from URL… (gui/open_corpus.py)."""
+        corpora = self._w.corpora
+        self.action(file, "openCorpus", "&Open corpus…", corpora.choose_folder,
+                    QKeySequence.StandardKey.Open)
+        recent = file.addMenu("Open &recent")
+        recent.setObjectName("recentMenu")
+        recent.aboutToShow.connect(functools.partial(corpora.fill_recent, recent))
+        self.menus["recent"] = recent
+        self.action(file, "cloneCorpus", "&Clone from URL…", corpora.clone_from_url)
+        file.addSeparator()
+
+    def _help(self, help_menu: QMenu) -> None:
+        """The keyboard shortcut sheet and the About box (gui/help.py)."""
+        w = self._w
+        help_menu.addSeparator()
+        self.action(help_menu, "shortcuts", "&Keyboard shortcuts", lambda: helpdesk.show_shortcuts(w), "?")
+        self.action(help_menu, "about", "&About factdesk", lambda: helpdesk.show_about(w))
 
     def _edit(self, edit: QMenu) -> None:
         w = self._w

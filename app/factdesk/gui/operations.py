@@ -14,6 +14,7 @@ retried. Anything else is a bug and is raised on the GUI thread (the global hand
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 from collections.abc import Callable
@@ -50,18 +51,27 @@ class _Tail:
 
 class WriterLane(QObject):
     """One writer thread per corpus: jobs run one at a time, in order; each answer (or
-    failure) comes back on the GUI thread through `done`/`failed`."""
+    failure) comes back on the GUI thread through `done`/`failed`.
+
+    A job is a *write* (a curation commit, recovery: never cut short) unless submitted as
+    `interruptible` (an index update or read: the index is SQLite, and an update killed
+    part-way is rolled back and its scratch files removed by the next one). Closing waits
+    for the writes only: quitting during a first index build ends at once."""
 
     busy_did_change = Signal(bool)
     _did_end = Signal(object)  # a call to make on the GUI thread
     tail_did_fail = Signal(str)
+    did_stop = Signal()  # its thread ended (after `close`)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._jobs: queue.Queue[tuple[Callable[[], object], Callable[[Any], None],
-                                      Callable[[BaseException], None]] | None] = queue.Queue()
+                                      Callable[[BaseException], None], bool] | None] = queue.Queue()
         self._pending = 0
         self._closed = False
+        #: writes queued or running (the thread decrements as each ends)
+        self._writes = 0
+        self._writes_lock = threading.Lock()
         self._did_end.connect(self._deliver)  # queued: emitted on the writer thread
         self._thread = threading.Thread(target=self._loop, name="factdesk-writer", daemon=True)
         self._thread.start()
@@ -70,40 +80,83 @@ class WriterLane(QObject):
     def busy(self) -> bool:
         return self._pending > 0
 
+    @property
+    def writing(self) -> bool:
+        """A write is queued or running."""
+        with self._writes_lock:
+            return self._writes > 0
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
     def submit(self, job: Callable[[], object], *, done: Callable[[Any], None],
-               failed: Callable[[BaseException], None]) -> None:
+               failed: Callable[[BaseException], None], interruptible: bool = False) -> None:
         if self._closed:
             return
         self._pending += 1
         if self._pending == 1:
             self.busy_did_change.emit(True)
-        self._jobs.put((job, done, failed))
+        if not interruptible:
+            with self._writes_lock:
+                self._writes += 1
+        self._jobs.put((job, done, failed, interruptible))
 
-    def close(self) -> None:
-        """Finish the queued jobs (a write is never cut short), then stop; answers still
-        to come are dropped."""
+    def close(self, *, wait: bool = True) -> None:
+        """Stop: the queued and running writes finish (never cut short), queued index work
+        is dropped, a running index update is not waited for; answers still to come are
+        dropped. `wait`: return once the writes are done (quit); else at once (a switch of
+        corpus: `did_stop` says when the thread ended). The app's exit waits for the writes
+        of every lane closed (`join_closing`) and ends a process whose lane still runs an
+        index update without waiting for it."""
         if self._closed:
             return
         self._closed = True
         self._jobs.put(None)
-        self._thread.join()
+        _closing.add(self)
+        if wait:
+            self.finish_writes()
+
+    def finish_writes(self) -> None:
+        """Wait until no write is queued or running (the thread may still run index work)."""
+        while self._thread.is_alive() and self.writing:
+            self._thread.join(0.02)
 
     def _loop(self) -> None:
         while (item := self._jobs.get()) is not None:
-            job, done, failed = item
+            job, done, failed, interruptible = item
+            if interruptible and self._closed:
+                continue  # (closing: index work no longer wanted)
             try:
-                result = job()
-            except BaseException as exc:  # handed to the GUI thread, which decides
-                self._did_end.emit(partial(failed, exc))
-                continue
-            if isinstance(result, _Tail):
-                self._did_end.emit(partial(done, result.value))
-                try:
-                    result.then()
-                except Exception as exc:  # reported; the journal makes the next start finish it
+                self._run(job, done, failed)
+            finally:
+                if not interruptible:
+                    with self._writes_lock:
+                        self._writes -= 1
+        _closing.discard(self)
+        with contextlib.suppress(RuntimeError):  # (the window, and this lane, may be gone)
+            self.did_stop.emit()
+
+    def _run(self, job: Callable[[], object], done: Callable[[Any], None],
+             failed: Callable[[BaseException], None]) -> None:
+        try:
+            result = job()
+        except BaseException as exc:  # handed to the GUI thread, which decides
+            self._hand_back(partial(failed, exc))
+            return
+        if isinstance(result, _Tail):
+            self._hand_back(partial(done, result.value))
+            try:
+                result.then()
+            except Exception as exc:  # reported; the journal makes the next start finish it
+                with contextlib.suppress(RuntimeError):
                     self.tail_did_fail.emit(f"{type(exc).__name__}: {exc}")
-            else:
-                self._did_end.emit(partial(done, result))
+        else:
+            self._hand_back(partial(done, result))
+
+    def _hand_back(self, call: Callable[[], None]) -> None:
+        with contextlib.suppress(RuntimeError):  # (closed and deleted: nobody to hear it)
+            self._did_end.emit(call)
 
     def _deliver(self, call: Callable[[], None]) -> None:
         self._pending -= 1
@@ -111,6 +164,22 @@ class WriterLane(QObject):
             self.busy_did_change.emit(False)
         if not self._closed:
             call()
+
+
+#: lanes closed (quit, or a switch of corpus) whose thread has not ended yet
+_closing: set[WriterLane] = set()
+
+
+def join_closing(*, index_work: bool = False) -> bool:
+    """(The app's exit.) Wait for the writes of every closed lane — and for its index work
+    too with `index_work` (an in-process caller, a test: nothing may run on after it);
+    True when a lane's thread still runs index work, which the exit does not wait for
+    (`os._exit`)."""
+    for lane in list(_closing):
+        lane.finish_writes()
+        if index_work:
+            lane._thread.join()
+    return any(lane.running for lane in list(_closing))
 
 
 def reading_curation(indexer: Indexer) -> Curation:
@@ -171,7 +240,7 @@ class Operations(QObject):
         """A read that belongs on the writer lane (the undo stacks: they change with every
         commit), `done(answer)` on the GUI thread. It needs no curator identity."""
         self.lane.submit(lambda: job(self.reader()), done=done,
-                         failed=partial(self._read_failed, failed))
+                         failed=partial(self._read_failed, failed), interruptible=True)
 
     def reader(self) -> Curation:
         """(Off the GUI thread.) A `Curation` that only reads and previews (its curator is

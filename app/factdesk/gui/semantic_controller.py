@@ -63,6 +63,7 @@ class SemanticController(QObject):
             return
         worker = EmbeddingWorker(self._indexer, self.model())
         worker.progress.connect(self._progress)
+        worker.status.connect(self._said)  # (the model's loading, a first run's preparation)
         worker.finished.connect(self._ready)
         worker.failed.connect(self._failed)
         self._worker = worker
@@ -88,6 +89,7 @@ class SemanticController(QObject):
         if self._worker is not None:
             self._worker.cancel()
             for signal, slot in ((self._worker.progress, self._progress),
+                                 (self._worker.status, self._said),
                                  (self._worker.finished, self._ready),
                                  (self._worker.failed, self._failed)):
                 signal.disconnect(slot)
@@ -100,6 +102,9 @@ class SemanticController(QObject):
         if self._again:
             self._again = False
             self.start()
+
+    def _said(self, text: str) -> None:
+        self.status_did_change.emit(f"Semantic search: {text}", 0)  # (until the next word)
 
     def _progress(self, done: int, total: int) -> None:
         if total:

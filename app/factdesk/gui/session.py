@@ -17,7 +17,7 @@ from factdesk.core import open_corpus
 from factdesk.gui.operations import WriterLane
 from factdesk.gui.workers import BackgroundRead
 from factdesk.index import locking, reads, schema
-from factdesk.index.indexer import IndexStats
+from factdesk.index.indexer import Indexer, IndexStats
 from factdesk.index.search import IdArray, SortOrders, full_order
 
 if TYPE_CHECKING:
@@ -37,9 +37,11 @@ class IndexSession(QObject):
     index_did_fail = Signal(str)
     progress_did_change = Signal(str, int, int)
 
-    def __init__(self, repo: Path, parent: QObject | None = None) -> None:
+    def __init__(self, repo: Path, parent: QObject | None = None, *,
+                 indexer: Indexer | None = None) -> None:
         super().__init__(parent)
-        self.indexer = open_corpus(repo)
+        # (`indexer`: the corpus already checked off the GUI thread, gui/open_corpus.py)
+        self.indexer = indexer if indexer is not None else open_corpus(repo)
         self.repo = self.indexer.repo
         self.conn: sqlite3.Connection | None = None
         #: the one writer thread: index updates and curation calls, in order
@@ -89,7 +91,7 @@ class IndexSession(QObject):
         self._updating = True
         indexer, progress = self.indexer, self.progress_did_change.emit
         self.lane.submit(lambda: indexer.update(rebuild=rebuild, progress=progress, hint=hint),
-                         done=self._on_finished, failed=self._on_failed)
+                         done=self._on_finished, failed=self._on_failed, interruptible=True)
 
     # -- sort orders ------------------------------------------------------------------------
 
@@ -144,14 +146,14 @@ class IndexSession(QObject):
             self._pending = False
             self.update()
 
-    def close(self) -> None:
+    def close(self, *, wait: bool = True) -> None:
         """Finish the queued writes (each is one transaction or one commit), then close the
-        connection."""
+        connection. `wait=False`: the writes finish on the lane's own thread."""
         self._pending = False
         self._warm_again = False
         self._warm_timer.stop()
         self._warm.close()
-        self.lane.close()
+        self.lane.close(wait=wait)
         if self.conn is not None:
             self.conn.close()
             self.conn = None

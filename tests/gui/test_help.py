@@ -1,0 +1,119 @@
+"""Help ▸ Keyboard shortcuts (read from the window's own bindings: every bound key appears
+and nothing else, and a key bound later appears too) and Help ▸ About (issue 18)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QAction, QKeySequence, QShortcut
+from PySide6.QtWidgets import QApplication
+
+from factdesk.gui.help import AboutBox, ShortcutSheet
+from factdesk.gui.main_window import MainWindow
+from factdesk.version import version
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = Path(os.environ.get("FACTDESK_SHOTS", "/tmp/factdesk-desk1-shots"))
+NATIVE = QKeySequence.SequenceFormat.NativeText
+
+
+def _expected(window: MainWindow) -> list[str]:
+    """Every key bound in the window, found independently of gui/help.py: the shortcuts of
+    its actions, the keys its menu entries name after a tab, its panels' QShortcuts."""
+    keys = []
+    for action in window.findChildren(QAction):
+        keys += [s.toString(NATIVE) for s in action.shortcuts() if not s.isEmpty()]
+        if "\t" in action.text():
+            keys.append(QKeySequence(action.text().split("\t")[1]).toString(NATIVE))
+    keys += [s.key().toString(NATIVE) for s in window.findChildren(QShortcut)
+             if not s.key().isEmpty()]
+    return sorted(keys)
+
+
+def _open_sheet(qtbot, window: MainWindow) -> ShortcutSheet:  # type: ignore[no-untyped-def]
+    qtbot.keyClick(window.table.view, Qt.Key.Key_Question)
+    qtbot.waitUntil(lambda: isinstance(QApplication.activeWindow(), ShortcutSheet)
+                    or window.findChild(ShortcutSheet) is not None, timeout=3000)
+    sheet = window.findChild(ShortcutSheet)
+    assert sheet is not None and sheet.isVisible()
+    return sheet
+
+
+def test_the_shortcut_sheet_lists_every_bound_key_and_nothing_else(qtbot, window: MainWindow) -> None:
+    sheet = _open_sheet(qtbot, window)
+    rows = sheet.rows()
+    assert sorted(keys for keys, _what, _section in rows) == _expected(window)
+    by_key = {(keys, section): what for keys, what, section in rows}
+    assert by_key[("Ctrl+Z", "Edit")] == "Undo"
+    assert by_key[("Ctrl+O", "File")] == "Open corpus…"
+    assert by_key[("A", window.mislabels.menu_text)] == "Accept"
+    assert by_key[("2", window.mislabels.menu_text)] == "Accept option 2"
+    assert by_key[("C", window.settlement.menu_text)] == "Confirm"
+    assert by_key[("Enter", "Go")] == "Focus inspector"
+    assert all(what and what != "(unnamed)" for _k, what, _s in rows)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    sheet.grab().save(str(SHOTS / "shortcut-sheet.png"))
+    qtbot.keyClicks(sheet.filter, "undo")
+    assert [what for _k, what, _s in sheet.rows()] == ["Undo"]
+    qtbot.keyClick(sheet, Qt.Key.Key_Escape)
+    assert not sheet.isVisible()
+
+
+def test_a_key_bound_later_appears_in_the_sheet(qtbot, window: MainWindow) -> None:
+    extra = QAction("Mark as read", window)
+    extra.setShortcut(QKeySequence("Ctrl+Shift+Y"))
+    window.addAction(extra)
+    controller = QObject(window)  # (an action a panel's controller object owns)
+    owned = QAction("Sync now", controller)
+    owned.setShortcut(QKeySequence("Ctrl+Shift+U"))
+    window.addAction(owned)
+    sheet = _open_sheet(qtbot, window)
+    assert ("Ctrl+Shift+Y", "Mark as read", "Window") in sheet.rows()
+    assert ("Ctrl+Shift+U", "Sync now", "Window") in sheet.rows()
+    assert sorted(k for k, _w, _s in sheet.rows()) == _expected(window)
+
+
+def test_the_about_box_names_version_corpus_index_and_model(qtbot, window: MainWindow) -> None:
+    qtbot.keyClick(window.table.view, Qt.Key.Key_H, Qt.KeyboardModifier.AltModifier)
+    qtbot.waitUntil(lambda: QApplication.activePopupWidget() is not None, timeout=3000)
+    qtbot.keyClick(QApplication.activePopupWidget(), Qt.Key.Key_A)
+    qtbot.waitUntil(lambda: window.findChild(AboutBox) is not None, timeout=3000)
+    box = window.findChild(AboutBox)
+    assert box is not None and box.isVisible()
+    qtbot.waitUntil(lambda: box.fields["indexSize"].text() != "…", timeout=5000)
+    fields = {key: label.text() for key, label in box.fields.items()}
+    assert fields["version"] == version()
+    assert fields["corpus"] == str(window.session.repo)
+    assert fields["branch"] == "main"
+    assert fields["index"] == str(window.session.indexer.path)
+    assert fields["indexSize"].endswith(("KB", "MB"))
+    assert fields["model"].startswith("Fast (static, distilled from MiniLM) — off")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    box.grab().save(str(SHOTS / "about.png"))
+    qtbot.mouseClick(_button(box, "aboutCopy"), Qt.MouseButton.LeftButton)
+    assert f"corpus: {window.session.repo}" in QApplication.clipboard().text()
+    qtbot.keyClick(box, Qt.Key.Key_Escape)
+    assert not box.isVisible()
+
+
+def _button(box: AboutBox, name: str):  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QPushButton
+
+    button = box.findChild(QPushButton, name)
+    assert button is not None
+    return button
+
+
+def test_version_and_help_on_the_command_line() -> None:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "app"), str(ROOT)]))
+    out = subprocess.run([sys.executable, "-m", "factdesk", "--version"], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == f"factdesk {version()}", out
+    out = subprocess.run([sys.executable, "-m", "factdesk", "--help"], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0
+    assert "factdesk [PATH]" in out.stdout, out.stdout
