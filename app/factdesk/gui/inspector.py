@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import datetime
+from datetime import date, datetime
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QUrl, Signal
@@ -36,6 +36,8 @@ from factdesk.index.search import cited_by, get_fact_row, problems_for, resolve_
 from factdesk.model.authority import attribution
 from factdesk.model.refs import RefKind, classify_ref
 from factdesk.model.weight import is_stale
+from factdesk.model.words import count
+from factdesk.reflect.queue import queue_item
 
 if TYPE_CHECKING:
     import sqlite3
@@ -79,14 +81,33 @@ def badge(parent: QWidget, name: str) -> QLabel:
     return label
 
 
-def _style_badge(label: QLabel, caption: str, value: str | None, color: str,
+def _style_badge(label: QLabel, caption: str, value: str | None, tone: theme.Tone,
                  *, derived: bool = False) -> None:
+    """A badge's text, its colour in the scheme in use, and its accessible name (a screen
+    reader says `type: observation`, without the glyph)."""
     text = f"{caption}: {clip(value or '—', 200)}" + ("  (derived)" if derived else "")
     label.setText(text)
+    color = tone.color
     border = "dashed" if derived else "solid"
     label.setStyleSheet(f"QLabel {{ color: {color}; border: 1px {border} {color}; "
                         "border-radius: 8px; padding: 2px 8px; }")
     label.setToolTip(theme.tooltip(text))
+    spoken = clip(value or "none", 200)
+    label.setAccessibleName(f"{caption}: {spoken}" + (" (derived)" if derived else ""))
+
+
+def settle_text(settle_by: str | None, days_left: int | None, criterion: str) -> str:
+    """`Settle by 2026-10-20 — overdue by 42 days · criterion: …` (the inspector's line
+    for a hypothesis)."""
+    if days_left is None:
+        when = f"Settle by {settle_by} (not a date)" if settle_by else "No settle-by date"
+    elif days_left < 0:
+        when = f"Settle by {settle_by} — overdue by {count(-days_left, 'day')}"
+    elif days_left == 0:
+        when = f"Settle by {settle_by} — due today"
+    else:
+        when = f"Settle by {settle_by} — {count(days_left, 'day')} left"
+    return f"{when}\nCriterion: {criterion}"
 
 
 def _when(stamp: int | None) -> str:
@@ -107,9 +128,13 @@ class InspectorPanel(QWidget):
     status_did_change = Signal(str)
 
     def __init__(self, session: IndexSession, parent: QWidget | None = None, *,
-                 track_record: Callable[[str], str | None] | None = None) -> None:
+                 track_record: Callable[[str], str | None] | None = None,
+                 today: date | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("inspector")
+        self.setAccessibleName("Inspector")
+        #: the day a hypothesis's days left are counted from (None: today)
+        self.today = today
         self._session = session
         #: path → attestation entries, read from the corpus off the GUI thread
         #: (`reload_attestations`, after each index update); agent → track-record line
@@ -128,13 +153,16 @@ class InspectorPanel(QWidget):
         font.setBold(True)
         self.title.setFont(font)
         self.path_label = plain_label("", self, name="inspectorPath")
-        self.path_label.setStyleSheet(f"color: {theme.DERIVED_COLOR};")
+        self.path_label.setAccessibleName("Path")
+        theme.styled(self.path_label, lambda: f"color: {theme.DERIVED.color};")
         self.path_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.path_label.setWordWrap(True)
         self.retracted = plain_label("", self, name="inspectorRetracted")
         self.retracted.setWordWrap(True)
-        self.retracted.setStyleSheet("QLabel { background: #eeeeee; color: #424242; "
-                                     "padding: 4px; border-left: 3px solid #757575; }")
+        self.retracted.setAccessibleName("Retraction")
+        theme.styled(self.retracted, lambda: (
+            f"QLabel {{ background: {theme.RETRACTED_BG.color}; color: {theme.RETRACTED_TEXT.color}; "
+            f"padding: 4px; border-left: 3px solid {theme.RETRACTED_EDGE.color}; }}"))
         self.retracted.hide()
         self.badges = {name: badge(self, f"badge_{name}") for name in (
             "kind", "type", "origin", "claimant", "subject", "claim")}
@@ -160,8 +188,10 @@ class InspectorPanel(QWidget):
             trust_row.addWidget(box, 1)
         self.attribution = plain_label("", self, name="inspectorAttribution")
         self.attribution.setWordWrap(True)
-        self.attribution.setStyleSheet("QLabel { font-style: italic; padding: 4px; "
-                                       "background: #f3f6fb; border-radius: 4px; }")
+        self.attribution.setAccessibleName("Attribution")
+        theme.styled(self.attribution, lambda: (
+            f"QLabel {{ font-style: italic; padding: 4px; color: {theme.ATTRIBUTION_TEXT.color}; "
+            f"background: {theme.ATTRIBUTION_BG.color}; border-radius: 4px; }}"))
         self.attribution.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.body = SafeTextBrowser(self)
         self.body.setObjectName("inspectorBody")
@@ -194,15 +224,38 @@ class InspectorPanel(QWidget):
         layout.addWidget(self.path_label)
         layout.addWidget(self.retracted)
         layout.addLayout(axes)
+        #: a hypothesis's settle-by date (days left, or overdue by) and its criterion
+        self.settlement = plain_label("", self, name="inspectorSettlement")
+        self.settlement.setWordWrap(True)
+        self.settlement.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.settlement.setAccessibleName("Settlement")
+        self.settlement.hide()
+        self._settle_tone: theme.Tone = theme.SETTLE_DUE
+        theme.styled(self.settlement, lambda: (
+            f"QLabel {{ color: {self._settle_tone.color}; padding: 2px 4px; "
+            f"border-left: 3px solid {self._settle_tone.color}; }}"))
         layout.addLayout(trust_row)
+        layout.addWidget(self.settlement)
         layout.addWidget(self.attribution)
         self.provenance = plain_label("", self, name="inspectorProvenance")
         self.provenance.setWordWrap(True)
-        self.provenance.setStyleSheet(f"color: {theme.DERIVED_COLOR}; padding: 0 4px;")
+        self.provenance.setAccessibleName("Provenance")
+        theme.styled(self.provenance, lambda: f"color: {theme.DERIVED.color}; padding: 0 4px;")
         layout.addWidget(self.provenance)
         layout.addWidget(self.tabs, 1)
         self._history_loaded = False
         self.show_fact(None)
+        theme.on_change(self._scheme_did_change)
+
+    def _scheme_did_change(self) -> bool:
+        """Light or dark: the badges and lists are drawn again in the new scheme."""
+        from shiboken6 import isValid
+
+        if not isValid(self):
+            return False
+        if self.fact_id is not None:
+            self.show_fact(self.fact_id)
+        return True
 
     # -- showing a fact -----------------------------------------------------------------------
 
@@ -240,6 +293,7 @@ class InspectorPanel(QWidget):
                 w.setVisible(row is not None)
         self.attribution.setVisible(row is not None)
         self.provenance.setVisible(row is not None)
+        self.settlement.hide()
         self.tabs.setEnabled(row is not None)
         if row is None:
             self.title.setText("No fact selected")
@@ -272,14 +326,16 @@ class InspectorPanel(QWidget):
         b = self.badges
         for name in ("kind", "type", "origin"):
             mark = theme.mark_for(name, row[name]) or theme.UNKNOWN
-            _style_badge(b[name], name, theme.labelled(name, row[name]), mark.color)
+            _style_badge(b[name], name, theme.labelled(name, row[name]), mark.tone)
+            b[name].setAccessibleName(f"{name}: {clip(row[name] or 'none', 200)}")
         claimant = f"{row['claimant'] or 'unknown'} ({row['claimant_type'] or 'unverified'})"
         derived = bool(row["claimant_derived"] or row["claimant_type_derived"])
-        _style_badge(b["claimant"], "claimant", claimant, "#37474f", derived=derived)
+        _style_badge(b["claimant"], "claimant", claimant, theme.NEUTRAL, derived=derived)
         subject = " ".join(x for x in (row["subject_kind"], row["subject_ref"]) if x) or None
-        _style_badge(b["subject"], "subject", subject, "#37474f")
-        _style_badge(b["claim"], "claim", row["claim_type"], "#37474f",
+        _style_badge(b["subject"], "subject", subject, theme.NEUTRAL)
+        _style_badge(b["claim"], "claim", row["claim_type"], theme.NEUTRAL,
                      derived=bool(row["claim_type_derived"]))
+        self._show_settlement(row)
         self.trust["confidence"].setText(f"Confidence\n{_num(row['confidence'])}")
         recorded, computed = row["evidence_weight"], row["evidence_weight_computed"]
         # four places: a stale weight often differs only in the third (0.7872 vs 0.7917)
@@ -287,7 +343,7 @@ class InspectorPanel(QWidget):
                   f"computed {_num(computed, 4)}")
         stale = is_stale(recorded, computed)
         self.trust["weight"].setText(weight + ("\n⚠ stale" if stale else ""))
-        self.trust["weight"].setStyleSheet(f"color: {theme.ERROR_COLOR};" if stale else "")
+        self.trust["weight"].setStyleSheet(f"color: {theme.ERROR.color};" if stale else "")
         sources = row["sources"] if row["sources"] is not None else "—"
         self.trust["sources"].setText(f"Sources\n{sources}")
         if row["claim_type"]:
@@ -298,6 +354,30 @@ class InspectorPanel(QWidget):
         else:
             self.attribution.setText("(not parsed: see Problems; when only its kind or type is "
                                      "wrong, R relabels it)")
+
+    def _show_settlement(self, row: sqlite3.Row) -> None:
+        """A hypothesis's settle-by date with its days left (or how long overdue) and its
+        settlement criterion (`reflect.queue`'s reading, the Hypotheses tab's)."""
+        item = queue_item(row, self.today or date.today()) if row["type"] == "hypothesis" else None
+        if item is None:
+            self.settlement.hide()
+            return
+        if item.settlement:
+            criterion = clip(item.settlement, 500)
+        elif item.criterion_in in ("body", "text"):
+            criterion = "in the body" + (f" (line {item.criterion_line})" if item.criterion_line else "")
+        else:
+            criterion = "none written (rule H1: add one)"
+        overdue = item.days_left is not None and item.days_left < 0
+        self._settle_tone = theme.SETTLE_OVERDUE if overdue else theme.SETTLE_DUE
+        self.settlement.setStyleSheet(
+            f"QLabel {{ color: {self._settle_tone.color}; padding: 2px 4px; "
+            f"border-left: 3px solid {self._settle_tone.color}; }}")
+        text = settle_text(clip(item.settle_by or "", 100) or None, item.days_left, criterion)
+        self.settlement.setText(text)
+        self.settlement.setAccessibleName("Settlement: " + text.replace("\n", "; "))
+        self.settlement.setToolTip(theme.tooltip(text))
+        self.settlement.show()
 
     def _show_provenance(self, row: sqlite3.Row) -> None:
         """A curator's attestation (the one way to ground truth) and the claimant's track
@@ -369,7 +449,9 @@ class InspectorPanel(QWidget):
         rows = problems_for(conn, path)
         for p in rows:
             item = QTreeWidgetItem([p["code"], p["severity"], str(p["line"]), clip(p["message"])])
-            item.setForeground(1, _brush(theme.SEVERITY_COLORS.get(p["severity"], "#000000")))
+            tone = theme.SEVERITY.get(p["severity"])
+            if tone is not None:
+                item.setForeground(1, _brush(tone.color))
             item.setToolTip(3, theme.tooltip(p["message"]))
             self.problems.addTopLevelItem(item)
         for col in range(3):

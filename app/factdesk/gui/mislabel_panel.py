@@ -82,7 +82,7 @@ class MislabelPanel(LazyRefresh, QWidget):
         card = QWidget(split)
         layout = QVBoxLayout(card)
         self.code_label = text_label(card, "mislabelCode")
-        self.code_label.setStyleSheet(f"font-weight: bold; color: {theme.SEVERITY_COLORS['warning']};")
+        theme.styled(self.code_label, lambda: f"font-weight: bold; color: {theme.WARNING.color};")
         self.explanation = text_label(card, "mislabelExplanation")
         self.proposal = text_label(card, "mislabelProposal")
         self.proposal.setStyleSheet("font-family: monospace;")
@@ -108,7 +108,7 @@ class MislabelPanel(LazyRefresh, QWidget):
         self.title = text_label(fact, "mislabelTitle")
         self.title.setStyleSheet("font-size: 14px; font-weight: bold;")
         self.path_label = text_label(fact, "mislabelPath")
-        self.path_label.setStyleSheet(f"color: {theme.DERIVED_COLOR};")
+        theme.styled(self.path_label, lambda: f"color: {theme.DERIVED.color};")
         self.envelope = text_label(fact, "mislabelEnvelope")
         self.body = SafeTextBrowser(fact)
         for w in (self.title, self.path_label, self.envelope):

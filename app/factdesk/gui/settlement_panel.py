@@ -168,7 +168,7 @@ class SettlementPanel(QWidget):
                 group = QTreeWidgetItem(self.list, [GROUP_TITLES.get(item.group, item.group)])
                 group.setFlags(Qt.ItemFlag.ItemIsEnabled)
                 if item.group == "overdue":
-                    group.setForeground(0, QBrush(QColor(theme.ERROR_COLOR)))
+                    group.setForeground(0, QBrush(QColor(theme.ERROR.color)))
                 groups[item.group] = group
             days = "" if item.days_left is None else str(item.days_left)
             row = QTreeWidgetItem(group, [theme.clip(item.title), item.settle_by or "", days])
