@@ -172,3 +172,5 @@ def test_the_theme_is_kept_in_settings(window, qtbot, restore_theme) -> None:
     window.actions_by_name["theme_system"].trigger()
     assert not theme.is_dark()
     assert window.settings.value(theme.SETTINGS_KEY) == "system"
+    # (under the desktop's palette a background is never "made readable": it stays light)
+    assert theme.ATTRIBUTION_BG.color == theme.ATTRIBUTION_BG.light

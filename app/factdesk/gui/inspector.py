@@ -9,13 +9,15 @@ from collections.abc import Callable
 from datetime import date, datetime
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, QUrl, Signal
-from PySide6.QtGui import QBrush, QColor, QDesktopServices
+from PySide6.QtCore import QPoint, QRect, QSize, Qt, QUrl, Signal
+from PySide6.QtGui import QBrush, QColor, QDesktopServices, QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
-    QGridLayout,
     QHBoxLayout,
     QLabel,
+    QLayout,
+    QLayoutItem,
+    QScrollArea,
     QSizePolicy,
     QTabWidget,
     QTreeWidget,
@@ -121,6 +123,97 @@ def _num(value: float | None, places: int = 2) -> str:
 MAX_OTHER_ITEMS = 2000  # rows of the Other fields tab
 
 
+class FlowLayout(QLayout):
+    """Widgets left to right, onto the next line when the width runs out (Qt's flow
+    layout example); a widget wider than the line gets the line."""
+
+    def __init__(self, parent: QWidget | None = None, *, spacing: int = 6) -> None:
+        super().__init__(parent)
+        self._items: list[QLayoutItem] = []
+        self._spacing = spacing
+        self.setContentsMargins(0, 0, 0, 0)
+
+    def addItem(self, item: QLayoutItem) -> None:
+        self._items.append(item)
+
+    def count(self) -> int:
+        return len(self._items)
+
+    def itemAt(self, index: int) -> QLayoutItem | None:
+        return self._items[index] if 0 <= index < len(self._items) else None
+
+    def takeAt(self, index: int) -> QLayoutItem | None:
+        return self._items.pop(index) if 0 <= index < len(self._items) else None
+
+    def expandingDirections(self) -> Qt.Orientation:
+        return Qt.Orientation(0)
+
+    def hasHeightForWidth(self) -> bool:
+        return True
+
+    def heightForWidth(self, width: int) -> int:
+        return self._place(QRect(0, 0, width, 0), apply=False)
+
+    def setGeometry(self, rect: QRect) -> None:
+        super().setGeometry(rect)
+        self._place(rect, apply=True)
+
+    def sizeHint(self) -> QSize:
+        return self.minimumSize()
+
+    def minimumSize(self) -> QSize:
+        size = QSize()
+        for item in self._items:
+            size = size.expandedTo(item.minimumSize())
+        return QSize(min(size.width(), 120), size.height())
+
+    def _place(self, rect: QRect, *, apply: bool) -> int:
+        x, y, line = rect.x(), rect.y(), 0
+        for item in self._items:
+            if item.isEmpty():  # (a hidden badge)
+                continue
+            widget = item.widget()
+            # (the widget's own hint: an Ignored width policy makes the item's hint 0 wide)
+            hint = widget.sizeHint() if widget is not None else item.sizeHint()
+            width = min(hint.width(), rect.width())
+            if x > rect.x() and x + width > rect.right() + 1:
+                x, y, line = rect.x(), y + line + self._spacing, 0
+            if apply:
+                item.setGeometry(QRect(QPoint(x, y), QSize(width, hint.height())))
+            x += width + self._spacing
+            line = max(line, hint.height())
+        return y + line - rect.y()
+
+
+class EnvelopeScroll(QScrollArea):
+    """The inspector's upper part: as tall as its content when there is room, scrolling
+    (never under three lines) when there is not."""
+
+    def __init__(self, content: QWidget, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.setObjectName("inspectorEnvelopeScroll")
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setWidget(content)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+
+    def sizeHint(self) -> QSize:
+        content = self.widget()
+        width = self.viewport().width() or content.sizeHint().width()
+        layout = content.layout()
+        height = (layout.totalHeightForWidth(width) if layout is not None and layout.hasHeightForWidth()
+                  else content.sizeHint().height())
+        return QSize(content.sizeHint().width(), height + 2)
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(0, 3 * self.fontMetrics().height())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.updateGeometry()  # (its height for the new width)
+
+
 class InspectorPanel(QWidget):
     """Shows one fact; emits `fact_link_did_activate(id)` when a fact ref or link is followed."""
 
@@ -166,13 +259,17 @@ class InspectorPanel(QWidget):
         self.retracted.hide()
         self.badges = {name: badge(self, f"badge_{name}") for name in (
             "kind", "type", "origin", "claimant", "subject", "claim")}
-        axes = QGridLayout()
-        axes.setHorizontalSpacing(6)
-        for i, name in enumerate(("kind", "type", "origin")):
-            axes.addWidget(self.badges[name], 0, i)
-        axes.addWidget(self.badges["claimant"], 1, 0, 1, 3)
-        axes.addWidget(self.badges["claim"], 2, 0, 1, 3)
-        axes.addWidget(self.badges["subject"], 3, 0, 1, 3)
+        axes = QVBoxLayout()
+        axes.setSpacing(4)
+        # kind, type and origin flow onto a second line when the inspector is narrow or the
+        # font big (issue 18: three fixed columns cut "origin: ✎ authored" at 1.5×)
+        flow = FlowLayout(spacing=6)
+        for name in ("kind", "type", "origin"):
+            flow.addWidget(self.badges[name])
+        axes.addLayout(flow)
+        for name in ("claimant", "claim", "subject"):
+            self.badges[name].setWordWrap(True)  # (corpus text: may be long)
+            axes.addWidget(self.badges[name])
         self.trust = {name: plain_label("", self, name=f"trust_{name}") for name in (
             "confidence", "weight", "sources")}
         trust_row = QHBoxLayout()
@@ -218,8 +315,12 @@ class InspectorPanel(QWidget):
         self.tabs.addTab(self.other, "Other fields")
         self.tabs.addTab(self.history, "History")
         self.tabs.currentChanged.connect(self._tab_changed)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 6, 8, 6)
+        # the envelope (title … provenance) scrolls when the inspector is short or the font
+        # big, so the tabs below keep their room (issue 18: 1366×768 at 1.5× the font)
+        envelope = QWidget(self)
+        envelope.setObjectName("inspectorEnvelope")
+        layout = QVBoxLayout(envelope)
+        layout.setContentsMargins(8, 6, 8, 2)
         layout.addWidget(self.title)
         layout.addWidget(self.path_label)
         layout.addWidget(self.retracted)
@@ -242,7 +343,15 @@ class InspectorPanel(QWidget):
         self.provenance.setAccessibleName("Provenance")
         theme.styled(self.provenance, lambda: f"color: {theme.DERIVED.color}; padding: 0 4px;")
         layout.addWidget(self.provenance)
-        layout.addWidget(self.tabs, 1)
+        self.envelope = EnvelopeScroll(envelope, self)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.setSpacing(0)
+        outer.addWidget(self.envelope)
+        tabs_box = QVBoxLayout()
+        tabs_box.setContentsMargins(8, 2, 8, 6)
+        tabs_box.addWidget(self.tabs)
+        outer.addLayout(tabs_box, 1)
         self._history_loaded = False
         self.show_fact(None)
         theme.on_change(self._scheme_did_change)
@@ -321,6 +430,7 @@ class InspectorPanel(QWidget):
         self._history_loaded = False
         if self.tabs.currentWidget() is self.history:
             self._load_history()
+        self.envelope.updateGeometry()
 
     def _show_envelope(self, row: sqlite3.Row) -> None:
         b = self.badges

@@ -13,6 +13,9 @@ A new tab (the Proposals tab, say) is one new file plus one registration line:
 2. its registration line, in `MainWindow._make_panels` (gui/main_window.py): one entry of
    the list it returns, in tab order. The window's menus (View ▸ Ctrl+n), j/k, refreshes,
    tab captions, `attach` and shutdown all loop over that list; nothing else changes.
+3. optionally, `key_widgets()`: the widgets that must stay readable at 1366×768 and at
+   1.5× the application font (tests/gui/test_layout.py checks them for every tab); without
+   it, `key_widgets(panel)` takes the tab's lists and buttons.
 """
 
 from __future__ import annotations
@@ -116,3 +119,17 @@ class LazyRefresh:
         if self._stale:
             self._stale = False
             self.refresh()
+
+
+def key_widgets(panel: object) -> list[QWidget]:
+    """The widgets of a tab that must never be cut (tests/gui/test_layout.py): the panel's
+    own `key_widgets()` when it has one, else every list and button of its tab."""
+    own = getattr(panel, "key_widgets", None)
+    if callable(own):
+        return list(own())
+    from PySide6.QtWidgets import QAbstractButton, QAbstractItemView, QHeaderView
+
+    tab = panel.tab_widget()  # type: ignore[attr-defined]
+    found: list[QWidget] = [*tab.findChildren(QAbstractItemView), *tab.findChildren(QAbstractButton)]
+    return [w for w in found if w.isVisibleTo(tab) and not isinstance(w, QHeaderView)
+            and not isinstance(w.parentWidget(), QHeaderView)]

@@ -225,8 +225,8 @@ class _State:
 
     def resolve(self, tone: Tone) -> str:
         color = tone.of(self.dark)
-        if self.actual is None or tone.on is not None:
-            return color
+        if self.actual is None or tone.on is not None or isinstance(tone, Surface):
+            return color  # (a background, or a text on our own background, stays as defined)
         key = (color, isinstance(tone, Fill))
         if key not in self._cache:
             window, base, alternate, text = self.actual
