@@ -84,7 +84,9 @@ class MainWindow(QMainWindow):
         self.status = StatusArea(self, self.table)
         self.progress, self.commit_notice = self.status.progress, self.status.commit_notice
         front = CurationFront(self.session, self.ops, self.table, self.inspector, self.relabel,
-                              self.status, ask_text=lambda *a: self.ask_text(*a))
+                              self.status, ask_text=lambda *a: self.ask_text(*a),
+                              reindex=lambda: self.reindex(), parent=self)
+        self.curation_front = front  # (its Reload after a refusal: `_on_failed`)
         self.selected_paths, self.open_relabel = front.selected_paths, front.open_relabel
         self.retract_selected = front.retract_selected
         self.panels: list[Panel] = self._make_panels(conn)
@@ -243,6 +245,8 @@ class MainWindow(QMainWindow):
 
     def _on_failed(self, exc: FactdeskError) -> None:
         self.last_error = str(exc)
+        if self.curation_front.offer_reload(exc):  # changed on disk: the dialog offers Reload
+            return
         self.status.action_failed(exc)
 
     # -- index --------------------------------------------------------------------------------
