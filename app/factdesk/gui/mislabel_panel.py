@@ -111,6 +111,7 @@ class MislabelPanel(LazyRefresh, QWidget):
         theme.styled(self.path_label, lambda: f"color: {theme.DERIVED.color};")
         self.envelope = text_label(fact, "mislabelEnvelope")
         self.body = SafeTextBrowser(fact)
+        self.body.setAccessibleName("The fact's body")
         for w in (self.title, self.path_label, self.envelope):
             fact_layout.addWidget(w)
         fact_layout.addWidget(self.body, 1)

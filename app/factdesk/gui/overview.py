@@ -179,6 +179,7 @@ class OverviewPanel(LazyRefresh, QScrollArea):
         self._connection = connection
         self.setWidgetResizable(True)
         self.setObjectName("overviewPanel")
+        self.setAccessibleName("Overview")
         inner = QWidget(self)
         grid = QGridLayout(inner)
         # the curator's work lists first (what needs doing), across the top; then the

@@ -358,6 +358,7 @@ class TransitionsPanel(QWidget):
         self.model = TransitionsModel(self)
         self.table = TransitionsTable(split)
         self.table.setObjectName("transitionsTable")
+        self.table.setTabKeyNavigation(False)  # (Tab leaves the table: no keyboard trap)
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -422,6 +423,7 @@ class TransitionsPanel(QWidget):
         self.meth_caption.setText("Methodology facts, most reinforced first")
         self.methodology_table = QTableWidget(0, 3, meth)
         self.methodology_table.setObjectName("transitionsMethodologies")
+        self.methodology_table.setTabKeyNavigation(False)
         self.methodology_table.setHorizontalHeaderLabels(["Transitions", "Citing", "Methodology"])
         self.methodology_table.verticalHeader().setVisible(False)
         self.methodology_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -534,6 +536,8 @@ class TransitionsPanel(QWidget):
         if self._frame is None:
             self._frame = QScrollArea(self.parentWidget())
             self._frame.setWidgetResizable(True)
+            self._frame.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+            self._frame.setAccessibleName("Transitions")
             self._frame.setWidget(self)
         return self._frame
 
