@@ -1,6 +1,6 @@
 """Accessibility (issue 18): every tab's controls reached with the keyboard alone (Tab, or
-Ctrl+Tab out of a widget that keeps Tab for itself), and every control reached, and every custom widget (badges, chips, charts), has a name a
-screen reader can say."""
+Ctrl+Tab out of a widget that keeps Tab for itself), every control reached has a name a
+screen reader can say, and so has every custom widget (badges, chips, charts)."""
 
 from __future__ import annotations
 
