@@ -1,6 +1,7 @@
 """Accessibility (issue 18): every tab's controls reached with the keyboard alone (Tab, or
 Ctrl+Tab out of a widget that keeps Tab for itself), every control reached has a name a
-screen reader can say, and so has every custom widget (badges, chips, charts)."""
+screen reader can say, and so has every custom widget (badges, chips, charts); Tab goes
+through the tab in front before the inspector beside it."""
 
 from __future__ import annotations
 
@@ -71,6 +72,12 @@ def test_every_tab_is_reachable_and_named_by_keyboard(window: MainWindow, qtbot)
             if not spoken(widget).strip():
                 problems.append(f"{panel.caption}: {type(widget).__name__} "
                                 f"{widget.objectName()!r} has no accessible name")
+        # the order follows the screen: the centre's tab (search, table or list), then the inspector
+        inspector_at = [i for i, w in enumerate(chain) if window.inspector.isAncestorOf(w)]
+        tab_at = [i for i, w in enumerate(chain) if panel.tab_widget().isAncestorOf(w)]
+        if not inspector_at or not tab_at or min(inspector_at) < max(tab_at):
+            problems.append(f"{panel.caption}: Tab does not go through the tab, then the inspector: "
+                            + ", ".join(spoken(w) or type(w).__name__ for w in chain))
     assert not problems, "\n".join(dict.fromkeys(problems))
 
 

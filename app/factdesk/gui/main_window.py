@@ -36,7 +36,7 @@ from factdesk.gui.mislabel_panel import MislabelPanel
 from factdesk.gui.navigation import Navigator
 from factdesk.gui.operations import Executed, Operations
 from factdesk.gui.overview import OverviewPanel
-from factdesk.gui.panel import IndexChange, Panel
+from factdesk.gui.panel import IndexChange, Panel, follow_screen
 from factdesk.gui.problems_panel import ProblemsPanel
 from factdesk.gui.relabel_dialog import RelabelOpener
 from factdesk.gui.search_bar import SearchBar
@@ -145,6 +145,7 @@ class MainWindow(QMainWindow):
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([230, 700, 470])
         self.setCentralWidget(self.splitter)
+        follow_screen(self, [self.center, self.inspector])  # (Tab order: issue 18)
 
     def _set_caption(self, panel: Panel, text: str) -> None:
         self.center.setTabText(self.center.indexOf(panel.tab_widget()), text)

@@ -133,3 +133,31 @@ def key_widgets(panel: object) -> list[QWidget]:
     found: list[QWidget] = [*tab.findChildren(QAbstractItemView), *tab.findChildren(QAbstractButton)]
     return [w for w in found if w.isVisibleTo(tab) and not isinstance(w, QHeaderView)
             and not isinstance(w.parentWidget(), QHeaderView)]
+
+
+def follow_screen(window: QWidget, parts: list[QWidget]) -> None:
+    """Tab order as the screen reads: every focusable control of `parts[0]`, then of
+    `parts[1]`, …, each part's controls in the order of its widget tree (a parent before
+    its children, a tab widget's tab bar before its pages, children as laid out). The
+    inspector is made before the centre's tabs, so Tab used to reach it before them
+    (issue 18)."""
+    from itertools import pairwise
+
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QTabWidget
+
+    def tree(widget: QWidget) -> list[QWidget]:
+        kids = [c for c in widget.children() if isinstance(c, QWidget) and not c.isWindow()]
+        if isinstance(widget, QTabWidget):  # (its tab bar first: then the page)
+            kids.sort(key=lambda c: c is not widget.tabBar())
+        out = [widget]
+        for kid in kids:
+            out += tree(kid)
+        return out
+
+    ordered: list[QWidget] = []
+    for part in parts:
+        ordered += [w for w in tree(part) if w.focusPolicy() & Qt.FocusPolicy.TabFocus
+                    and w.focusProxy() is None and w not in ordered]
+    for first, second in pairwise(ordered):
+        QWidget.setTabOrder(first, second)

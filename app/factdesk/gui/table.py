@@ -88,6 +88,7 @@ class FactTableView(QTableView):
         super().__init__(parent)
         self.setObjectName("factTable")
         self.setAccessibleName("Facts")
+        self.setTabKeyNavigation(False)  # (Tab leaves the table: rows are picked with j/k, arrows)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.setAlternatingRowColors(True)
