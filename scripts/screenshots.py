@@ -42,6 +42,15 @@ def _wait(app: object, signal: object, timeout_ms: int = 120_000) -> None:
     loop.exec()
 
 
+def _pause(app: object, ms: int) -> None:
+    """Let the event loop run for `ms` milliseconds (background answers arrive)."""
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    loop = QEventLoop()
+    QTimer.singleShot(ms, loop.quit)
+    loop.exec()
+
+
 def _window(win: object) -> tuple[Any, sqlite3.Connection]:
     """The main window and its index connection."""
     from factdesk.gui.main_window import MainWindow
@@ -58,13 +67,18 @@ def curation_shots(win: object, app: object) -> None:
                        "ORDER BY path LIMIT 1").fetchone()
     if row is not None:
         win.show_fact(row[0])
-        dialog = win.open_relabel([row[1]])
+        win.open_relabel([row[1]])  # (it opens once its files are read in the background)
+        for _ in range(400):
+            if win.relabel_dialog is not None and win.relabel_dialog.isVisible():
+                break
+            _pause(app, 25)
+        dialog = win.relabel_dialog
         if dialog is not None:
             dialog.set_field("type", "hypothesis")
             dialog.set_field("settle_by", "2027-03-31")
             dialog.reason_edit.setText("hedged wording: a guess, not an observation")
             dialog.update_preview()
-            app.processEvents()  # type: ignore[attr-defined]
+            _pause(app, 300)  # (its preview is worked out in the background too)
             dialog.grab().save(str(_out("relabel")))
             print(f"wrote {_out('relabel')}")
             dialog.reject()
