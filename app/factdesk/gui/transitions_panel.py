@@ -29,6 +29,7 @@ from PySide6.QtCharts import (
 )
 from PySide6.QtCore import (
     QAbstractTableModel,
+    QEvent,
     QMargins,
     QModelIndex,
     QObject,
@@ -47,6 +48,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QScrollArea,
+    QSizePolicy,
     QSplitter,
     QTableView,
     QTableWidget,
@@ -349,6 +351,9 @@ class TransitionsPanel(QWidget):
         self.kind_combo.addItems([ALL_KINDS, HYPOTHESES_ONLY, *KINDS])
         self.kind_combo.currentIndexChanged.connect(lambda _i: self._fill_table())
         self.status = _label(self, "transitionsStatus")
+        self.status.setWordWrap(True)  # (its width never widens the tab: the charts were cut)
+        self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.status.setMinimumWidth(120)
         bar.addWidget(self.since_edit, 2)
         bar.addWidget(self.kind_combo)
         bar.addWidget(self.status, 3)
@@ -466,8 +471,16 @@ class TransitionsPanel(QWidget):
         self._reflow()
         super().resizeEvent(event)
 
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Resize:  # (the frame's viewport: the room there is)
+            self._reflow()
+        return False
+
     def _reflow(self) -> None:
-        wide = self.width() >= self.WIDE
+        # the room the tab has (its frame's viewport), not the panel's own width: side by
+        # side, the panel's minimum is ~1000 pixels and it would never narrow to reflow
+        room = self._frame.viewport().width() if self._frame is not None else self.width()
+        wide = room >= self.WIDE
         direction = QBoxLayout.Direction.LeftToRight if wide else QBoxLayout.Direction.TopToBottom
         if self._lower_layout.direction() != direction:
             self._lower_layout.setDirection(direction)
@@ -537,6 +550,7 @@ class TransitionsPanel(QWidget):
             self._frame = QScrollArea(self.parentWidget())
             self._frame.setWidgetResizable(True)
             self._frame.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+            self._frame.viewport().installEventFilter(self)
             self._frame.setAccessibleName("Transitions")
             self._frame.setWidget(self)
         return self._frame
