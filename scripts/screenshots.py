@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Render the main window offscreen to docs/screenshots/: demo, real, inspector, history, and the
-curation screens on the demo corpus: relabel (the editor), mislabels, hypotheses,
-transitions (the tabs); proposals (the review queue of the real corpus's agent branch).
+"""Render the main window offscreen to docs/screenshots/ at 1366×768, in the light theme
+and again in the dark one (`<name>.png` and `<name>-dark.png`): demo, real, inspector,
+history, overview, and the curation screens on the demo corpus: relabel (the editor),
+mislabels, hypotheses, transitions, agents, messages (the tabs); proposals (the review queue
+of the real corpus's agent branch).
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python scripts/screenshots.py
 
@@ -23,7 +25,13 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "screenshots"
 BUNDLE = ROOT.parent / "shared" / "corpora" / "agentic-engineering-kb.bundle"
-SIZE = (1400, 850)
+SIZE = (1366, 768)  # (a common laptop screen: issue 18)
+#: the theme of the pictures being taken: "" (light) or "-dark"
+SUFFIX = [""]
+
+
+def _out(name: str) -> Path:
+    return OUT / f"{name}{SUFFIX[0]}.png"
 
 
 def _wait(app: object, signal: object, timeout_ms: int = 120_000) -> None:
@@ -32,6 +40,15 @@ def _wait(app: object, signal: object, timeout_ms: int = 120_000) -> None:
     loop = QEventLoop()
     signal.connect(loop.quit)  # type: ignore[attr-defined]
     QTimer.singleShot(timeout_ms, loop.quit)
+    loop.exec()
+
+
+def _pause(app: object, ms: int) -> None:
+    """Let the event loop run for `ms` milliseconds (background answers arrive)."""
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    loop = QEventLoop()
+    QTimer.singleShot(ms, loop.quit)
     loop.exec()
 
 
@@ -51,16 +68,26 @@ def curation_shots(win: object, app: object) -> None:
                        "ORDER BY path LIMIT 1").fetchone()
     if row is not None:
         win.show_fact(row[0])
-        dialog = win.open_relabel([row[1]])
+        win.open_relabel([row[1]])  # (it opens once its files are read in the background)
+        for _ in range(400):
+            if win.relabel_dialog is not None and win.relabel_dialog.isVisible():
+                break
+            _pause(app, 25)
+        dialog = win.relabel_dialog
         if dialog is not None:
             dialog.set_field("type", "hypothesis")
             dialog.set_field("settle_by", "2027-03-31")
             dialog.reason_edit.setText("hedged wording: a guess, not an observation")
             dialog.update_preview()
-            app.processEvents()  # type: ignore[attr-defined]
-            dialog.grab().save(str(OUT / "relabel.png"))
-            print(f"wrote {OUT / 'relabel.png'}")
+            _pause(app, 300)  # (its preview is worked out in the background too)
+            dialog.grab().save(str(_out("relabel")))
+            print(f"wrote {_out('relabel')}")
             dialog.reject()
+    win.center.setCurrentWidget(win.overview)
+    for _ in range(5):
+        app.processEvents()  # type: ignore[attr-defined]
+    win.grab().save(str(_out("overview")))
+    print(f"wrote {_out('overview')}")
     for name, panel, tab, signal in (
             ("mislabels", win.mislabels, win.mislabels, win.mislabels.queue_did_load),
             ("hypotheses", win.settlement, win.settlement, win.settlement.did_load),
@@ -69,8 +96,8 @@ def curation_shots(win: object, app: object) -> None:
         _wait(app, signal)
         for _ in range(5):
             app.processEvents()  # type: ignore[attr-defined]
-        win.grab().save(str(OUT / f"{name}.png"))
-        print(f"wrote {OUT / f'{name}.png'} ({type(panel).__name__})")
+        win.grab().save(str(_out(name)))
+        print(f"wrote {_out(name)} ({type(panel).__name__})")
     win.center.setCurrentIndex(0)
 
 
@@ -140,8 +167,8 @@ def history_shot(win: object, app: object) -> None:
     while history.comparing:
         _wait(app, history.diff_did_show, 10_000)
     app.processEvents()  # type: ignore[attr-defined]
-    win.inspector.grab().save(str(OUT / "history.png"))
-    print(f"wrote {OUT / 'history.png'}")
+    win.inspector.grab().save(str(_out("history")))
+    print(f"wrote {_out('history')}")
     win.inspector.tabs.setCurrentIndex(0)
 
 
@@ -175,10 +202,12 @@ def render(repo: Path, name: str, workdir: Path, *, query: str = "",
     from factdesk.gui.app import make_settings
     from factdesk.gui.main_window import MainWindow
 
-    os.environ["FACTDESK_DATA_DIR"] = str(workdir / f"data-{name}")
+    os.environ["FACTDESK_DATA_DIR"] = str(workdir / f"data-{name}{SUFFIX[0]}")
     app = QApplication.instance() or QApplication([])
     app.setStyle("Fusion")
-    win = MainWindow(repo, make_settings(), watch=False, update_on_open=False, semantic=False)
+    settings = make_settings()
+    settings.setValue("view/theme", "dark" if SUFFIX[0] else "light")  # (gui/theme.py)
+    win = MainWindow(repo, settings, watch=False, update_on_open=False, semantic=False)
     win.resize(*SIZE)
     win.show()
     loop = QEventLoop()
@@ -193,11 +222,11 @@ def render(repo: Path, name: str, workdir: Path, *, query: str = "",
     for _ in range(5):
         app.processEvents()
     OUT.mkdir(parents=True, exist_ok=True)
-    win.grab().save(str(OUT / f"{name}.png"))
-    print(f"wrote {OUT / f'{name}.png'} ({win.table.model.rowCount()} rows)")
+    win.grab().save(str(_out(name)))
+    print(f"wrote {_out(name)} ({win.table.model.rowCount()} rows)")
     if inspector_shot:
-        win.inspector.grab().save(str(OUT / "inspector.png"))
-        print(f"wrote {OUT / 'inspector.png'}")
+        win.inspector.grab().save(str(_out("inspector")))
+        print(f"wrote {_out('inspector')}")
         history_shot(win, app)
     if curation:
         curation_shots(win, app)
@@ -209,6 +238,13 @@ def render(repo: Path, name: str, workdir: Path, *, query: str = "",
 
 
 def main() -> int:
+    for suffix in ("", "-dark"):
+        SUFFIX[0] = suffix
+        shoot()
+    return 0
+
+
+def shoot() -> None:
     with tempfile.TemporaryDirectory(prefix="factdesk-shots-") as tmp:
         workdir = Path(tmp)
         try:
@@ -224,7 +260,6 @@ def main() -> int:
             real = workdir / "agentic-engineering-kb"
             subprocess.run(["git", "clone", "-q", str(BUNDLE), str(real)], check=True)
             render(real, "real", workdir, proposals=True)
-    return 0
 
 
 if __name__ == "__main__":

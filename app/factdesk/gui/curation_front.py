@@ -7,7 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from factdesk.curation import ChangeSet
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox, QWidget
+
+from factdesk.curation import ChangeSet, Conflict
+from factdesk.errors import FactdeskError
 from factdesk.gui.inspector import InspectorPanel
 from factdesk.gui.operations import Operations
 from factdesk.gui.relabel_dialog import RelabelOpener
@@ -22,8 +26,12 @@ class CurationFront:
 
     def __init__(self, session: IndexSession, ops: Operations, table: FactTableController,
                  inspector: InspectorPanel, relabel: RelabelOpener, status: StatusArea,
-                 ask_text: Callable[[str, str, str], str | None]) -> None:
+                 ask_text: Callable[[str, str, str], str | None],
+                 reindex: Callable[[], None] | None = None, parent: QWidget | None = None) -> None:
         self._session = session
+        #: brings the index up to date in the background (the window's F5)
+        self._reindex = reindex or session.update
+        self._parent = parent
         self._ops = ops
         self._table = table
         self._inspector = inspector
@@ -68,3 +76,32 @@ class CurationFront:
         conn = self._session.conn
         blobs, head = seen_state(conn, paths) if conn is not None else ({}, None)
         self._ops.run(lambda cur: cur.retract(paths, reason or "", expected=blobs, expected_head=head))
+
+    # -- a refusal because the files changed meanwhile --------------------------------------
+
+    def offer_reload(self, exc: FactdeskError) -> bool:
+        """A `Conflict` ("… changed on disk since you looked"): the refusal's dialog offers
+        Reload, which reads the files again (an index update, off the GUI thread) and shows
+        the fact as it now is, so the curator reviews the change before acting again. True
+        when it was such a refusal (the dialog is shown, not waited for)."""
+        if not isinstance(exc, Conflict):
+            return False
+        box = QMessageBox(QMessageBox.Icon.Warning, "Changed since you looked", "", parent=self._parent)
+        box.setObjectName("reloadBox")
+        box.setTextFormat(Qt.TextFormat.PlainText)  # (a path is corpus text)
+        box.setText(f"{exc}\n\nReload shows the fact as it is now; nothing was written.")
+        reload = box.addButton("Reload", QMessageBox.ButtonRole.AcceptRole)
+        reload.setObjectName("reloadButton")
+        box.addButton(QMessageBox.StandardButton.Close)
+        box.setDefaultButton(reload)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.buttonClicked.connect(lambda button: self.reload() if button is reload else None)
+        box.open()
+        self.reload_box = box
+        return True
+
+    def reload(self) -> None:
+        """Read the corpus again in the background; the window's refresh then shows the
+        inspected fact (and every list) as the files now are."""
+        self._status.say("Reloading what changed on disk…", 4000)
+        self._reindex()

@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFontDatabase
+from PySide6.QtGui import (
+    QColor,
+    QFontDatabase,
+    QSyntaxHighlighter,
+    QTextCharFormat,
+    QTextDocument,
+    QTextOption,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QLabel,
@@ -40,6 +47,51 @@ BLOB_ROLE = Qt.ItemDataRole.UserRole + 1
 _STATUS = {"A": "added", "M": "modified", "D": "deleted"}
 COMPARING = "Comparing the two versions…"
 STOPPED = "(the comparison was stopped)"
+
+
+class DiffColours(QSyntaxHighlighter):
+    """A unified diff in the theme's colours: added lines on green, removed on red, hunk
+    headers and file headers muted (gui/theme.py, light or dark; 4.5:1 in both)."""
+
+    def __init__(self, document: QTextDocument) -> None:
+        super().__init__(document)
+        self.formats: dict[str, QTextCharFormat] = {}
+        self._make_formats()
+        theme.on_change(self._scheme_did_change)
+
+    def _make_formats(self) -> None:
+        for key, tone in (("+", theme.DIFF_ADDED), ("-", theme.DIFF_REMOVED),
+                          ("@", theme.DIFF_HUNK), ("h", theme.DIFF_HEADER)):
+            fmt = QTextCharFormat()
+            fmt.setForeground(QColor(tone.color))
+            if key in "+-" and tone.on is not None:
+                fmt.setBackground(QColor(tone.on.color))
+            self.formats[key] = fmt
+
+    def _scheme_did_change(self) -> bool:
+        from shiboken6 import isValid
+
+        if not isValid(self):
+            return False
+        self._make_formats()
+        self.rehighlight()
+        return True
+
+    @staticmethod
+    def kind(text: str) -> str | None:
+        """The format of one line: h (file header), @ (hunk), + or -, None (context)."""
+        if text.startswith(("+++", "---", "diff ", "index ", "[diff cut")):
+            return "h"
+        if text.startswith("@@"):
+            return "@"
+        if text[:1] in ("+", "-"):
+            return text[0]
+        return None
+
+    def highlightBlock(self, text: str) -> None:
+        kind = self.kind(text)
+        if kind is not None:
+            self.setFormat(0, len(text), self.formats[kind])
 
 
 class HistoryPanel(QWidget):
@@ -70,8 +122,14 @@ class HistoryPanel(QWidget):
         self.diff = QPlainTextEdit(self)
         self.diff.setObjectName("historyDiff")
         self.diff.setReadOnly(True)
-        self.diff.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        # wrapped, anywhere when a word is too long: a long `refs:` line's change stays on
+        # screen (issue 18: it was cut off at the right edge)
+        self.diff.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.diff.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
         self.diff.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.diff.setAccessibleName("Change of the selected version")
+        self.colours = DiffColours(self.diff.document())
+        self.commits.setAccessibleName("Commits that touched this fact")
         splitter = QSplitter(Qt.Orientation.Vertical, self)
         splitter.addWidget(self.commits)
         splitter.addWidget(self.diff)

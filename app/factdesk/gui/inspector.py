@@ -6,17 +6,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import datetime
+from datetime import date, datetime
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, QUrl, Signal
-from PySide6.QtGui import QBrush, QColor, QDesktopServices
+from PySide6.QtCore import QPoint, QRect, QSize, Qt, QUrl, Signal
+from PySide6.QtGui import QBrush, QColor, QDesktopServices, QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
-    QGridLayout,
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QLayout,
+    QLayoutItem,
+    QScrollArea,
     QSizePolicy,
     QTabWidget,
     QTreeWidget,
@@ -37,6 +39,8 @@ from factdesk.index.search import cited_by, get_fact_row, problems_for, resolve_
 from factdesk.model.authority import attribution
 from factdesk.model.refs import RefKind, classify_ref
 from factdesk.model.weight import is_stale
+from factdesk.model.words import count
+from factdesk.reflect.queue import queue_item
 
 if TYPE_CHECKING:
     import sqlite3
@@ -80,14 +84,33 @@ def badge(parent: QWidget, name: str) -> QLabel:
     return label
 
 
-def _style_badge(label: QLabel, caption: str, value: str | None, color: str,
+def _style_badge(label: QLabel, caption: str, value: str | None, tone: theme.Tone,
                  *, derived: bool = False) -> None:
+    """A badge's text, its colour in the scheme in use, and its accessible name (a screen
+    reader says `type: observation`, without the glyph)."""
     text = f"{caption}: {clip(value or '—', 200)}" + ("  (derived)" if derived else "")
     label.setText(text)
+    color = tone.color
     border = "dashed" if derived else "solid"
     label.setStyleSheet(f"QLabel {{ color: {color}; border: 1px {border} {color}; "
                         "border-radius: 8px; padding: 2px 8px; }")
     label.setToolTip(theme.tooltip(text))
+    spoken = clip(value or "none", 200)
+    label.setAccessibleName(f"{caption}: {spoken}" + (" (derived)" if derived else ""))
+
+
+def settle_text(settle_by: str | None, days_left: int | None, criterion: str) -> str:
+    """`Settle by 2026-10-20 — overdue by 42 days · criterion: …` (the inspector's line
+    for a hypothesis)."""
+    if days_left is None:
+        when = f"Settle by {settle_by} (not a date)" if settle_by else "No settle-by date"
+    elif days_left < 0:
+        when = f"Settle by {settle_by} — overdue by {count(-days_left, 'day')}"
+    elif days_left == 0:
+        when = f"Settle by {settle_by} — due today"
+    else:
+        when = f"Settle by {settle_by} — {count(days_left, 'day')} left"
+    return f"{when}\nCriterion: {criterion}"
 
 
 def _when(stamp: int | None) -> str:
@@ -101,6 +124,99 @@ def _num(value: float | None, places: int = 2) -> str:
 MAX_OTHER_ITEMS = 2000  # rows of the Other fields tab
 
 
+class FlowLayout(QLayout):
+    """Widgets left to right, onto the next line when the width runs out (Qt's flow
+    layout example); a widget wider than the line gets the line."""
+
+    def __init__(self, parent: QWidget | None = None, *, spacing: int = 6) -> None:
+        super().__init__(parent)
+        self._items: list[QLayoutItem] = []
+        self._spacing = spacing
+        self.setContentsMargins(0, 0, 0, 0)
+
+    def addItem(self, item: QLayoutItem) -> None:
+        self._items.append(item)
+
+    def count(self) -> int:
+        return len(self._items)
+
+    def itemAt(self, index: int) -> QLayoutItem | None:
+        return self._items[index] if 0 <= index < len(self._items) else None
+
+    def takeAt(self, index: int) -> QLayoutItem | None:
+        return self._items.pop(index) if 0 <= index < len(self._items) else None
+
+    def expandingDirections(self) -> Qt.Orientation:
+        return Qt.Orientation(0)
+
+    def hasHeightForWidth(self) -> bool:
+        return True
+
+    def heightForWidth(self, width: int) -> int:
+        return self._place(QRect(0, 0, width, 0), apply=False)
+
+    def setGeometry(self, rect: QRect) -> None:
+        super().setGeometry(rect)
+        self._place(rect, apply=True)
+
+    def sizeHint(self) -> QSize:
+        return self.minimumSize()
+
+    def minimumSize(self) -> QSize:
+        size = QSize()
+        for item in self._items:
+            size = size.expandedTo(item.minimumSize())
+        return QSize(min(size.width(), 120), size.height())
+
+    def _place(self, rect: QRect, *, apply: bool) -> int:
+        x, y, line = rect.x(), rect.y(), 0
+        for item in self._items:
+            if item.isEmpty():  # (a hidden badge)
+                continue
+            widget = item.widget()
+            # (the widget's own hint: an Ignored width policy makes the item's hint 0 wide)
+            hint = widget.sizeHint() if widget is not None else item.sizeHint()
+            width = min(hint.width(), rect.width())
+            if x > rect.x() and x + width > rect.right() + 1:
+                x, y, line = rect.x(), y + line + self._spacing, 0
+            if apply:
+                item.setGeometry(QRect(QPoint(x, y), QSize(width, hint.height())))
+            x += width + self._spacing
+            line = max(line, hint.height())
+        return y + line - rect.y()
+
+
+class EnvelopeScroll(QScrollArea):
+    """The inspector's upper part: as tall as its content when there is room, scrolling
+    (never under three lines) when there is not."""
+
+    def __init__(self, content: QWidget, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.setObjectName("inspectorEnvelopeScroll")
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setWidget(content)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # (Tab goes on to the tabs below)
+        self.setAccessibleName("Envelope")
+
+    def sizeHint(self) -> QSize:
+        content = self.widget()
+        width = self.viewport().width() or content.sizeHint().width()
+        layout = content.layout()
+        height = (layout.totalHeightForWidth(width) if layout is not None and layout.hasHeightForWidth()
+                  else content.sizeHint().height())
+        return QSize(content.sizeHint().width(), height + 2)
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(0, 3 * self.fontMetrics().height())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.updateGeometry()  # (its height for the new width)
+
+
 class InspectorPanel(QWidget):
     """Shows one fact; emits `fact_link_did_activate(id)` when a fact ref or link is followed."""
 
@@ -111,9 +227,13 @@ class InspectorPanel(QWidget):
     fact_did_show = Signal(object)  # the path shown, or None (the Messages tab's backlinks)
 
     def __init__(self, session: IndexSession, parent: QWidget | None = None, *,
-                 track_record: Callable[[str], str | None] | None = None) -> None:
+                 track_record: Callable[[str], str | None] | None = None,
+                 today: date | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("inspector")
+        self.setAccessibleName("Inspector")
+        #: the day a hypothesis's days left are counted from (None: today)
+        self.today = today
         self._session = session
         #: path → attestation entries, read from the corpus off the GUI thread
         #: (`reload_attestations`, after each index update); agent → track-record line
@@ -132,23 +252,30 @@ class InspectorPanel(QWidget):
         font.setBold(True)
         self.title.setFont(font)
         self.path_label = plain_label("", self, name="inspectorPath")
-        self.path_label.setStyleSheet(f"color: {theme.DERIVED_COLOR};")
+        self.path_label.setAccessibleName("Path")
+        theme.styled(self.path_label, lambda: f"color: {theme.DERIVED.color};")
         self.path_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.path_label.setWordWrap(True)
         self.retracted = plain_label("", self, name="inspectorRetracted")
         self.retracted.setWordWrap(True)
-        self.retracted.setStyleSheet("QLabel { background: #eeeeee; color: #424242; "
-                                     "padding: 4px; border-left: 3px solid #757575; }")
+        self.retracted.setAccessibleName("Retraction")
+        theme.styled(self.retracted, lambda: (
+            f"QLabel {{ background: {theme.RETRACTED_BG.color}; color: {theme.RETRACTED_TEXT.color}; "
+            f"padding: 4px; border-left: 3px solid {theme.RETRACTED_EDGE.color}; }}"))
         self.retracted.hide()
         self.badges = {name: badge(self, f"badge_{name}") for name in (
             "kind", "type", "origin", "claimant", "subject", "claim")}
-        axes = QGridLayout()
-        axes.setHorizontalSpacing(6)
-        for i, name in enumerate(("kind", "type", "origin")):
-            axes.addWidget(self.badges[name], 0, i)
-        axes.addWidget(self.badges["claimant"], 1, 0, 1, 3)
-        axes.addWidget(self.badges["claim"], 2, 0, 1, 3)
-        axes.addWidget(self.badges["subject"], 3, 0, 1, 3)
+        axes = QVBoxLayout()
+        axes.setSpacing(4)
+        # kind, type and origin flow onto a second line when the inspector is narrow or the
+        # font big (issue 18: three fixed columns cut "origin: ✎ authored" at 1.5×)
+        flow = FlowLayout(spacing=6)
+        for name in ("kind", "type", "origin"):
+            flow.addWidget(self.badges[name])
+        axes.addLayout(flow)
+        for name in ("claimant", "claim", "subject"):
+            self.badges[name].setWordWrap(True)  # (corpus text: may be long)
+            axes.addWidget(self.badges[name])
         self.trust = {name: plain_label("", self, name=f"trust_{name}") for name in (
             "confidence", "weight", "sources")}
         trust_row = QHBoxLayout()
@@ -164,24 +291,30 @@ class InspectorPanel(QWidget):
             trust_row.addWidget(box, 1)
         self.attribution = plain_label("", self, name="inspectorAttribution")
         self.attribution.setWordWrap(True)
-        self.attribution.setStyleSheet("QLabel { font-style: italic; padding: 4px; "
-                                       "background: #f3f6fb; border-radius: 4px; }")
+        self.attribution.setAccessibleName("Attribution")
+        theme.styled(self.attribution, lambda: (
+            f"QLabel {{ font-style: italic; padding: 4px; color: {theme.ATTRIBUTION_TEXT.color}; "
+            f"background: {theme.ATTRIBUTION_BG.color}; border-radius: 4px; }}"))
         self.attribution.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.body = SafeTextBrowser(self)
         self.body.setObjectName("inspectorBody")
+        self.body.setAccessibleName("Body")
         self.body.link_did_activate.connect(self.follow_link)
         self.body.link_did_hover.connect(self.status_did_change)
         self.refs = QTreeWidget(self)
         self.refs.setObjectName("inspectorRefs")
+        self.refs.setAccessibleName("References (Enter follows one)")
         self.refs.setHeaderLabels(["Reference", "Title"])
         self.refs.itemActivated.connect(self._ref_activated)
         self.refs.itemClicked.connect(self._ref_activated)
         self.problems = QTreeWidget(self)
         self.problems.setObjectName("inspectorProblems")
+        self.problems.setAccessibleName("Problems of this fact")
         self.problems.setHeaderLabels(["Code", "Severity", "Line", "Message"])
         self.problems.setRootIsDecorated(False)
         self.other = QTreeWidget(self)
         self.other.setObjectName("inspectorOther")
+        self.other.setAccessibleName("Other fields")
         self.other.setHeaderLabels(["Field", "Value"])
         self.history = HistoryPanel(session.repo, self)
         self.tabs = QTabWidget(self)
@@ -192,30 +325,66 @@ class InspectorPanel(QWidget):
         self.tabs.addTab(self.other, "Other fields")
         self.tabs.addTab(self.history, "History")
         self.tabs.currentChanged.connect(self._tab_changed)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 6, 8, 6)
+        # the envelope (title … provenance) scrolls when the inspector is short or the font
+        # big, so the tabs below keep their room (issue 18: 1366×768 at 1.5× the font)
+        envelope = QWidget(self)
+        envelope.setObjectName("inspectorEnvelope")
+        layout = QVBoxLayout(envelope)
+        layout.setContentsMargins(8, 6, 8, 2)
         layout.addWidget(self.title)
         layout.addWidget(self.path_label)
         layout.addWidget(self.retracted)
         layout.addLayout(axes)
+        #: a hypothesis's settle-by date (days left, or overdue by) and its criterion
+        self.settlement = plain_label("", self, name="inspectorSettlement")
+        self.settlement.setWordWrap(True)
+        self.settlement.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.settlement.setAccessibleName("Settlement")
+        self.settlement.hide()
+        self._settle_tone: theme.Tone = theme.SETTLE_DUE
+        theme.styled(self.settlement, lambda: (
+            f"QLabel {{ color: {self._settle_tone.color}; padding: 2px 4px; "
+            f"border-left: 3px solid {self._settle_tone.color}; }}"))
         layout.addLayout(trust_row)
+        layout.addWidget(self.settlement)
         layout.addWidget(self.attribution)
         self.provenance = plain_label("", self, name="inspectorProvenance")
         self.provenance.setWordWrap(True)
-        self.provenance.setStyleSheet(f"color: {theme.DERIVED_COLOR}; padding: 0 4px;")
+        self.provenance.setAccessibleName("Provenance")
+        theme.styled(self.provenance, lambda: f"color: {theme.DERIVED.color}; padding: 0 4px;")
         layout.addWidget(self.provenance)
         self.agent_link = QPushButton("", self)  # (the track record's link to the Agents tab)
         self.agent_link.setObjectName("inspectorAgentLink")
         self.agent_link.setFlat(True)
-        self.agent_link.setStyleSheet("QPushButton { color: #1565c0; text-align: left; "
-                                      "padding: 0 4px; border: none; }")
+        self.agent_link.setAccessibleName("Open the claimant's record in the Agents tab")
+        theme.styled(self.agent_link, lambda: (f"QPushButton {{ color: {theme.LINK.color}; "
+                                               "text-align: left; padding: 0 4px; border: none; }}"))
         self.agent_link.clicked.connect(
             lambda: self.agent_did_request.emit(self.agent_link.property("agent") or ""))
         self.agent_link.hide()
         layout.addWidget(self.agent_link)
-        layout.addWidget(self.tabs, 1)
+        self.envelope = EnvelopeScroll(envelope, self)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.setSpacing(0)
+        outer.addWidget(self.envelope)
+        tabs_box = QVBoxLayout()
+        tabs_box.setContentsMargins(8, 2, 8, 6)
+        tabs_box.addWidget(self.tabs)
+        outer.addLayout(tabs_box, 1)
         self._history_loaded = False
         self.show_fact(None)
+        theme.on_change(self._scheme_did_change)
+
+    def _scheme_did_change(self) -> bool:
+        """Light or dark: the badges and lists are drawn again in the new scheme."""
+        from shiboken6 import isValid
+
+        if not isValid(self):
+            return False
+        if self.fact_id is not None:
+            self.show_fact(self.fact_id)
+        return True
 
     # -- showing a fact -----------------------------------------------------------------------
 
@@ -255,6 +424,7 @@ class InspectorPanel(QWidget):
         self.attribution.setVisible(row is not None)
         self.provenance.setVisible(row is not None)
         self.agent_link.setVisible(row is not None and bool(row["claimant"]))
+        self.settlement.hide()
         self.tabs.setEnabled(row is not None)
         if row is None:
             self.title.setText("No fact selected")
@@ -282,19 +452,22 @@ class InspectorPanel(QWidget):
         self._history_loaded = False
         if self.tabs.currentWidget() is self.history:
             self._load_history()
+        self.envelope.updateGeometry()
 
     def _show_envelope(self, row: sqlite3.Row) -> None:
         b = self.badges
         for name in ("kind", "type", "origin"):
             mark = theme.mark_for(name, row[name]) or theme.UNKNOWN
-            _style_badge(b[name], name, theme.labelled(name, row[name]), mark.color)
+            _style_badge(b[name], name, theme.labelled(name, row[name]), mark.tone)
+            b[name].setAccessibleName(f"{name}: {clip(row[name] or 'none', 200)}")
         claimant = f"{row['claimant'] or 'unknown'} ({row['claimant_type'] or 'unverified'})"
         derived = bool(row["claimant_derived"] or row["claimant_type_derived"])
-        _style_badge(b["claimant"], "claimant", claimant, "#37474f", derived=derived)
+        _style_badge(b["claimant"], "claimant", claimant, theme.NEUTRAL, derived=derived)
         subject = " ".join(x for x in (row["subject_kind"], row["subject_ref"]) if x) or None
-        _style_badge(b["subject"], "subject", subject, "#37474f")
-        _style_badge(b["claim"], "claim", row["claim_type"], "#37474f",
+        _style_badge(b["subject"], "subject", subject, theme.NEUTRAL)
+        _style_badge(b["claim"], "claim", row["claim_type"], theme.NEUTRAL,
                      derived=bool(row["claim_type_derived"]))
+        self._show_settlement(row)
         self.trust["confidence"].setText(f"Confidence\n{_num(row['confidence'])}")
         recorded, computed = row["evidence_weight"], row["evidence_weight_computed"]
         # four places: a stale weight often differs only in the third (0.7872 vs 0.7917)
@@ -302,7 +475,7 @@ class InspectorPanel(QWidget):
                   f"computed {_num(computed, 4)}")
         stale = is_stale(recorded, computed)
         self.trust["weight"].setText(weight + ("\n⚠ stale" if stale else ""))
-        self.trust["weight"].setStyleSheet(f"color: {theme.ERROR_COLOR};" if stale else "")
+        self.trust["weight"].setStyleSheet(f"color: {theme.ERROR.color};" if stale else "")
         sources = row["sources"] if row["sources"] is not None else "—"
         self.trust["sources"].setText(f"Sources\n{sources}")
         if row["claim_type"]:
@@ -313,6 +486,30 @@ class InspectorPanel(QWidget):
         else:
             self.attribution.setText("(not parsed: see Problems; when only its kind or type is "
                                      "wrong, R relabels it)")
+
+    def _show_settlement(self, row: sqlite3.Row) -> None:
+        """A hypothesis's settle-by date with its days left (or how long overdue) and its
+        settlement criterion (`reflect.queue`'s reading, the Hypotheses tab's)."""
+        item = queue_item(row, self.today or date.today()) if row["type"] == "hypothesis" else None
+        if item is None:
+            self.settlement.hide()
+            return
+        if item.settlement:
+            criterion = clip(item.settlement, 500)
+        elif item.criterion_in in ("body", "text"):
+            criterion = "in the body" + (f" (line {item.criterion_line})" if item.criterion_line else "")
+        else:
+            criterion = "none written (rule H1: add one)"
+        overdue = item.days_left is not None and item.days_left < 0
+        self._settle_tone = theme.SETTLE_OVERDUE if overdue else theme.SETTLE_DUE
+        self.settlement.setStyleSheet(
+            f"QLabel {{ color: {self._settle_tone.color}; padding: 2px 4px; "
+            f"border-left: 3px solid {self._settle_tone.color}; }}")
+        text = settle_text(clip(item.settle_by or "", 100) or None, item.days_left, criterion)
+        self.settlement.setText(text)
+        self.settlement.setAccessibleName("Settlement: " + text.replace("\n", "; "))
+        self.settlement.setToolTip(theme.tooltip(text))
+        self.settlement.show()
 
     def _show_provenance(self, row: sqlite3.Row) -> None:
         """A curator's attestation (the one way to ground truth) and the claimant's track
@@ -388,7 +585,9 @@ class InspectorPanel(QWidget):
         rows = problems_for(conn, path)
         for p in rows:
             item = QTreeWidgetItem([p["code"], p["severity"], str(p["line"]), clip(p["message"])])
-            item.setForeground(1, _brush(theme.SEVERITY_COLORS.get(p["severity"], "#000000")))
+            tone = theme.SEVERITY.get(p["severity"])
+            if tone is not None:
+                item.setForeground(1, _brush(tone.color))
             item.setToolTip(3, theme.tooltip(p["message"]))
             self.problems.addTopLevelItem(item)
         for col in range(3):

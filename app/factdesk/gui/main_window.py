@@ -40,7 +40,7 @@ from factdesk.gui.navigation import Navigator
 from factdesk.gui.open_corpus import CorpusOpener
 from factdesk.gui.operations import Executed, Operations
 from factdesk.gui.overview import OverviewPanel
-from factdesk.gui.panel import IndexChange, Panel
+from factdesk.gui.panel import IndexChange, Panel, follow_screen
 from factdesk.gui.problems_panel import ProblemsPanel
 from factdesk.gui.proposals_panel import ProposalsPanel
 from factdesk.gui.relabel_dialog import RelabelOpener
@@ -93,7 +93,9 @@ class MainWindow(QMainWindow):
         self.status = StatusArea(self, self.table)
         self.progress, self.commit_notice = self.status.progress, self.status.commit_notice
         front = CurationFront(self.session, self.ops, self.table, self.inspector, self.relabel,
-                              self.status, ask_text=lambda *a: self.ask_text(*a))
+                              self.status, ask_text=lambda *a: self.ask_text(*a),
+                              reindex=lambda: self.reindex(), parent=self)
+        self.curation_front = front  # (its Reload after a refusal: `_on_failed`)
         self.selected_paths, self.open_relabel = front.selected_paths, front.open_relabel
         self.retract_selected = front.retract_selected
         self.panels: list[Panel] = self._make_panels(conn)
@@ -156,6 +158,7 @@ class MainWindow(QMainWindow):
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([230, 700, 470])
         self.setCentralWidget(self.splitter)
+        follow_screen(self, [self.center, self.inspector])  # (Tab order: issue 18)
 
     def _set_caption(self, panel: Panel, text: str) -> None:
         self.center.setTabText(self.center.indexOf(panel.tab_widget()), text)
@@ -256,6 +259,8 @@ class MainWindow(QMainWindow):
 
     def _on_failed(self, exc: FactdeskError) -> None:
         self.last_error = str(exc)
+        if self.curation_front.offer_reload(exc):  # changed on disk: the dialog offers Reload
+            return
         self.status.action_failed(exc)
 
     # -- index --------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu
 
-from factdesk.gui import dialogs
+from factdesk.gui import dialogs, theme
 from factdesk.gui import help as helpdesk
 from factdesk.gui.semantic_controller import MODELS
 
@@ -112,6 +112,7 @@ class MenuBuilder:
             action = self.action(models, f"model_{key}", text, functools.partial(self._choose_model, key))
             action.setCheckable(True)
             action.setChecked(key == (w.semantic.model() or "static"))
+        theme.theme_menu(view, self.action, w.settings)  # System / Light / Dark (gui/theme.py)
         columns = view.addMenu("Columns")
         columns.aboutToShow.connect(functools.partial(self._fill_columns, columns))
         watch = self.action(view, "watch", "Watch for external changes",

@@ -9,13 +9,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QPainter, QPaintEvent
+from PySide6.QtGui import QColor, QFocusEvent, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import (
     QGridLayout,
     QGroupBox,
     QLabel,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -43,50 +44,125 @@ CURATOR_LINKS = (
     ("Legacy facts without an envelope", "-has:envelope"),
     ("Retracted facts", "status:retracted"),
 )
-BAR_HEIGHT = 18
+#: the query field of each chart's column (a bar, chosen, filters the table by its value)
+FIELDS = {"type": "type", "kind": "kind", "origin": "origin", "claim_type": "claim",
+          "claimant_type": "claimant", "subject_kind": "subject"}
 
 
 class BarChart(QWidget):
-    """Horizontal bars: label on the left, bar, count on the right."""
+    """Horizontal bars: label on the left, bar, count on the right; sized by the font, so
+    a bigger application font gives bigger bars. It takes the focus: Up/Down choose a bar,
+    Enter (or a click) asks for its facts (`bar_did_activate(column, value)`)."""
 
-    def __init__(self, column: str, parent: QWidget | None = None) -> None:
+    bar_did_activate = Signal(str, str)
+
+    def __init__(self, column: str, parent: QWidget | None = None, *, title: str = "") -> None:
         super().__init__(parent)
         self.column = column
+        self.title = title or column
         self.bars: list[tuple[str, int]] = []
+        self.current = -1
+        self.setObjectName(f"chart_{column}")
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self._describe()
 
     def set_bars(self, bars: list[tuple[str, int]]) -> None:
         self.bars = bars
+        self.current = min(self.current, len(bars) - 1)
+        self._describe()
         self.updateGeometry()
         self.update()
 
+    def _describe(self) -> None:
+        """The accessible name and description: what a screen reader says of the chart."""
+        self.setAccessibleName(f"{self.title} chart")
+        self.setAccessibleDescription(
+            "; ".join(f"{label}: {n}" for label, n in self.bars) or "no facts")
+        self.setToolTip(theme.tooltip("\n".join(f"{label}: {n}" for label, n in self.bars)))
+
+    def row_height(self) -> int:
+        return max(22, round(self.fontMetrics().height() * 1.7))
+
+    def label_width(self) -> int:
+        """The widest label (glyph included), at most half the chart."""
+        fm = self.fontMetrics()
+        widest = max((fm.horizontalAdvance(self._text(label)) for label, _n in self.bars),
+                     default=60)
+        return min(widest + 12, max(80, self.width() // 2))
+
+    def _text(self, label: str) -> str:
+        return theme.labelled(self.column, label) if theme.mark_for(self.column, label) else label
+
     def sizeHint(self) -> QSize:
-        return QSize(320, max(1, len(self.bars)) * (BAR_HEIGHT + 4) + 4)
+        return QSize(360, max(1, len(self.bars)) * self.row_height() + 6)
 
     def minimumSizeHint(self) -> QSize:
-        return QSize(200, self.sizeHint().height())
+        return QSize(220, self.sizeHint().height())
 
     def paintEvent(self, _event: QPaintEvent) -> None:
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        fm = painter.fontMetrics()
         peak = max((n for _l, n in self.bars), default=1) or 1
-        label_w = 130
-        count_w = 50
-        bar_w = max(10, self.width() - label_w - count_w - 12)
+        row = self.row_height()
+        label_w = self.label_width()
+        count_w = fm.horizontalAdvance(f"{peak:,}") + 12
+        bar_w = max(10, self.width() - label_w - count_w - 8)
+        text = self.palette().color(QPalette.ColorRole.WindowText)
         for i, (label, count) in enumerate(self.bars):
-            y = 2 + i * (BAR_HEIGHT + 4)
+            y = 3 + i * row
+            if i == self.current and self.hasFocus():
+                painter.fillRect(QRectF(0, y, self.width(), row),
+                                 self.palette().color(QPalette.ColorRole.Highlight).lighter(170)
+                                 if not theme.is_dark() else
+                                 self.palette().color(QPalette.ColorRole.Highlight).darker(150))
             mark = theme.mark_for(self.column, label)
-            color = QColor(mark.color if mark else "#607d8b")
-            painter.setPen(QColor("#212121"))
-            text = theme.labelled(self.column, label) if mark else label
-            painter.drawText(QRectF(0, y, label_w - 6, BAR_HEIGHT),
+            color = QColor(mark.color if mark else theme.CHART_BAR.color)
+            painter.setPen(text)
+            painter.drawText(QRectF(0, y, label_w - 8, row),
                              Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
-                             painter.fontMetrics().elidedText(text, Qt.TextElideMode.ElideRight,
-                                                              label_w - 8))
-            width = max(2.0, bar_w * count / peak)
-            painter.fillRect(QRectF(label_w, y + 2, width, BAR_HEIGHT - 4), color)
-            painter.drawText(QRectF(label_w + width + 4, y, count_w, BAR_HEIGHT),
-                             Qt.AlignmentFlag.AlignVCenter, str(count))
+                             fm.elidedText(self._text(label), Qt.TextElideMode.ElideRight,
+                                           label_w - 10))
+            width = max(3.0, bar_w * count / peak)
+            painter.fillRect(QRectF(label_w, y + row * 0.18, width, row * 0.64), color)
+            painter.drawText(QRectF(label_w + width + 6, y, count_w, row),
+                             Qt.AlignmentFlag.AlignVCenter, f"{count:,}")
         painter.end()
+
+    # -- keys and clicks ------------------------------------------------------------------------
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        key = event.key()
+        if key in (Qt.Key.Key_Down, Qt.Key.Key_Up) and self.bars:
+            step = 1 if key == Qt.Key.Key_Down else -1
+            self.current = max(0, min(len(self.bars) - 1, self.current + step))
+            label, n = self.bars[self.current]
+            self.setAccessibleDescription(f"{label}: {n}")
+            self.update()
+            return
+        chosen = 0 <= self.current < len(self.bars)
+        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space) and chosen:
+            self.bar_did_activate.emit(self.column, self.bars[self.current][0])
+            return
+        super().keyPressEvent(event)
+
+    def focusInEvent(self, event: QFocusEvent) -> None:
+        if self.current < 0 and self.bars:
+            self.current = 0
+        self.update()
+        super().focusInEvent(event)
+
+    def focusOutEvent(self, event: QFocusEvent) -> None:
+        self.update()
+        super().focusOutEvent(event)
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        i = int((event.position().y() - 3) // self.row_height())
+        if 0 <= i < len(self.bars):
+            self.current = i
+            self.update()
+            self.bar_did_activate.emit(self.column, self.bars[i][0])
 
 
 class OverviewPanel(LazyRefresh, QScrollArea):
@@ -102,34 +178,64 @@ class OverviewPanel(LazyRefresh, QScrollArea):
         super().__init__(parent)
         self._connection = connection
         self.setWidgetResizable(True)
+        self.setObjectName("overviewPanel")
+        self.setAccessibleName("Overview")
         inner = QWidget(self)
         grid = QGridLayout(inner)
+        # the curator's work lists first (what needs doing), across the top; then the
+        # charts two abreast: on a 1366-pixel screen the centre is ~650 pixels wide
+        curator = QGroupBox("Needs a curator", inner)
+        curator_layout = QGridLayout(curator)
+        self.links: dict[str, QPushButton] = {}
+        for i, (caption, query) in enumerate(CURATOR_LINKS):
+            button = QPushButton(caption, curator)
+            button.setObjectName(f"overviewLink{i}")
+            button.setFlat(True)
+            button.setCursor(Qt.CursorShape.PointingHandCursor)
+            theme.styled(button, lambda: ("QPushButton { text-align: left; "
+                                          f"color: {theme.LINK.color}; text-decoration: underline; }}"))
+            button.setToolTip(theme.tooltip(query))
+            button.setAccessibleName(caption)
+            button.setAccessibleDescription(f"Shows the facts of the query {query}")
+            button.clicked.connect(lambda _=False, q=query: self.query_did_request.emit(q))
+            curator_layout.addWidget(button, i, 0)  # (one column: two were too wide at 1.5×)
+            self.links[query] = button
+        self.summary = QLabel("", curator)
+        self.summary.setObjectName("overviewSummary")
+        self.summary.setTextFormat(Qt.TextFormat.PlainText)
+        curator_layout.addWidget(self.summary, len(CURATOR_LINKS), 0)
+        grid.addWidget(curator, 0, 0, 1, 2)
         self.charts: dict[str, BarChart] = {}
         for i, (column, title) in enumerate(CHARTS):
             box = QGroupBox(title, inner)
-            chart = BarChart(column, box)
-            QVBoxLayout(box).addWidget(chart)
+            chart = BarChart(column, box, title=title)
+            chart.bar_did_activate.connect(self._bar_activated)
+            box_layout = QVBoxLayout(box)
+            box_layout.addWidget(chart)
+            box_layout.addStretch(1)
             self.charts[column] = chart
-            grid.addWidget(box, i // 2, i % 2)
-        curator = QGroupBox("Needs a curator", inner)
-        curator_layout = QVBoxLayout(curator)
-        self.links: dict[str, QPushButton] = {}
-        for caption, query in CURATOR_LINKS:
-            button = QPushButton(caption, curator)
-            button.setFlat(True)
-            button.setCursor(Qt.CursorShape.PointingHandCursor)
-            button.setStyleSheet("QPushButton { text-align: left; color: #1565c0; "
-                                 "text-decoration: underline; }")
-            button.setToolTip(theme.tooltip(query))
-            button.clicked.connect(lambda _=False, q=query: self.query_did_request.emit(q))
-            curator_layout.addWidget(button)
-            self.links[query] = button
-        self.summary = QLabel("", curator)
-        self.summary.setTextFormat(Qt.TextFormat.PlainText)
-        curator_layout.addWidget(self.summary)
-        grid.addWidget(curator, 0, 2, 3, 1)
-        grid.setRowStretch(3, 1)
+            grid.addWidget(box, 1 + i // 2, i % 2)
+        grid.setRowStretch(1 + (len(CHARTS) + 1) // 2, 1)
         self.setWidget(inner)
+        theme.on_change(self._repaint)
+
+    def _repaint(self) -> bool:
+        from shiboken6 import isValid
+
+        if not isValid(self):
+            return False
+        for chart in self.charts.values():
+            chart.update()
+        return True
+
+    def _bar_activated(self, column: str, value: str) -> None:
+        """A bar chosen: the table shows its facts (`type:observation`)."""
+        value = f'"{value}"' if any(c.isspace() for c in value) else value
+        self.query_did_request.emit(f"{FIELDS.get(column, column)}:{value}")
+
+    def key_widgets(self) -> list[QWidget]:
+        """What must stay readable at 1366×768 (tests/gui/test_layout.py)."""
+        return [*self.charts.values(), *self.links.values()]
 
     def refresh(self) -> None:
         """Recount everything (after an index update)."""

@@ -13,6 +13,9 @@ A new tab (the Proposals tab, say) is one new file plus one registration line:
 2. its registration line, in `MainWindow._make_panels` (gui/main_window.py): one entry of
    the list it returns, in tab order. The window's menus (View ▸ Ctrl+n), j/k, refreshes,
    tab captions, `attach` and shutdown all loop over that list; nothing else changes.
+3. optionally, `key_widgets()`: the widgets that must stay readable at 1366×768 and at
+   1.5× the application font (tests/gui/test_layout.py checks them for every tab); without
+   it, `key_widgets(panel)` takes the tab's lists and buttons.
 """
 
 from __future__ import annotations
@@ -116,3 +119,45 @@ class LazyRefresh:
         if self._stale:
             self._stale = False
             self.refresh()
+
+
+def key_widgets(panel: object) -> list[QWidget]:
+    """The widgets of a tab that must never be cut (tests/gui/test_layout.py): the panel's
+    own `key_widgets()` when it has one, else every list and button of its tab."""
+    own = getattr(panel, "key_widgets", None)
+    if callable(own):
+        return list(own())
+    from PySide6.QtWidgets import QAbstractButton, QAbstractItemView, QHeaderView
+
+    tab = panel.tab_widget()  # type: ignore[attr-defined]
+    found: list[QWidget] = [*tab.findChildren(QAbstractItemView), *tab.findChildren(QAbstractButton)]
+    return [w for w in found if w.isVisibleTo(tab) and not isinstance(w, QHeaderView)
+            and not isinstance(w.parentWidget(), QHeaderView)]
+
+
+def follow_screen(window: QWidget, parts: list[QWidget]) -> None:
+    """Tab order as the screen reads: every focusable control of `parts[0]`, then of
+    `parts[1]`, …, each part's controls in the order of its widget tree (a parent before
+    its children, a tab widget's tab bar before its pages, children as laid out). The
+    inspector is made before the centre's tabs, so Tab used to reach it before them
+    (issue 18)."""
+    from itertools import pairwise
+
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QTabWidget
+
+    def tree(widget: QWidget) -> list[QWidget]:
+        kids = [c for c in widget.children() if isinstance(c, QWidget) and not c.isWindow()]
+        if isinstance(widget, QTabWidget):  # (its tab bar first: then the page)
+            kids.sort(key=lambda c: c is not widget.tabBar())
+        out = [widget]
+        for kid in kids:
+            out += tree(kid)
+        return out
+
+    ordered: list[QWidget] = []
+    for part in parts:
+        ordered += [w for w in tree(part) if w.focusPolicy() & Qt.FocusPolicy.TabFocus
+                    and w.focusProxy() is None and w not in ordered]
+    for first, second in pairwise(ordered):
+        QWidget.setTabOrder(first, second)

@@ -38,6 +38,7 @@ class ProblemsPanel(LazyRefresh, QWidget):
         self._connection = connection
         self.tree = QTreeWidget(self)
         self.tree.setObjectName("problemsTree")
+        self.tree.setAccessibleName("Problems by code")
         self.tree.setHeaderLabels(["Problem", "Fact", "Line", "Message"])
         self.tree.setUniformRowHeights(True)
         self.tree.itemDoubleClicked.connect(self._activated)

@@ -88,11 +88,12 @@ class DiffHighlighter(QSyntaxHighlighter):
     def __init__(self, document: QTextDocument) -> None:
         super().__init__(document)
         self.formats: dict[str, QTextCharFormat] = {}
-        for key, color in (("+", "#1b5e20"), ("-", "#b71c1c"), ("@", "#455a64"), ("h", "#757575")):
+        for key, tone in (("+", theme.DIFF_ADDED), ("-", theme.DIFF_REMOVED),
+                          ("@", theme.DIFF_HUNK), ("h", theme.DIFF_HEADER)):  # (light or dark)
             fmt = QTextCharFormat()
-            fmt.setForeground(QColor(color))
-            if key in "+-":
-                fmt.setBackground(QColor("#e8f5e9" if key == "+" else "#ffebee"))
+            fmt.setForeground(QColor(tone.color))
+            if tone.on is not None and key in "+-":
+                fmt.setBackground(QColor(tone.on.color))
             self.formats[key] = fmt
 
     def highlightBlock(self, text: str) -> None:

@@ -164,7 +164,7 @@ class SearchBar(QWidget):
         self.error = QLabel(self)
         self.error.setObjectName("searchError")
         self.error.setTextFormat(Qt.TextFormat.PlainText)
-        self.error.setStyleSheet(f"color: {theme.ERROR_COLOR};")
+        theme.styled(self.error, lambda: f"color: {theme.ERROR.color};")
         self.error.setWordWrap(True)
         self.error.hide()
         self.chips = QWidget(self)
@@ -173,7 +173,7 @@ class SearchBar(QWidget):
         self._chips_layout.setContentsMargins(0, 0, 0, 0)
         self.no_chips = QLabel("No field filters: click a facet or type field:value", self.chips)
         self.no_chips.setTextFormat(Qt.TextFormat.PlainText)
-        self.no_chips.setStyleSheet(f"color: {theme.DERIVED_COLOR};")
+        theme.styled(self.no_chips, lambda: f"color: {theme.DERIVED.color};")
         self._chips_layout.addWidget(self.no_chips)
         self._chips_layout.addStretch(1)
         layout = QVBoxLayout(self)
@@ -241,6 +241,8 @@ class SearchBar(QWidget):
         chip.setFlat(True)
         chip.setCursor(Qt.CursorShape.PointingHandCursor)
         chip.setToolTip(theme.tooltip(f"Remove {token}"))
-        chip.setStyleSheet("QPushButton { border: 1px solid #90a4ae; border-radius: 9px; "
-                           "padding: 1px 8px; background: #eceff1; }")
+        chip.setAccessibleName(f"Remove filter {theme.clip(token, 200)}")
+        theme.styled(chip, lambda: (
+            f"QPushButton {{ border: 1px solid {theme.CHIP_EDGE.color}; border-radius: 9px; "
+            f"padding: 1px 8px; background: {theme.CHIP_BG.color}; color: {theme.CHIP_TEXT.color}; }}"))
         return chip

@@ -88,8 +88,13 @@ class SettlementPanel(QWidget):
         outer = QVBoxLayout(self)
         self.status = text_label(self, "settleStatus")
         outer.addWidget(self.status)
-        split = QSplitter(Qt.Orientation.Horizontal, self)
+        # the queue and the candidates side by side, the two facts' texts under them: three
+        # columns abreast crushed the titles to "Raising pg…" at 1366×768 (issue 18)
+        self.split = QSplitter(Qt.Orientation.Vertical, self)
+        self.split.setObjectName("settleSplit")
+        split = QSplitter(Qt.Orientation.Horizontal, self.split)
         self.list = QTreeWidget(split)
+        self.list.setAccessibleName("Open hypotheses, overdue first")
         self.list.setObjectName("settleList")
         self.list.setHeaderLabels(["Hypothesis", "Settle by", "Days"])
         self.list.setRootIsDecorated(True)
@@ -104,6 +109,7 @@ class SettlementPanel(QWidget):
         mid.addWidget(self.criterion)
         self.candidate_list = QTreeWidget(middle)
         self.candidate_list.setObjectName("settleCandidates")
+        self.candidate_list.setAccessibleName("Candidate settling facts (Space ticks evidence)")
         self.candidate_list.setHeaderLabels(["Candidate", "Type", "Cites", "Sim."])
         self.candidate_list.setRootIsDecorated(False)
         self.candidate_list.header().setStretchLastSection(False)
@@ -120,19 +126,25 @@ class SettlementPanel(QWidget):
                                 ("promote", "Promote (P)", self.promote)):
             button = QPushButton(text, middle)
             button.setObjectName(f"settle_{key}")
+            button.setAccessibleName(text.split(" (")[0])
             button.clicked.connect(slot)
             grid.addWidget(button, len(self.buttons) // 2, len(self.buttons) % 2)
             self.buttons[key] = button
         mid.addLayout(grid)
-        right = QSplitter(Qt.Orientation.Vertical, split)
+        right = QSplitter(Qt.Orientation.Horizontal, self.split)
         self.hyp_view = SafeTextBrowser(right)
         self.hyp_view.setObjectName("settleHypothesis")
+        self.hyp_view.setAccessibleName("The hypothesis")
         self.cand_view = SafeTextBrowser(right)
         self.cand_view.setObjectName("settleEvidence")
-        split.setStretchFactor(0, 5)
-        split.setStretchFactor(1, 4)
-        split.setStretchFactor(2, 4)
-        outer.addWidget(split, 1)
+        self.cand_view.setAccessibleName("The chosen candidate")
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        split.setChildrenCollapsible(False)
+        self.split.setStretchFactor(0, 3)
+        self.split.setStretchFactor(1, 2)
+        self.split.setChildrenCollapsible(False)
+        outer.addWidget(self.split, 1)
         panel_keys(self, (("C", self.confirm), ("F", self.refute), ("E", self.extend),
                           ("P", self.promote)))
         self._show_current()
@@ -168,7 +180,7 @@ class SettlementPanel(QWidget):
                 group = QTreeWidgetItem(self.list, [GROUP_TITLES.get(item.group, item.group)])
                 group.setFlags(Qt.ItemFlag.ItemIsEnabled)
                 if item.group == "overdue":
-                    group.setForeground(0, QBrush(QColor(theme.ERROR_COLOR)))
+                    group.setForeground(0, QBrush(QColor(theme.ERROR.color)))
                 groups[item.group] = group
             days = "" if item.days_left is None else str(item.days_left)
             row = QTreeWidgetItem(group, [theme.clip(item.title), item.settle_by or "", days])
@@ -392,6 +404,10 @@ class SettlementPanel(QWidget):
 
     def tab_widget(self) -> QWidget:
         return self
+
+    def key_widgets(self) -> list[QWidget]:
+        """What must stay readable at 1366×768 (tests/gui/test_layout.py)."""
+        return [self.list, self.candidate_list, *self.buttons.values()]
 
     def index_did_change(self, change: IndexChange) -> None:
         if self.loaded:

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     import sqlite3
 
 TERM_ROLE = Qt.ItemDataRole.UserRole + 1
+MARK_ROLE = Qt.ItemDataRole.UserRole + 3  # (column, value) of a marked facet value
 FOLDER_ROLE = Qt.ItemDataRole.UserRole + 2
 #: facet column → (heading, query field)
 FACETS: dict[str, tuple[str, str]] = {
@@ -104,11 +105,15 @@ class FacetSidebar(QWidget):
         self.ontology = QTreeWidget(self)
         self.ontology.setObjectName("ontologyTree")
         self.ontology.setHeaderLabels(["Ontology", "Facts"])
+        self.ontology.setAccessibleName("Ontology: facts per folder")
         self.facets = QTreeWidget(self)
         self.facets.setObjectName("facetTree")
         self.facets.setHeaderLabels(["Facet", "Count"])
+        self.facets.setAccessibleName("Facets: facts per value (Enter filters)")
         self.saved = QListWidget(self)
         self.saved.setObjectName("savedSearches")
+        self.saved.setAccessibleName("Saved searches")
+        theme.on_change(self._recolour)
         self.saved.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.saved.customContextMenuRequested.connect(self._saved_menu)
         self._folder_counts: dict[str, int] = {}
@@ -276,8 +281,25 @@ class FacetSidebar(QWidget):
                 mark = theme.mark_for(column, str(value))
                 if mark is not None:
                     item.setForeground(0, QBrush(QColor(mark.color)))
+                    item.setData(0, MARK_ROLE, (column, str(value)))
             group.setExpanded(expanded.get(column, True))
         self.facets_did_update.emit(query)
+
+    def _recolour(self) -> bool:
+        """Light or dark: the facet values' marks in the new scheme."""
+        from shiboken6 import isValid
+
+        if not isValid(self):
+            return False
+        for g in range(self.facets.topLevelItemCount()):
+            group = self.facets.topLevelItem(g)
+            for i in range(group.childCount() if group is not None else 0):
+                item = group.child(i) if group is not None else None
+                marked = item.data(0, MARK_ROLE) if item is not None else None
+                mark = theme.mark_for(*marked) if marked else None
+                if item is not None and mark is not None:
+                    item.setForeground(0, QBrush(QColor(mark.color)))
+        return True
 
     def _item_clicked(self, item: QTreeWidgetItem, _column: int = 0) -> None:
         data = item.data(0, TERM_ROLE)

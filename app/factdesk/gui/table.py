@@ -35,7 +35,7 @@ from factdesk.curation import ChangeSet
 from factdesk.errors import QueryError
 from factdesk.gui.session import IndexSession
 from factdesk.gui.table_model import FactTableModel
-from factdesk.gui.table_state import DEFAULT_HIDDEN, SIMILARITY, FactTableState
+from factdesk.gui.table_state import DEFAULT_HIDDEN, SIMILARITY, FactTableState, fitted_width
 from factdesk.gui.workers import BackgroundRead
 from factdesk.index.query import revision_resolver
 from factdesk.index.search import fact_ids, ids_of_paths, place_ids
@@ -87,6 +87,8 @@ class FactTableView(QTableView):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("factTable")
+        self.setAccessibleName("Facts")
+        self.setTabKeyNavigation(False)  # (Tab leaves the table: rows are picked with j/k, arrows)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.setAlternatingRowColors(True)
@@ -174,7 +176,7 @@ class FactTableController(QObject):
         restored = isinstance(saved, QByteArray) and header.restoreState(saved)
         if not restored:
             for i, column in enumerate(self.state.columns):
-                header.resizeSection(i, column.width)
+                header.resizeSection(i, fitted_width(self.view, column))
                 header.setSectionHidden(i, column.key in DEFAULT_HIDDEN)
         order = (Qt.SortOrder.DescendingOrder if self.state.descending
                  else Qt.SortOrder.AscendingOrder)
@@ -212,7 +214,7 @@ class FactTableController(QObject):
         header = self.view.horizontalHeader()
         for i, column in enumerate(self.state.columns):
             header.moveSection(header.visualIndex(i), i)
-            header.resizeSection(i, column.width)
+            header.resizeSection(i, fitted_width(self.view, column))
             header.setSectionHidden(i, column.key in DEFAULT_HIDDEN)
         self.save_header()
 

@@ -51,6 +51,15 @@ class FactTableModel(QAbstractTableModel):
         self._cells: dict[int, Any] = {}
         #: a `similar:` result's similarity per fact id (empty for any other query)
         self._scores: dict[int, float] = {}
+        theme.on_change(self._scheme_did_change)  # (the cached colours are of the old scheme)
+
+    def _scheme_did_change(self) -> bool:
+        from shiboken6 import isValid
+
+        if not isValid(self):
+            return False
+        self.invalidate()
+        return True
 
     # -- data loading ---------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QWidget
 
 from factdesk.index.columns import FACT_COLUMNS
 
@@ -62,3 +63,25 @@ class FactTableState:
         self.sort_key, self.descending = key, descending
         self._settings.setValue("table/sort_key", key)
         self._settings.setValue("table/descending", "true" if descending else "false")
+
+
+def fitted_width(view: QWidget, column: Column) -> int:
+    """A column's first width for the view's font (issue 18: a bigger font cut "⚙
+    methodology"): a marked column (type, kind, origin, status) as wide as its widest
+    label in bold, the others scaled with the font; the title keeps its width (it takes
+    what is left, and its text elides)."""
+    from PySide6.QtGui import QFont, QFontMetrics
+
+    from factdesk.gui import theme
+
+    font = view.font()
+    scale = QFontMetrics(font).averageCharWidth() / 7  # (7 pixels: the default font's)
+    width = column.width if column.key in ("title", "path") else round(column.width * max(1.0, scale))
+    marks = theme.MARKS_BY_COLUMN.get(column.key)
+    if marks:
+        bold = QFont(font)
+        bold.setBold(True)
+        metrics = QFontMetrics(bold)
+        widest = max(metrics.horizontalAdvance(theme.labelled(column.key, v)) for v in marks)
+        width = max(width, widest + 2 * metrics.averageCharWidth() + 8)
+    return width

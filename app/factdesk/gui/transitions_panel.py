@@ -29,6 +29,7 @@ from PySide6.QtCharts import (
 )
 from PySide6.QtCore import (
     QAbstractTableModel,
+    QEvent,
     QMargins,
     QModelIndex,
     QObject,
@@ -37,15 +38,17 @@ from PySide6.QtCore import (
     QThread,
     Signal,
 )
-from PySide6.QtGui import QColor, QKeyEvent, QPainter, QPen
+from PySide6.QtGui import QColor, QKeyEvent, QPainter, QPen, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QBoxLayout,
     QComboBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
     QScrollArea,
+    QSizePolicy,
     QSplitter,
     QTableView,
     QTableWidget,
@@ -71,17 +74,13 @@ from factdesk.reflect.charts import (
 from factdesk.reflect.model import KINDS, Transition
 from factdesk.reflect.stats import OUTCOMES, Reflection, TrackRecord
 
-#: stacked segments of the track-record chart: (attribute, legend, colour)
-RECORD_SEGMENTS = (
-    ("confirmed", "confirmed", "#2e7d32"),
-    ("promoted", "promoted", "#81c784"),
-    ("refuted", "refuted", "#c62828"),
-    ("retracted", "retracted", "#9e9e9e"),
-    ("overdue", "overdue", "#ef6c00"),
-    ("pending", "open", "#90caf9"),
-)
-OUTCOME_COLORS = {name: color for name, _legend, color in RECORD_SEGMENTS}
-HIT_RATE_COLOR = "#1a237e"
+#: stacked segments of the track-record chart: (attribute, legend, colour: gui/theme.py,
+#: light or dark)
+RECORD_SEGMENTS = tuple((name, "open" if name == "pending" else name, fill)
+                        for name, fill in theme.OUTCOME_FILLS.items())
+#: an outcome's text colour in the table (text needs 4.5:1, a bar only 3:1)
+OUTCOME_TEXT = {"confirmed": theme.SETTLE_DUE, "promoted": theme.SETTLE_DUE,
+                "refuted": theme.ERROR, "retracted": theme.DERIVED, "overdue": theme.WARNING}
 COLUMNS = ("Time", "Kind", "Path", "Outcome / change", "Confirming fact", "Author", "Claimant",
            "Commit", "Methodologies")
 ALL_KINDS = "All transitions"
@@ -197,8 +196,8 @@ class TransitionsModel(QAbstractTableModel):
             t = self.rows[index.row()]
             return theme.tooltip(f"{t.title}\n{t.path}\n{t.subject}")
         if role == Qt.ItemDataRole.ForegroundRole and index.column() == 3:
-            color = OUTCOME_COLORS.get(self.rows[index.row()].outcome or "")
-            return QColor(color) if color else None
+            tone = OUTCOME_TEXT.get(self.rows[index.row()].outcome or "")
+            return QColor(tone.color) if tone is not None else None
         return None
 
     def headerData(self, section: int, orientation: Qt.Orientation,
@@ -244,14 +243,29 @@ def _chart(title: str) -> tuple[QChart, QChartView]:
     chart.setAnimationOptions(QChart.AnimationOption.NoAnimation)
     legend = chart.legend()
     legend.setAlignment(Qt.AlignmentFlag.AlignBottom)
-    font = legend.font()
-    font.setPointSizeF(max(7.0, font.pointSizeF() - 1))
-    legend.setFont(font)
     chart.setMargins(QMargins(4, 4, 4, 4))
     view = QChartView(chart)
     view.setRenderHint(QPainter.RenderHint.Antialiasing)
-    view.setMinimumSize(260, 220)
+    view.setMinimumSize(320, 280)  # (legend and axis labels readable, not elided)
+    view.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # (reachable by Tab: a reader names it)
+    view.setAccessibleName(title)
+    _paint_chart(chart)
     return chart, view
+
+
+def _paint_chart(chart: QChart) -> None:
+    """The chart in the scheme in use: the lists' background, the palette's text for the
+    title, legend and axes (QtCharts' own themes would recolour the bars)."""
+    base, text = QColor(theme.BASE.color), QColor(theme.TEXT.color)
+    chart.setBackgroundBrush(base)
+    chart.setTitleBrush(text)
+    chart.legend().setLabelColor(text)
+    for axis in chart.axes():
+        if axis.objectName() != "share":  # (the share axis keeps the line's colour)
+            axis.setLabelsColor(text)
+            axis.setLinePenColor(QColor(theme.DERIVED.color))
+        axis.setGridLineColor(QColor(theme.DERIVED.color).lighter(150) if not theme.is_dark()
+                              else QColor(theme.DERIVED.color).darker(180))
 
 
 def _clear(chart: QChart) -> None:
@@ -274,10 +288,10 @@ def count_axis(peak: int) -> QValueAxis:
     return axis
 
 
-def _bar_set(legend: str, color: str, values: Sequence[int]) -> QBarSet:
+def _bar_set(legend: str, fill: theme.Tone, values: Sequence[int]) -> QBarSet:
     bars = QBarSet(legend)
-    bars.setColor(QColor(color))
-    bars.setBorderColor(QColor(color))
+    bars.setColor(QColor(fill.color))
+    bars.setBorderColor(QColor(fill.color))
     bars.append([float(v) for v in values])
     return bars
 
@@ -337,6 +351,9 @@ class TransitionsPanel(QWidget):
         self.kind_combo.addItems([ALL_KINDS, HYPOTHESES_ONLY, *KINDS])
         self.kind_combo.currentIndexChanged.connect(lambda _i: self._fill_table())
         self.status = _label(self, "transitionsStatus")
+        self.status.setWordWrap(True)  # (its width never widens the tab: the charts were cut)
+        self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.status.setMinimumWidth(120)
         bar.addWidget(self.since_edit, 2)
         bar.addWidget(self.kind_combo)
         bar.addWidget(self.status, 3)
@@ -346,6 +363,7 @@ class TransitionsPanel(QWidget):
         self.model = TransitionsModel(self)
         self.table = TransitionsTable(split)
         self.table.setObjectName("transitionsTable")
+        self.table.setTabKeyNavigation(False)  # (Tab leaves the table: no keyboard trap)
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -364,7 +382,12 @@ class TransitionsPanel(QWidget):
         self.table.row_activated.connect(self._activate)
         split.addWidget(self.table)
 
-        lower = QSplitter(Qt.Orientation.Horizontal, split)
+        # the charts and the methodology table side by side on a wide centre, one under
+        # the other on a narrow one (a 1366-pixel screen: `_reflow`); the tab scrolls
+        lower = QWidget(split)
+        self.charts_box = lower
+        self._lower_layout = QBoxLayout(QBoxLayout.Direction.LeftToRight, lower)
+        self._lower_layout.setContentsMargins(0, 0, 0, 0)
         agents = QWidget(lower)
         agents_layout = QVBoxLayout(agents)
         agents_layout.setContentsMargins(0, 0, 0, 0)
@@ -405,6 +428,7 @@ class TransitionsPanel(QWidget):
         self.meth_caption.setText("Methodology facts, most reinforced first")
         self.methodology_table = QTableWidget(0, 3, meth)
         self.methodology_table.setObjectName("transitionsMethodologies")
+        self.methodology_table.setTabKeyNavigation(False)
         self.methodology_table.setHorizontalHeaderLabels(["Transitions", "Citing", "Methodology"])
         self.methodology_table.verticalHeader().setVisible(False)
         self.methodology_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -418,13 +442,67 @@ class TransitionsPanel(QWidget):
         meth_layout.addWidget(self.meth_caption)
         meth_layout.addWidget(self.methodology_table, 1)
 
-        for w in (agents, months, meth):
-            lower.addWidget(w)
-        lower.setSizes([400, 450, 330])
+        self.methodology_table.setMinimumHeight(160)
+        for w, stretch in ((agents, 4), (months, 5), (meth, 3)):
+            self._lower_layout.addWidget(w, stretch)
         split.addWidget(lower)
+        split.setChildrenCollapsible(False)
+        self.table.setMinimumHeight(140)
         split.setSizes([330, 420])
+        self.split = split
         outer.addWidget(split, 1)
         self.status.setText("Not computed yet.")
+        self.setAccessibleName("Transitions and track records")
+        self.status.setAccessibleName("Transitions summary")
+        for combo, name in ((self.kind_combo, "Transition kind"),
+                            (self.group_combo, "Group the track records"),
+                            (self.month_combo, "Claimants of the outcomes chart"),
+                            (self.bucket_combo, "Time bucket")):
+            combo.setAccessibleName(name)
+        self.since_edit.setAccessibleName("Since revision")
+        self.table.setAccessibleName("Transitions")
+        self.methodology_table.setAccessibleName("Methodology facts")
+        theme.on_change(self._scheme_did_change)
+
+    #: under this width the charts stack (each needs ~320 pixels for its labels)
+    WIDE = 1000
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        self._reflow()
+        super().resizeEvent(event)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Resize:  # (the frame's viewport: the room there is)
+            self._reflow()
+        return False
+
+    def _reflow(self) -> None:
+        # the room the tab has (its frame's viewport), not the panel's own width: side by
+        # side, the panel's minimum is ~1000 pixels and it would never narrow to reflow
+        room = self._frame.viewport().width() if self._frame is not None else self.width()
+        wide = room >= self.WIDE
+        direction = QBoxLayout.Direction.LeftToRight if wide else QBoxLayout.Direction.TopToBottom
+        if self._lower_layout.direction() != direction:
+            self._lower_layout.setDirection(direction)
+
+    def _scheme_did_change(self) -> bool:
+        from shiboken6 import isValid
+
+        if not isValid(self):
+            return False
+        for chart in (self.records_chart, self.months_chart):
+            _paint_chart(chart)
+        if self.loaded:
+            self._fill_records()
+            self._fill_months()
+            self.model.layoutChanged.emit()  # (the outcome column's colours)
+        return True
+
+    def key_widgets(self) -> list[QWidget]:
+        """What must stay readable at 1366×768 (tests/gui/test_layout.py): the charts (their
+        labels), the table and the combos."""
+        return [self.records_view, self.months_view, self.table, self.methodology_table,
+                self.kind_combo, self.group_combo]
 
     # -- loading ------------------------------------------------------------------------------
 
@@ -471,6 +549,9 @@ class TransitionsPanel(QWidget):
         if self._frame is None:
             self._frame = QScrollArea(self.parentWidget())
             self._frame.setWidgetResizable(True)
+            self._frame.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+            self._frame.viewport().installEventFilter(self)
+            self._frame.setAccessibleName("Transitions")
             self._frame.setWidget(self)
         return self._frame
 
@@ -589,6 +670,11 @@ class TransitionsPanel(QWidget):
         values = count_axis(max(sum(c.values()) for c in counts))
         chart.addAxis(values, Qt.AlignmentFlag.AlignBottom)
         series.attachAxis(values)
+        _paint_chart(chart)
+        self.records_view.setAccessibleDescription("; ".join(
+            f"{r.key}: " + ", ".join(f"{c[attr]} {legend}" for attr, legend, _f in RECORD_SEGMENTS
+                                     if c[attr]) for r, c in zip(reversed(rows), reversed(counts),
+                                                                 strict=True)))
 
     def month_points(self) -> list[tuple[str, dict[str, int]]]:
         """(period, outcome counts) for the claimants and time bucket chosen in the combos."""
@@ -614,7 +700,7 @@ class TransitionsPanel(QWidget):
         chart.addSeries(series)
         rate = QLineSeries()
         rate.setName("% held")
-        pen = QPen(QColor(HIT_RATE_COLOR))
+        pen = QPen(QColor(theme.HIT_RATE.color))
         pen.setWidth(2)
         rate.setPen(pen)
         rate.setPointsVisible(True)
@@ -636,13 +722,18 @@ class TransitionsPanel(QWidget):
         chart.addAxis(counts, Qt.AlignmentFlag.AlignLeft)
         series.attachAxis(counts)
         share = QValueAxis()
+        share.setObjectName("share")
         share.setRange(0, 100)
         share.setLabelFormat("%d%%")
-        share.setLinePenColor(QColor(HIT_RATE_COLOR))
-        share.setLabelsColor(QColor(HIT_RATE_COLOR))
+        share.setLinePenColor(QColor(theme.HIT_RATE.color))
+        share.setLabelsColor(QColor(theme.HIT_RATE.color))
         share.setGridLineVisible(False)
         chart.addAxis(share, Qt.AlignmentFlag.AlignRight)
         rate.attachAxis(share)
+        _paint_chart(chart)
+        self.months_view.setAccessibleDescription("; ".join(
+            f"{m}: " + ", ".join(f"{c[a]} {legend}" for a, legend, _f in RECORD_SEGMENTS
+                                 if a in OUTCOMES and c[a]) for m, c in points))
 
     def _fill_methodologies(self) -> None:
         table = self.methodology_table
