@@ -57,6 +57,7 @@ def main() -> int:
 
     from factdesk.index import reads
     from factdesk.index.indexer import Indexer
+    from factdesk.review import proposals
     from factdesk.review.checks import check_all, check_proposal
     from factdesk.review.proposals import load_queue
 
@@ -82,11 +83,15 @@ def main() -> int:
     loads = []
     cpu = []
     for _ in range(5):
+        proposals._CACHE.clear()  # each run from git (the in-memory queue timed apart)
         before = _cpu()
         started = time.perf_counter()
         queue = load_queue(repo)
         loads.append(time.perf_counter() - started)
         cpu.append(_cpu() - before)
+    started = time.perf_counter()
+    load_queue(repo)
+    warm = time.perf_counter() - started
     n = len(queue.proposals)
     step = max(1, n // max(1, a.samples))
     sample = [p.sha for p in queue.proposals[::step]][:a.samples]
@@ -107,7 +112,7 @@ def main() -> int:
         "corpus": str(a.kb), "live_facts": live, "proposals": n,
         "branches": [b.name for b in queue.branches],
         "load_queue_s": {"median": statistics.median(loads), "max": max(loads),
-                         "cpu_median": statistics.median(cpu)},
+                         "cpu_median": statistics.median(cpu), "same_state": warm},
         "check_proposal_ms": {"samples": len(one), "p50": 1000 * pct(one, 0.5),
                               "p95": 1000 * pct(one, 0.95), "max": 1000 * max(one)},
         "check_all_s": {"first": first, "all": every, "checked": count},
@@ -130,13 +135,21 @@ def main() -> int:
             "| step | budget | measured |", "|---|---|---|",
             f"| `load_queue` (every proposal listed, git only) | < 2 s | median "
             f"{lq['median']:.2f} s, worst of 5 {lq['max']:.2f} s (CPU, this process and "  # type: ignore[index]
-            f"its git processes: {lq['cpu_median']:.2f} s) |",  # type: ignore[index]
+            f"its git processes: {lq['cpu_median']:.2f} s); the same state again, from "
+            f"memory: {1000 * lq['same_state']:.0f} ms |",  # type: ignore[index]
             f"| one proposal's checks (`check_proposal`) | p95 < 200 ms | p50 "
             f"{cp['p50']:.0f} ms, p95 {cp['p95']:.0f} ms, max {cp['max']:.0f} ms over "  # type: ignore[index]
             f"{cp['samples']} proposals |",  # type: ignore[index]
             f"| every badge (`check_all`, streamed) | < 60 s | first after "
             f"{ca['first']:.2f} s, all {ca['checked']} in {ca['all']:.1f} s |",  # type: ignore[index]
-            ""])
+            "",
+            *([] if lq["median"] < 2 else [  # type: ignore[index, operator]
+                f"`load_queue` misses its budget in wall time here: with a load average of "
+                f"{load_start[0]:.0f} on {os.cpu_count()} cores, every git process waits for "
+                f"a core; its CPU time ({lq['cpu_median']:.2f} s, the trust rule's read of "  # type: ignore[index]
+                "every first-parent commit message the largest part) is the figure an idle "
+                "machine would show in wall time, or less (the reads run side by side). "
+                "The same repository state is answered from memory afterwards.", ""])])
         replace_section(ROOT / "docs" / "benchmarks.md", HEADING, text)
     return 0 if ok else 1
 
