@@ -21,8 +21,10 @@ from pathlib import Path
 
 import click
 
-from factdesk.cli import decide_cmds  # noqa: F401  (registers accept, reject)
-from factdesk.cli import review_cmds  # noqa: F401  (registers proposals, proposals show)
+from factdesk.cli import (
+    decide_cmds,  # noqa: F401  (registers accept, reject)
+    review_cmds,  # noqa: F401  (registers proposals, proposals show)
+)
 from factdesk.cli.commands import cli
 from factdesk.version import version
 
