@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QEvent, QObject, Qt, QThread, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QThread, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontDatabase, QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -109,6 +109,8 @@ class Item:
 
 #: after a key or a selection in the tab, the checks wait this long (seconds)
 QUIET_S = 0.4
+#: the selected fact's diff and the inspector follow the queue after this long (ms)
+DETAIL_MS = 60
 
 
 class CheckWorker(QThread):
@@ -214,6 +216,10 @@ class ProposalsPanel(QWidget):
         self._proposed_text = ""
         self._syncing = False
         self._quiet_until = 0.0
+        self._detail_timer = QTimer(self)
+        self._detail_timer.setSingleShot(True)
+        self._detail_timer.setInterval(DETAIL_MS)
+        self._detail_timer.timeout.connect(self._show_fact_later)
         self._again = False
         self._edit_for: tuple[Item, Proposal, ProposedFact, bool] | None = None
         repo, indexer = self._repo, ops.indexer
@@ -957,7 +963,16 @@ class ProposalsPanel(QWidget):
                           color if problem.new else theme.DERIVED_COLOR, problem_line(problem))
 
     def _show_fact(self) -> None:
+        """The chosen fact's findings now; its diff, text and the inspector a moment later
+        (`DETAIL_MS`): the queue's next row is painted first, and a run of S or j presses
+        does not start a diff and redraw the inspector for every row it passes."""
         self._show_problems()
+        if self._chosen_fact() is None or self.queue is None:
+            return
+        self.diff.setPlainText("Comparing with the curated version…")
+        self._detail_timer.start()
+
+    def _show_fact_later(self) -> None:
         chosen = self._chosen_fact()
         if chosen is None or self.queue is None:
             return
