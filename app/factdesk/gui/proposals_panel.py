@@ -111,6 +111,9 @@ class Item:
 QUIET_S = 0.4
 #: the selected fact's diff and the inspector follow the queue after this long (ms)
 DETAIL_MS = 60
+#: a decision goes to the writer lane this long after its key (ms; never lost: closing
+#: the window hands over what waits)
+SUBMIT_MS = 30
 
 
 class CheckWorker(QThread):
@@ -216,6 +219,11 @@ class ProposalsPanel(QWidget):
         self._proposed_text = ""
         self._syncing = False
         self._quiet_until = 0.0
+        self._to_submit: list[Callable[[], None]] = []
+        self._submit_timer = QTimer(self)
+        self._submit_timer.setSingleShot(True)
+        self._submit_timer.setInterval(SUBMIT_MS)
+        self._submit_timer.timeout.connect(self._submit)
         self._detail_timer = QTimer(self)
         self._detail_timer.setSingleShot(True)
         self._detail_timer.setInterval(DETAIL_MS)
@@ -436,6 +444,8 @@ class ProposalsPanel(QWidget):
         self.list.setFocus()
 
     def close_worker(self) -> None:
+        self._submit_timer.stop()
+        self._submit()  # (decisions made just before closing: the lane finishes them)
         for reader in (self._loader, self._one, self._shower, self._bytes, self._near_read,
                        self._awaiting_read):
             reader.close()
@@ -1058,7 +1068,16 @@ class ProposalsPanel(QWidget):
             else:
                 self._ops.operation_did_fail.emit(exc)
 
-        self._ops.run(op, success=partial(self._decided, item), failed=failed)
+        # (handed to the writer a moment later: the next row is painted before the write's
+        # Python work competes with the GUI thread for the GIL)
+        self._to_submit.append(partial(self._ops.run, op, success=partial(self._decided, item),
+                                       failed=failed))
+        self._submit_timer.start()
+
+    def _submit(self) -> None:
+        calls, self._to_submit = self._to_submit, []
+        for call in calls:
+            call()
 
     def _refill_back(self, item: Item) -> None:
         for row in self._rows():
