@@ -393,9 +393,9 @@ def real_repo(tmp_path: Path) -> Path:
 
 @pytest.mark.slow
 def test_real_corpus_lists_every_agent_commit(qtbot, real_repo, data_dir) -> None:  # type: ignore[no-untyped-def]
-    """The published corpus: the agent branch's 104 commits listed, the net view's 62
-    facts per fact, its syntheses' ontology errors found; one accepted, one rejected,
-    both undone."""
+    """The published corpus: the agent branch's 104 commits listed (once, though the local
+    branch and its remote-tracking twin both hold them), the net view's 62 facts per fact,
+    its syntheses' ontology errors found; a clean one accepted with A, then undone."""
     win = open_window(qtbot, real_repo)
     try:
         win.resize(1366, 768)
