@@ -393,9 +393,9 @@ def real_repo(tmp_path: Path) -> Path:
 
 @pytest.mark.slow
 def test_real_corpus_lists_every_agent_commit(qtbot, real_repo, data_dir) -> None:  # type: ignore[no-untyped-def]
-    """The published corpus: the agent branch's 104 commits listed, the net view's 62
-    facts per fact, its syntheses' ontology errors found; one accepted, one rejected,
-    both undone."""
+    """The published corpus: the agent branch's 104 commits listed (once, though the local
+    branch and its remote-tracking twin both hold them), the net view's 62 facts per fact,
+    its syntheses' ontology errors found; a clean one accepted with A, then undone."""
     win = open_window(qtbot, real_repo)
     try:
         win.resize(1366, 768)
@@ -542,3 +542,13 @@ def test_a_newer_read_never_drops_the_running_ones_answer(qtbot, review_window) 
     qtbot.waitUntil(lambda: len(answers) >= 2 and not panel._loader.running, timeout=10_000)
     qtbot.wait(200)
     assert len(answers) == 2
+
+
+def test_a_decision_made_just_before_closing_is_committed(qtbot, repo, data_dir) -> None:  # type: ignore[no-untyped-def]
+    shas = add_agent_branch(repo)
+    win = open_window(qtbot, repo)
+    panel = show_tab(qtbot, win)
+    press(qtbot, panel, Qt.Key.Key_A)
+    win.close()  # (at once: the decision still waited to go to the writer)
+    log = git(repo, "log", "-3", "--format=%B", "main")
+    assert f"Factdesk-Proposal: {shas['obs']}" in log

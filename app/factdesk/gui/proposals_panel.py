@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QEvent, QObject, Qt, QThread, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QThread, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontDatabase, QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -109,6 +109,11 @@ class Item:
 
 #: after a key or a selection in the tab, the checks wait this long (seconds)
 QUIET_S = 0.4
+#: the selected fact's diff and the inspector follow the queue after this long (ms)
+DETAIL_MS = 60
+#: a decision goes to the writer lane this long after its key (ms; never lost: closing
+#: the window hands over what waits)
+SUBMIT_MS = 30
 
 
 class CheckWorker(QThread):
@@ -214,6 +219,15 @@ class ProposalsPanel(QWidget):
         self._proposed_text = ""
         self._syncing = False
         self._quiet_until = 0.0
+        self._to_submit: list[Callable[[], None]] = []
+        self._submit_timer = QTimer(self)
+        self._submit_timer.setSingleShot(True)
+        self._submit_timer.setInterval(SUBMIT_MS)
+        self._submit_timer.timeout.connect(self._submit)
+        self._detail_timer = QTimer(self)
+        self._detail_timer.setSingleShot(True)
+        self._detail_timer.setInterval(DETAIL_MS)
+        self._detail_timer.timeout.connect(self._show_fact_later)
         self._again = False
         self._edit_for: tuple[Item, Proposal, ProposedFact, bool] | None = None
         repo, indexer = self._repo, ops.indexer
@@ -430,6 +444,8 @@ class ProposalsPanel(QWidget):
         self.list.setFocus()
 
     def close_worker(self) -> None:
+        self._submit_timer.stop()
+        self._submit()  # (decisions made just before closing: the lane finishes them)
         for reader in (self._loader, self._one, self._shower, self._bytes, self._near_read,
                        self._awaiting_read):
             reader.close()
@@ -957,7 +973,16 @@ class ProposalsPanel(QWidget):
                           color if problem.new else theme.DERIVED_COLOR, problem_line(problem))
 
     def _show_fact(self) -> None:
+        """The chosen fact's findings now; its diff, text and the inspector a moment later
+        (`DETAIL_MS`): the queue's next row is painted first, and a run of S or j presses
+        does not start a diff and redraw the inspector for every row it passes."""
         self._show_problems()
+        if self._chosen_fact() is None or self.queue is None:
+            return
+        self.diff.setPlainText("Comparing with the curated version…")
+        self._detail_timer.start()
+
+    def _show_fact_later(self) -> None:
         chosen = self._chosen_fact()
         if chosen is None or self.queue is None:
             return
@@ -1043,7 +1068,16 @@ class ProposalsPanel(QWidget):
             else:
                 self._ops.operation_did_fail.emit(exc)
 
-        self._ops.run(op, success=partial(self._decided, item), failed=failed)
+        # (handed to the writer a moment later: the next row is painted before the write's
+        # Python work competes with the GUI thread for the GIL)
+        self._to_submit.append(partial(self._ops.run, op, success=partial(self._decided, item),
+                                       failed=failed))
+        self._submit_timer.start()
+
+    def _submit(self) -> None:
+        calls, self._to_submit = self._to_submit, []
+        for call in calls:
+            call()
 
     def _refill_back(self, item: Item) -> None:
         for row in self._rows():
