@@ -131,19 +131,17 @@ def messages_tab(indexer: object) -> dict[str, float]:
     panel = MessagesPanel(ops)
     panel.resize(650, 640)
     panel.show()
-    conn = indexer.connect(readonly=True)  # type: ignore[attr-defined]
     reads, fills = [], []
     try:
         for _ in range(3):
             t = time.perf_counter()
-            view = read_messages(indexer, conn)  # type: ignore[arg-type]
+            view = read_messages(indexer)  # type: ignore[arg-type]
             reads.append(time.perf_counter() - t)
             t = time.perf_counter()
             panel._loaded(view)
             app.processEvents()
             fills.append(time.perf_counter() - t)
     finally:
-        conn.close()
         panel.close_worker()
         lane.close()
     return {"tab_read_median_ms": round(statistics.median(reads) * 1000, 1),

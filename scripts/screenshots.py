@@ -135,6 +135,8 @@ def messages_shot(win: object, app: object) -> None:
     path = next((m.path for m in panel._messages.values() if len(m.referenced_memory_ids) > 1), None)
     if path is not None:
         panel.select_message(path)
+        if any("reading" in panel.refs.item(i).text() for i in range(panel.refs.count())):
+            _wait(app, panel.titles_did_load, 10_000)  # (the facts' titles: read on a worker)
         message = panel.current_message()
         if message is not None and panel.backlinks is not None:
             fact = win.nav.id_of(message.referenced_memory_ids[0])

@@ -84,7 +84,8 @@ def test_threads_by_pair_detail_and_mark_delivered_then_undo(qtbot, window: Main
     assert panel.fields["context"].text() == "the pool fact says it saturates"
     assert "read" in panel.fields["delivery"].text()
     assert panel.refs.count() == 1 and IDS["pool"] in panel.refs.item(0).text()
-    assert "Connection pool exhausts" in panel.refs.item(0).text()
+    # the fact's title is read on a worker as the message is shown
+    qtbot.waitUntil(lambda: "Connection pool exhausts" in panel.refs.item(0).text(), timeout=5000)
     # J moves to the next message (the answer)
     tree.setFocus()
     qtbot.keyClick(tree, Qt.Key.Key_J)
@@ -153,6 +154,8 @@ def test_a_reference_selects_the_fact(qtbot, window: MainWindow, repo: Path) -> 
     panel.select_message(paths["other"])  # (a backlink): it alone is selected, as J/K leave it
     assert panel.selected_paths() == [paths["other"]]
     assert panel.refs.count() == 2
+    qtbot.waitUntil(lambda: "reading" not in panel.refs.item(1).text(), timeout=5000)
+    assert panel.refs.item(1).text().startswith("Migrations will lock the ledger table — ")
     item = panel.refs.item(1)
     rect = panel.refs.visualItemRect(item)
     qtbot.mouseClick(panel.refs.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
@@ -220,3 +223,25 @@ def test_a_large_store_shows_threads_closed_but_the_current_one(qtbot, window: M
     thread = model.index(0, 0, model.index(1, 0))
     qtbot.mouseClick(tree.viewport(), Qt.MouseButton.LeftButton, pos=tree.visualRect(thread).center())
     assert panel.selected_paths() == [paths["ask"], paths["answer"], paths["thanks"]]
+
+
+def test_a_reference_to_no_fact_is_said_and_inert(qtbot, window: MainWindow, repo: Path) -> None:
+    gone = write_message(repo, "codex", ["claude-code"], "2026-11-22T08:00:00Z",
+                         "About the retracted rate limit.", refs=("kb/decisions/api/dead0001.md",
+                                                                  IDS["policy"],
+                                                                  "kb/gotchas/db/00000000.md"))
+    _commit(repo, "message: dangling", author="codex", op="message")
+    with qtbot.waitSignal(window.index_did_update, timeout=10_000):
+        window.reindex()
+    panel = open_tab(qtbot, window, count=1)
+    panel.select_message(gone)
+    qtbot.waitUntil(lambda: "reading" not in panel.refs.item(0).text(), timeout=5000)
+    # a retracted fact says so (its last version still opens, as everywhere)
+    assert panel.refs.item(0).text() == ("Rate limit is 100 requests per minute — "
+                                         "kb/decisions/api/dead0001.md (retracted)")
+    assert panel.refs.item(1).text() == f"Never run migrations at peak — {IDS['policy']}"
+    assert panel.refs.item(2).text() == "kb/gotchas/db/00000000.md (no such fact)"
+    assert panel.refs.item(2).data(Qt.ItemDataRole.UserRole + 2) is None  # nothing to open
+    qtbot.mouseClick(panel.refs.viewport(), Qt.MouseButton.LeftButton,
+                     pos=panel.refs.visualItemRect(panel.refs.item(2)).center())
+    assert window.center.currentWidget() is panel  # stayed

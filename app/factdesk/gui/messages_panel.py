@@ -63,6 +63,7 @@ from factdesk.gui.operations import Operations
 from factdesk.gui.panel import IndexChange, LazyRefresh, Window
 from factdesk.gui.safe_browser import SafeTextBrowser
 from factdesk.gui.workers import BackgroundRead
+from factdesk.index.messages import referenced_facts
 from factdesk.model.messages import DELIVERY_STATES, Message
 
 if TYPE_CHECKING:
@@ -133,6 +134,7 @@ class MessagesPanel(LazyRefresh, QWidget):
 
     caption_did_change = Signal(str)
     messages_did_load = Signal(int)
+    titles_did_load = Signal()
     fact_path_did_request = Signal(str)
     caption = "Messages"
     menu_text = "Messages"
@@ -149,9 +151,13 @@ class MessagesPanel(LazyRefresh, QWidget):
         self.mark_dialog: MarkDeliveryDialog | None = None
         self._wanted: str | None = None  # a message to select once read (a backlink)
         indexer = ops.indexer
-        self._reader = BackgroundRead.of_index(
-            indexer, lambda conn: read_messages(indexer, conn), done=self._loaded,
-            failed=self._failed, parent=self)
+        #: referenced fact path → (title, status), None: no such fact (read as shown)
+        self._titles: dict[str, tuple[str, str] | None] = {}
+        self._title_reader = BackgroundRead.of_index(
+            indexer, lambda conn, refs: referenced_facts(conn, list(refs)), done=self._titles_read,
+            failed=lambda *_a: None, parent=self)
+        self._reader = BackgroundRead(None, lambda: read_messages(indexer), done=self._loaded,
+                                      failed=self._failed, parent=self)
         self._build()
         self.backlinks: MessageBacklinks | None = None
         if inspector is not None:
@@ -246,6 +252,7 @@ class MessagesPanel(LazyRefresh, QWidget):
         selected = self.selected_paths(expand=False)
         current = self._current_key()
         self.view = view
+        self._titles = {}  # (facts change too: read again)
         self.loaded = True
         self._fill(view)
         if self._wanted is not None:
@@ -354,18 +361,40 @@ class MessagesPanel(LazyRefresh, QWidget):
             f"{replied.sender}: {replied.first_line}" if replied is not None
             else (m.in_reply_to or "—"), 300))
         f["context"].setText(theme.clip(m.context_explanation or "—"))
-        titles = self.view.titles if self.view is not None else {}
+        self._show_refs(m)
+        self.body.show_markdown(m.body)
+
+    def _show_refs(self, m: Message) -> None:
+        """The facts `m` references, by title; titles not known yet are read on a worker
+        (only the shown message's: 10,000 messages cite ~18,000 facts)."""
+        self.refs.clear()
+        missing = tuple(r for r in m.referenced_memory_ids if r not in self._titles)
+        if missing:
+            self._title_reader.start(missing)
         for ref in m.referenced_memory_ids:
-            title = titles.get(ref)
-            entry = QListWidgetItem(theme.clip(f"{title} — {ref}" if title else f"{ref} (no such fact)",
-                                               300), self.refs)
-            entry.setData(PATH_ROLE, ref if title else None)
+            known = ref in self._titles
+            fact = self._titles.get(ref)
+            if fact is not None:
+                title, status = fact
+                text = f"{title or '(untitled)'} — {ref}" + (f" ({status})" if status != "live" else "")
+            else:
+                text = f"{ref} (reading…)" if not known else f"{ref} (no such fact)"
+            entry = QListWidgetItem(theme.clip(text, 300), self.refs)
+            entry.setData(PATH_ROLE, ref if fact is not None or not known else None)
             entry.setToolTip(theme.tooltip(ref))
-            if not title:
-                entry.setForeground(QBrush(QColor(theme.ERROR_COLOR)))
+            if known and (fact is None or fact[1] != "live"):
+                entry.setForeground(QBrush(QColor(theme.ERROR_COLOR if fact is None
+                                                  else theme.DERIVED_COLOR)))
         if not m.referenced_memory_ids:
             QListWidgetItem("(none)", self.refs).setFlags(Qt.ItemFlag.NoItemFlags)
-        self.body.show_markdown(m.body)
+
+    def _titles_read(self, titles: dict[str, tuple[str, str]], asked: tuple[str, ...]) -> None:
+        for ref in asked:
+            self._titles[ref] = titles.get(ref)
+        m = self.current_message()
+        if m is not None and set(asked) & set(m.referenced_memory_ids):
+            self._show_refs(m)
+            self.titles_did_load.emit()
 
     def _ref_activated(self, item: QListWidgetItem) -> None:
         path = item.data(PATH_ROLE)
@@ -468,6 +497,7 @@ class MessagesPanel(LazyRefresh, QWidget):
 
     def close_worker(self) -> None:
         self._reader.close()
+        self._title_reader.close()
         if self.backlinks is not None:
             self.backlinks.close_worker()
 

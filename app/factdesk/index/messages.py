@@ -269,3 +269,10 @@ def read(repo: Path, index_path: Path, work: Callable[[sqlite3.Connection], _T])
 def known_paths(conn: sqlite3.Connection) -> set[str]:
     """Every indexed message's path."""
     return {r[0] for r in conn.execute("SELECT path FROM messages")}
+
+
+def referenced_facts(conn: sqlite3.Connection, paths: list[str]) -> dict[str, tuple[str, str]]:
+    """Over the *facts'* index: path → (title, status) of each referenced fact that has a
+    row (a retracted one keeps its last version's), for the Messages tab's references."""
+    return {r[0]: (r[1], r[2]) for r in rows_in(
+        conn, "SELECT path, title, status FROM facts WHERE path IN ({marks})", paths)}
