@@ -17,7 +17,7 @@ from factdesk.gui.main_window import MainWindow
 from factdesk.version import version
 
 ROOT = Path(__file__).resolve().parents[2]
-SHOTS = Path(os.environ.get("FACTDESK_SHOTS", "/tmp/factdesk-desk1-shots"))
+SHOTS = os.environ.get("FACTDESK_SHOTS")  # (a folder: the pictures are saved there)
 NATIVE = QKeySequence.SequenceFormat.NativeText
 
 
@@ -55,8 +55,7 @@ def test_the_shortcut_sheet_lists_every_bound_key_and_nothing_else(qtbot, window
     assert by_key[("C", window.settlement.menu_text)] == "Confirm"
     assert by_key[("Enter", "Go")] == "Focus inspector"
     assert all(what and what != "(unnamed)" for _k, what, _s in rows)
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    sheet.grab().save(str(SHOTS / "shortcut-sheet.png"))
+    _shot(sheet, "shortcut-sheet")
     qtbot.keyClicks(sheet.filter, "undo")
     assert [what for _k, what, _s in sheet.rows()] == ["Undo"]
     qtbot.keyClick(sheet, Qt.Key.Key_Escape)
@@ -92,12 +91,19 @@ def test_the_about_box_names_version_corpus_index_and_model(qtbot, window: MainW
     assert fields["index"] == str(window.session.indexer.path)
     assert fields["indexSize"].endswith(("KB", "MB"))
     assert fields["model"].startswith("Fast (static, distilled from MiniLM) — off")
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    box.grab().save(str(SHOTS / "about.png"))
+    _shot(box, "about")
     qtbot.mouseClick(_button(box, "aboutCopy"), Qt.MouseButton.LeftButton)
     assert f"corpus: {window.session.repo}" in QApplication.clipboard().text()
     qtbot.keyClick(box, Qt.Key.Key_Escape)
     assert not box.isVisible()
+
+
+def _shot(widget, name: str) -> None:  # type: ignore[no-untyped-def]
+    picture = widget.grab()
+    assert not picture.isNull()
+    if SHOTS:
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        picture.save(str(Path(SHOTS) / f"{name}.png"))
 
 
 def _button(box: AboutBox, name: str):  # type: ignore[no-untyped-def]
