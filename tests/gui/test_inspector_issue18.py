@@ -114,3 +114,29 @@ def test_a_refusal_for_a_change_on_disk_offers_reload(window: MainWindow, qtbot,
         qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
     assert window.inspector.title.text() == "Never run migrations at peak hours"
     assert window.findChild(QMessageBox, "reloadBox") is None or not box.isVisible()
+
+
+def test_the_relabel_editor_reloads_after_a_conflict(window: MainWindow, qtbot, repo: Path) -> None:
+    """The editor's own refusal (a conflict): Reload reopens it on the fact as it now is,
+    the curator's field and reason kept; Apply then commits against the new version."""
+    from tests.gui.test_relabel import choose, open_on
+
+    dialog = open_on(qtbot, window, "pool")
+    choose(qtbot, dialog.combos["type"], "pattern")
+    qtbot.keyClicks(dialog.reason_edit, "a pattern")
+    path = repo / IDS["pool"]
+    path.write_bytes(path.read_bytes().replace(b"confidence: 0.9", b"confidence: 0.4"))
+    git(repo, "commit", "-qam", "update: agent")
+    assert not dialog.reload_button.isVisible()
+    dialog.apply()
+    qtbot.waitUntil(dialog.reload_button.isVisible, timeout=5000)
+    with qtbot.waitSignal(window.relabel.dialog_did_open, timeout=15_000):
+        qtbot.mouseClick(dialog.reload_button, Qt.MouseButton.LeftButton)
+    again = window.relabel_dialog
+    assert again is not dialog and again.isVisible() and not dialog.isVisible()
+    assert again.changes() == {"type": "pattern"} and again.reason_edit.text() == "a pattern"
+    qtbot.waitUntil(lambda: again.apply_button.isEnabled(), timeout=5000)
+    with qtbot.waitSignal(window.index_did_update, timeout=10_000):
+        again.apply()
+    text = path.read_text()
+    assert "type: pattern" in text and "confidence: 0.4" in text  # (the agent's change kept)

@@ -14,7 +14,7 @@ from factdesk.curation import ChangeSet, Conflict
 from factdesk.errors import FactdeskError
 from factdesk.gui.inspector import InspectorPanel
 from factdesk.gui.operations import Operations
-from factdesk.gui.relabel_dialog import RelabelOpener
+from factdesk.gui.relabel_dialog import RelabelDialog, RelabelOpener
 from factdesk.gui.session import IndexSession
 from factdesk.gui.status_area import StatusArea
 from factdesk.gui.table import FactTableController
@@ -38,6 +38,7 @@ class CurationFront:
         self._relabel = relabel
         self._status = status
         self._ask_text = ask_text
+        relabel.dialog_did_open.connect(self._editor_opened)
 
     def selected_paths(self) -> list[str]:
         """The facts an action applies to: the table's selection when the fact shown is in
@@ -105,3 +106,20 @@ class CurationFront:
         inspected fact (and every list) as the files now are."""
         self._status.say("Reloading what changed on disk…", 4000)
         self._reindex()
+
+    def _editor_opened(self, dialog: RelabelDialog) -> None:
+        dialog.reload_did_request.connect(lambda: self.reload_editor(dialog))
+
+    def reload_editor(self, dialog: RelabelDialog) -> None:
+        """The relabel editor's Reload after a conflict: close it, read the corpus again in
+        the background, then open it again on the files as they now are, with the curator's
+        fields and reason kept (its preview shows the change against the new version)."""
+        paths, initial, reason = list(dialog.paths), dialog.changes(), dialog.reason_edit.text()
+        dialog.reject()
+
+        def reopen(_stats: object) -> None:
+            self._session.index_did_update.disconnect(reopen)
+            self.open_relabel(paths, initial=initial, reason=reason)
+
+        self._session.index_did_update.connect(reopen)
+        self.reload()

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPlainTextEdit,
+    QPushButton,
     QVBoxLayout,
     QWidget,
 )
@@ -142,6 +143,8 @@ class Seen:
 class RelabelOpener(QObject):
     """Opens the editor once its facts are read in the background; `dialog` is the open one."""
 
+    dialog_did_open = Signal(object)  # RelabelDialog (its Reload: gui/curation_front.py)
+
     def __init__(self, ops: Operations, parent: QWidget) -> None:
         super().__init__(parent)
         self._ops = ops
@@ -165,6 +168,7 @@ class RelabelOpener(QObject):
                                initial=initial, reason=reason, applied=applied)
         self.dialog = dialog
         dialog.open()
+        self.dialog_did_open.emit(dialog)
 
     def _failed(self, message: str, *_args: object) -> None:
         dialogs.show_error(self._parent, "Cannot relabel", message)
@@ -177,6 +181,8 @@ class RelabelOpener(QObject):
 
 class RelabelDialog(QDialog):
     """Relabel one or many facts; `change` holds the ChangeSet after Apply."""
+
+    reload_did_request = Signal()  # (its Reload button, after a conflict)
 
     def __init__(self, ops: Operations, prepared: Prepared, paths: Sequence[str], *, seen: Seen,
                  parent: QWidget | None = None, initial: Mapping[str, str | None] | None = None,
@@ -289,6 +295,13 @@ class RelabelDialog(QDialog):
         self.error_label.setWordWrap(True)
         self.error_label.setStyleSheet(f"color: {theme.ERROR_COLOR};")
         layout.addWidget(self.error_label)
+        # shown after a conflict: reopens the editor on the files as they now are, with the
+        # fields and reason kept (CurationFront.reload_editor; issue 18)
+        self.reload_button = QPushButton("Reload", self)
+        self.reload_button.setObjectName("relabelReload")
+        self.reload_button.hide()
+        self.reload_button.clicked.connect(lambda: self.reload_did_request.emit())
+        layout.addWidget(self.reload_button, 0, Qt.AlignmentFlag.AlignLeft)
         self.diff_view = QPlainTextEdit(self)
         self.diff_view.setObjectName("relabelDiff")
         self.diff_view.setReadOnly(True)
@@ -487,6 +500,7 @@ class RelabelDialog(QDialog):
         self.error = str(exc)
         if isinstance(exc, Conflict):
             self.error_label.setText(f"Conflict — nothing was written: {exc}")
+            self.reload_button.show()
             return
         self.error_label.setText(f"Refused: {exc}")
         self._update_buttons()
