@@ -170,7 +170,7 @@ class AgentsPanel(QWidget):
             button = QPushButton(text, self)
             button.setObjectName(f"agents_{key}")
             # (a narrow window shrinks them: the tab never sets the window's minimum width)
-            button.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+            button.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
             button.setMinimumWidth(48)
             button.clicked.connect(slot)
             buttons.addWidget(button)
