@@ -82,17 +82,22 @@ def with_proposals(repo: Path, data: list[dict[str, Any]]) -> None:
     """Add each agent's `proposals` (open) and `rejected_proposals` from the review queue
     (git only; `reflect` may not import `review`, so they join here); null for both when
     the queue cannot be read."""
-    from factdesk.gui.agent_proposals import proposal_counts
+    from factdesk.corpus.registry_io import load_registry
+    from factdesk.reflect.agents import count_proposals
+    from factdesk.review.proposals import load_queue
 
     try:
-        counts = proposal_counts(repo)
+        registry = load_registry(repo)
+        queue = load_queue(repo, registry=registry)
     except Exception:  # (the records stand without them)
         for a in data:
             a["proposals"] = a["rejected_proposals"] = None
         return
+    opened, rejected = count_proposals(registry, (
+        (p.status, p.author_email, p.author_name) for p in queue.proposals))
     for a in data:
-        a["proposals"] = counts.open.get(a["id"], 0)
-        a["rejected_proposals"] = counts.rejected.get(a["id"], 0)
+        a["proposals"] = opened.get(a["id"], 0)
+        a["rejected_proposals"] = rejected.get(a["id"], 0)
 
 
 def _count(n: object) -> str:

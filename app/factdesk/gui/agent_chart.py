@@ -33,7 +33,7 @@ class ReliabilityChart(QWidget):
         self.title = "Reliability"
         self.settled = 0
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
-        self.setMinimumSize(280, 200)
+        self.setMinimumSize(160, 160)
 
     def sizeHint(self) -> QSize:
         return QSize(420, 260)

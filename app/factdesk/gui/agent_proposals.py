@@ -1,11 +1,10 @@
 """Open (and rejected) proposals per agent, from the review queue (issue 16: "open
-proposals (once proposal review exists)"). No Qt: the CLI's `factdesk agents` uses it too.
+proposals (once proposal review exists)"), for the Agents tab.
 
 `reflect` may not import `review` (the layers), so the count joins the records here, in
-the views: a proposal counts for the agent its commit's author names — the registry's id
-for its e-mail, else knomit's `<id>@agents.knomit.io`, else the author's name, as
-`reflect.agents.identity_id` names everyone in the records. Git only (`load_queue` runs
-no checks)."""
+the view: the queue is read (`review.proposals.load_queue`, git only, no checks) and
+`reflect.agents.count_proposals` names each proposal's agent as the records name
+everyone. (`cli/agents_cmds.py` does the same for `factdesk agents --proposals`.)"""
 
 from __future__ import annotations
 
@@ -13,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from factdesk.corpus.registry_io import load_registry
-from factdesk.reflect.agents import identity_id
+from factdesk.reflect.agents import count_proposals
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,15 +27,8 @@ def proposal_counts(repo: Path) -> ProposalCounts:
 
     registry = load_registry(repo)
     queue = load_queue(repo, registry=registry)
-    out = ProposalCounts()
-    for p in queue.proposals:
-        table = out.open if p.status == "open" else out.rejected if p.status == "rejected" \
-            else None
-        if table is None:
-            continue
-        who = identity_id(registry, p.author_email, p.author_name)
-        table[who] = table.get(who, 0) + 1
-    return out
+    return ProposalCounts(*count_proposals(registry, (
+        (p.status, p.author_email, p.author_name) for p in queue.proposals)))
 
 
 def open_proposals(repo: Path) -> dict[str, int]:

@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QTableView,
     QVBoxLayout,
@@ -136,6 +137,7 @@ class AgentsPanel(QWidget):
         self.status = QLabel("Opening the agents' records…", self)
         self.status.setObjectName("agentsStatus")
         self.status.setTextFormat(Qt.TextFormat.PlainText)
+        self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.banner = QLabel("", self)
         self.banner.setObjectName("agentsBanner")
         self.banner.setTextFormat(Qt.TextFormat.PlainText)
@@ -167,6 +169,9 @@ class AgentsPanel(QWidget):
                 ("add-type", "Add agent type…", partial(self.open_action, "add-type"))):
             button = QPushButton(text, self)
             button.setObjectName(f"agents_{key}")
+            # (a narrow window shrinks them: the tab never sets the window's minimum width)
+            button.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+            button.setMinimumWidth(48)
             button.clicked.connect(slot)
             buttons.addWidget(button)
             self.buttons[key] = button
@@ -178,6 +183,7 @@ class AgentsPanel(QWidget):
         font.setBold(True)
         font.setPointSizeF(font.pointSizeF() * 1.1)
         self.title.setFont(font)
+        self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.suggestion = QLabel("", self)
         self.suggestion.setObjectName("agentSuggestion")
         self.suggestion.setTextFormat(Qt.TextFormat.PlainText)

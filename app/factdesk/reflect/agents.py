@@ -267,6 +267,22 @@ def identity_id(registry: Registry, email: str, name: str) -> str:
     return agent_id_from_email(email) or name or email
 
 
+def count_proposals(registry: Registry, proposals: Iterable[tuple[str, str, str]]
+                    ) -> tuple[dict[str, int], dict[str, int]]:
+    """(open, rejected) proposals per agent id, from (status, author e-mail, author name)
+    of each proposal (the review queue's: `reflect` may not import `review`, so the views
+    read the queue and hand the tuples here). A proposal counts for the identity its
+    author names, as everyone in the records is named (`identity_id`)."""
+    opened: dict[str, int] = {}
+    rejected: dict[str, int] = {}
+    for status, email, name in proposals:
+        table = opened if status == "open" else rejected if status == "rejected" else None
+        if table is not None:
+            who = identity_id(registry, email, name)
+            table[who] = table.get(who, 0) + 1
+    return opened, rejected
+
+
 def build_records(inp: Inputs, thresholds: Thresholds | None = None) -> list[AgentRecord]:
     """The records, sorted by id (pure)."""
     reg = inp.registry
