@@ -95,6 +95,16 @@ def test_every_colour_in_theme_py_is_a_checked_tone() -> None:
     assert literals - toned <= {"#000000"}  # (the palette's shadow)
 
 
+def test_no_gui_module_draws_a_colour_of_its_own() -> None:
+    """Every colour the window draws comes from theme.py (light and dark, checked above): a
+    hex literal in another gui module would stay the same under the dark palette (the
+    Agents, Proposals and Messages tabs each had some when they were merged)."""
+    gui = Path(theme.__file__).parent
+    found = [f"{path.name}: {c}" for path in sorted(gui.glob("*.py")) if path.name != "theme.py"
+             for c in re.findall(r"#[0-9a-fA-F]{6}\b", path.read_text(encoding="utf-8"))]
+    assert found == []
+
+
 def test_every_surface_is_drawn_on() -> None:
     """A background nobody declares text on would be unchecked."""
     tones = defined_tones()

@@ -15,12 +15,10 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
+from factdesk.gui import theme
+
 #: a bin with fewer settled predictions is drawn faded (read it as a small sample)
 FEW = 5
-HELD = QColor("#2e7d32")
-AXIS = QColor("#424242")
-GRID = QColor("#e0e0e0")
-IDEAL = QColor("#9e9e9e")
 
 
 class ReliabilityChart(QWidget):
@@ -61,13 +59,15 @@ class ReliabilityChart(QWidget):
     def paintEvent(self, event: QPaintEvent) -> None:
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
-        p.fillRect(self.rect(), QColor("#ffffff"))
+        p.fillRect(self.rect(), QColor(theme.BASE.color))
+        held, axis = QColor(theme.CHART_HELD.color), QColor(theme.CHART_AXIS.color)
+        grid, ideal = QColor(theme.CHART_GRID.color), QColor(theme.CHART_IDEAL.color)
         fm = p.fontMetrics()
         line = fm.height()
         bold = QFont(p.font())
         bold.setBold(True)
         p.setFont(bold)
-        p.setPen(AXIS)
+        p.setPen(axis)
         p.drawText(QRectF(0, 2, self.width(), line), Qt.AlignmentFlag.AlignHCenter,
                    fm.elidedText(self.title, Qt.TextElideMode.ElideMiddle, self.width() - 8))
         p.setFont(self.font())
@@ -84,22 +84,22 @@ class ReliabilityChart(QWidget):
 
         # grid and axes
         for v in (0.0, 0.25, 0.5, 0.75, 1.0):
-            p.setPen(QPen(GRID, 1))
+            p.setPen(QPen(grid, 1))
             p.drawLine(QPointF(plot.left(), y(v)), QPointF(plot.right(), y(v)))
-            p.setPen(AXIS)
+            p.setPen(axis)
             p.drawText(QRectF(0, y(v) - line / 2, left - 4, line),
                        Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, f"{v:.0%}")
-        p.setPen(QPen(AXIS, 1))
+        p.setPen(QPen(axis, 1))
         p.drawLine(QPointF(plot.left(), plot.bottom()), QPointF(plot.right(), plot.bottom()))
         p.drawLine(QPointF(plot.left(), plot.top()), QPointF(plot.left(), plot.bottom()))
         # perfect calibration
-        p.setPen(QPen(IDEAL, 1, Qt.PenStyle.DashLine))
+        p.setPen(QPen(ideal, 1, Qt.PenStyle.DashLine))
         p.drawLine(QPointF(x(0), y(0)), QPointF(x(1), y(1)))
         # the bars, n under each
         settled_any = False
         for b in self.bins:
             lo, hi, n = float(b["lo"]), float(b["hi"]), int(b.get("settled") or 0)
-            p.setPen(AXIS)
+            p.setPen(axis)
             tick = f"{lo:.1f}"
             p.drawText(QRectF(x(lo) - 20, plot.bottom() + 2, 40, line),
                        Qt.AlignmentFlag.AlignHCenter, tick)
@@ -107,23 +107,23 @@ class ReliabilityChart(QWidget):
                 continue
             settled_any = True
             share = float(b.get("share_held") or 0.0)
-            color = QColor(HELD)
+            color = QColor(held)
             if n < FEW:
                 color.setAlpha(110)
             pad = (x(hi) - x(lo)) * 0.12
             bar = QRectF(x(lo) + pad, y(share), x(hi) - x(lo) - 2 * pad,
                          max(1.0, plot.bottom() - y(share)))
             p.fillRect(bar, color)
-            p.setPen(AXIS)
+            p.setPen(axis)
             p.drawText(QRectF(x(lo), plot.bottom() + line + 2, x(hi) - x(lo), line),
                        Qt.AlignmentFlag.AlignHCenter, f"n={n}")
         p.drawText(QRectF(x(1) - 20, plot.bottom() + 2, 40, line),
                    Qt.AlignmentFlag.AlignHCenter, "1.0")
-        p.setPen(AXIS)
+        p.setPen(axis)
         p.drawText(QRectF(plot.left(), self.height() - line - 2, plot.width(), line),
                    Qt.AlignmentFlag.AlignHCenter, "confidence it was written with")
         legend = QRectF(plot.left() + 6, plot.top() + 2, plot.width() - 12, line)
-        p.fillRect(QRectF(legend.left(), legend.top() + line * 0.25, line * 0.6, line * 0.6), HELD)
+        p.fillRect(QRectF(legend.left(), legend.top() + line * 0.25, line * 0.6, line * 0.6), held)
         p.drawText(legend.adjusted(line, 0, 0, 0), Qt.AlignmentFlag.AlignLeft,
                    fm.elidedText("share that held   - - perfectly calibrated",
                                  Qt.TextElideMode.ElideRight, int(legend.width() - line)))
@@ -134,7 +134,7 @@ class ReliabilityChart(QWidget):
                    Qt.AlignmentFlag.AlignHCenter, "held")
         p.restore()
         if not settled_any:
-            p.setPen(AXIS)
+            p.setPen(axis)
             p.drawText(plot, Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap,
                        "No settled predictions yet:\nnothing to compare its confidence with.")
         p.end()

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from factdesk.gui import theme
 from factdesk.model.enums import ClaimType, SubjectKind
 from factdesk.model.registry import strip_op
 
@@ -120,7 +121,7 @@ class AgentActionDialog(QDialog):
         form.addRow("Reason:", self.reason)
         layout.addLayout(form)
         self.problem = plain("", self)
-        self.problem.setStyleSheet("color: #c62828;")
+        theme.styled(self.problem, lambda: f"color: {theme.ERROR.color};")
         layout.addWidget(self.problem)
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self)

@@ -221,7 +221,6 @@ COLUMNS: tuple[Column, ...] = (
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
 #: the columns of words (the others are figures, right-aligned)
 TEXT_COLUMNS = frozenset({"Agent", "Type", "Active", "Suggests"})
-UNREGISTERED = "#b26a00"
 
 
 class AgentsModel(QAbstractTableModel):
@@ -284,11 +283,11 @@ class AgentsModel(QAbstractTableModel):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ForegroundRole:
             if name == "Type" and not rec.get("registered"):
-                return QBrush(QColor(UNREGISTERED))
+                return QBrush(QColor(theme.UNREGISTERED.color))
             if name == "A1" and rec.get("authority_findings"):
                 return QBrush(QColor(theme.ERROR_COLOR))
             if name == "Suggests" and rec.get("suggestion"):
-                return QBrush(QColor("#1565c0"))
+                return QBrush(QColor(theme.SUGGESTION.color))
         if role == Qt.ItemDataRole.FontRole and name == "Type" and not rec.get("registered"):
             font = QFont()
             font.setItalic(True)

@@ -43,6 +43,7 @@ from PySide6.QtWidgets import (
 
 from factdesk.curation import ChangeSet
 from factdesk.errors import FactdeskError
+from factdesk.gui import theme
 from factdesk.gui.agent_chart import ReliabilityChart
 from factdesk.gui.agent_dialogs import AgentActionDialog
 from factdesk.gui.agent_model import (
@@ -142,7 +143,12 @@ class AgentsPanel(QWidget):
         self.banner.setObjectName("agentsBanner")
         self.banner.setTextFormat(Qt.TextFormat.PlainText)
         self.banner.setWordWrap(True)
-        self.banner.setStyleSheet("QLabel { background: #fff8e1; padding: 4px; }")
+        self._banner_error = False
+        self._banner_sheet = lambda: (
+            f"QLabel {{ background: {(theme.ALERT_BG if self._banner_error else theme.NOTICE_BG).color}; "
+            f"color: {(theme.ALERT_TEXT if self._banner_error else theme.NOTICE_TEXT).color}; "
+            "padding: 4px; }")
+        theme.styled(self.banner, self._banner_sheet)
         self.banner.hide()
         self.model = AgentsModel(self)
         self.table = AgentsTable(self)
@@ -188,8 +194,9 @@ class AgentsPanel(QWidget):
         self.suggestion.setObjectName("agentSuggestion")
         self.suggestion.setTextFormat(Qt.TextFormat.PlainText)
         self.suggestion.setWordWrap(True)
-        self.suggestion.setStyleSheet("QLabel { background: #e3f2fd; color: #0d47a1; "
-                                      "padding: 4px; border-left: 3px solid #1565c0; }")
+        theme.styled(self.suggestion, lambda: (
+            f"QLabel {{ background: {theme.SUGGEST_BG.color}; color: {theme.SUGGEST_TEXT.color}; "
+            f"padding: 4px; border-left: 3px solid {theme.SUGGEST_EDGE.color}; }}"))
         self.apply_suggestion = QPushButton("Review this change…", self)
         self.apply_suggestion.setObjectName("agentsApplySuggestion")
         self.apply_suggestion.clicked.connect(self._review_suggestion)
@@ -427,8 +434,8 @@ class AgentsPanel(QWidget):
 
     def _say(self, text: str, *, error: bool = False) -> None:
         self.banner.setText(text)
-        self.banner.setStyleSheet("QLabel { background: %s; padding: 4px; }"
-                                  % ("#ffebee" if error else "#fff8e1"))
+        self._banner_error = error
+        self.banner.setStyleSheet(self._banner_sheet())
         self.banner.show()
 
     # -- Panel --------------------------------------------------------------------------------

@@ -358,7 +358,7 @@ class InspectorPanel(QWidget):
         self.agent_link.setFlat(True)
         self.agent_link.setAccessibleName("Open the claimant's record in the Agents tab")
         theme.styled(self.agent_link, lambda: (f"QPushButton {{ color: {theme.LINK.color}; "
-                                               "text-align: left; padding: 0 4px; border: none; }}"))
+                                               "text-align: left; padding: 0 4px; border: none; }"))
         self.agent_link.clicked.connect(
             lambda: self.agent_did_request.emit(self.agent_link.property("agent") or ""))
         self.agent_link.hide()

@@ -30,12 +30,7 @@ ROLE = Qt.ItemDataRole.UserRole + 1
 PATH_ROLE = Qt.ItemDataRole.UserRole + 2
 
 #: how each delivery state is drawn (a glyph, so colour is never the only cue)
-DELIVERY_MARKS: dict[str, theme.Mark] = {
-    "queued": theme.Mark("○", theme.Tone("#8a5300", "#ffb74d")),
-    "delivered": theme.Mark("◐", theme.Tone("#1565c0", "#64b5f6")),
-    "read": theme.Mark("●", theme.Tone("#37474f", "#b0bec5")),
-    "acknowledged": theme.Mark("✔", theme.Tone("#27692b", "#81c784")),
-}
+DELIVERY_MARKS: dict[str, theme.Mark] = theme.DELIVERY_MARKS
 
 
 def delivery_text(state: str) -> str:

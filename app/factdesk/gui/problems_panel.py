@@ -64,8 +64,8 @@ class ProblemsPanel(LazyRefresh, QWidget):
             group = groups.get(code)
             if group is None:
                 group = QTreeWidgetItem([code, "", "", ""])
-                group.setForeground(0, QBrush(QColor(theme.SEVERITY_COLORS.get(
-                    r["severity"], "#000000"))))
+                group.setForeground(0, QBrush(QColor(theme.SEVERITY.get(
+                    r["severity"], theme.TEXT).color)))
                 groups[code] = group
                 self.tree.addTopLevelItem(group)
             if counts[code] > MAX_PER_CODE:

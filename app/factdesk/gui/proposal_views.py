@@ -33,8 +33,8 @@ from factdesk.review.model import Proposal, ProposedFact, ReviewProblem
 PENDING = "…"
 CLEAN = "✓ clean"
 CONFLICT_MARK = "⇄"
-STATUS_COLORS = {"open": "#37474f", "accepted": "#2e7d32", "rejected": "#757575",
-                 "partial": "#1565c0"}
+#: a proposal's status colour (theme.PROPOSAL_STATUS: light and dark)
+STATUS_COLORS = theme.PROPOSAL_STATUS
 
 
 @dataclass(frozen=True, slots=True)

@@ -694,7 +694,7 @@ class ProposalsPanel(QWidget):
         row.setToolTip(0, theme.tooltip(tip))
         row.setToolTip(3, theme.tooltip(b.detail))
         row.setForeground(3, QBrush(QColor(b.color)))
-        row.setForeground(4, QBrush(QColor(STATUS_COLORS.get(item.status, theme.DERIVED_COLOR))))
+        row.setForeground(4, QBrush(QColor(STATUS_COLORS.get(item.status, theme.DERIVED).color)))
         grey = item.key in self.pending
         font = QFont(row.font(0))
         font.setItalic(grey or item.key in self.skipped)

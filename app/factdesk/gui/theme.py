@@ -172,6 +172,32 @@ OUTCOME_FILLS = {
     "pending": Fill("#1e88e5", "#64b5f6"),
 }
 HIT_RATE = Tone("#1a237e", "#9fa8da")
+
+# -- the review, agents and messages tabs (issues 13, 16, 17) -----------------------------------
+
+#: a proposal's status in the Proposals tab
+PROPOSAL_STATUS = {"open": Tone("#37474f", "#b0bec5"), "accepted": Tone("#27692b", "#81c784"),
+                   "rejected": Tone("#616161", "#aaaaaa"), "partial": Tone("#1565c0", "#64b5f6")}
+#: a message's delivery state in the Messages tab (a glyph, so colour is never the only cue)
+DELIVERY_MARKS = {"queued": Mark("○", Tone("#8a5300", "#ffb74d")),
+                  "delivered": Mark("◐", Tone("#1565c0", "#64b5f6")),
+                  "read": Mark("●", Tone("#37474f", "#b0bec5")),
+                  "acknowledged": Mark("✔", Tone("#27692b", "#81c784"))}
+#: an unregistered agent's type, and a suggested type change, in the Agents tab
+UNREGISTERED = Tone("#8a5300", "#ffb74d")
+SUGGESTION = Tone("#1565c0", "#64b5f6")
+NOTICE_BG = Surface("#fff8e1", "#3a3320")
+NOTICE_TEXT = Tone("#1f1f1f", "#e8e8e8", on=NOTICE_BG)
+SUGGEST_BG = Surface("#e3f2fd", "#1f2f40")
+SUGGEST_TEXT = Tone("#0d47a1", "#bbdefb", on=SUGGEST_BG)
+SUGGEST_EDGE = Fill("#1565c0", "#64b5f6", on=SUGGEST_BG)
+ALERT_BG = Surface("#ffebee", "#3d1f22")
+ALERT_TEXT = Tone("#1f1f1f", "#e8e8e8", on=ALERT_BG)
+#: the reliability chart (bars that held, axes and titles, the grid, the ideal diagonal)
+CHART_HELD = Fill("#2e7d32", "#66bb6a", on=BASE)
+CHART_AXIS = Tone("#424242", "#cfcfcf", on=BASE)
+CHART_GRID = Fill("#8c8c8c", "#6f6f6f", on=BASE)
+CHART_IDEAL = Fill("#757575", "#9e9e9e", on=BASE)
 #: (Fill-vs-surface only; the bars' own text is the palette's text)
 
 
