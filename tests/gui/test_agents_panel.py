@@ -22,7 +22,7 @@ def open_agents(qtbot, window: MainWindow) -> AgentsPanel:  # type: ignore[no-un
     window.ask_identity = lambda: ("Ana Curator", "ana@example.org")  # type: ignore[method-assign]
     panel = window.agents
     with qtbot.waitSignal(panel.did_load, timeout=20_000):
-        qtbot.keyClick(window.table.view, Qt.Key.Key_7, Qt.KeyboardModifier.ControlModifier)
+        qtbot.keyClick(window.table.view, Qt.Key.Key_8, Qt.KeyboardModifier.ControlModifier)
     assert window.center.currentWidget() is panel
     return panel
 

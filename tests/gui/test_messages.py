@@ -47,10 +47,10 @@ def add_messages(repo: Path) -> dict[str, str]:
 
 
 def open_tab(qtbot, window: MainWindow, count: int = 4) -> MessagesPanel:  # type: ignore[no-untyped-def]
-    """View ▸ Ctrl+7; the store is read by then or soon (it is read after each index update,
+    """View ▸ Ctrl+9; the store is read by then or soon (it is read after each index update,
     for the caption's count, even before the tab is first shown)."""
     panel = window.messages
-    qtbot.keyClick(window, Qt.Key.Key_7, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(window, Qt.Key.Key_9, Qt.KeyboardModifier.ControlModifier)
     assert window.center.currentWidget() is panel
     qtbot.waitUntil(lambda: panel.view is not None and panel.view.count == count
                     and not panel._reader.running, timeout=20_000)

@@ -64,6 +64,7 @@ from factdesk.gui.agent_model import (
     when_text,
 )
 from factdesk.gui.agent_proposals import open_proposals
+from factdesk.gui.inspector import FlowLayout
 from factdesk.gui.operations import Operations
 from factdesk.gui.panel import IndexChange, Window
 from factdesk.gui.search_bar import add_term
@@ -153,6 +154,8 @@ class AgentsPanel(QWidget):
         self.model = AgentsModel(self)
         self.table = AgentsTable(self)
         self.table.setObjectName("agentsTable")
+        self.table.setTabKeyNavigation(False)  # (Tab leaves the table: issue 18)
+        self.table.setAccessibleName("Agents")
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -165,7 +168,8 @@ class AgentsPanel(QWidget):
         self.table.selectionModel().selectionChanged.connect(self._selection_changed)
         self.table.doubleClicked.connect(lambda _i: self.show_facts())
         self.table.activate.connect(self.show_facts)
-        buttons = QHBoxLayout()
+        # (onto a second line when the tab is narrow or the font big: issue 18's 1.5×)
+        buttons = FlowLayout(spacing=6)
         self.buttons: dict[str, QPushButton] = {}
         for key, text, slot in (
                 ("facts", "Show its facts", self.show_facts),
@@ -177,11 +181,9 @@ class AgentsPanel(QWidget):
             button.setObjectName(f"agents_{key}")
             # (a narrow window shrinks them: the tab never sets the window's minimum width)
             button.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
-            button.setMinimumWidth(48)
             button.clicked.connect(slot)
             buttons.addWidget(button)
             self.buttons[key] = button
-        buttons.addStretch(1)
         self.title = QLabel("", self)
         self.title.setObjectName("agentTitle")
         self.title.setTextFormat(Qt.TextFormat.PlainText)
@@ -205,6 +207,7 @@ class AgentsPanel(QWidget):
         suggestion_row.addWidget(self.apply_suggestion)
         self.details = QPlainTextEdit(self)
         self.details.setObjectName("agentDetails")
+        self.details.setAccessibleName("The agent's record")
         self.details.setReadOnly(True)
         self.details.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.chart = ReliabilityChart(self)

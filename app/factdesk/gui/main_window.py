@@ -151,6 +151,8 @@ class MainWindow(QMainWindow):
                 functools.partial(self._set_caption, panel))
         self.transitions_tab = self.transitions.tab_widget()
         self.center.currentChanged.connect(lambda _i: self.front().tab_did_show())
+        # (a tab may build or place widgets when first shown: the Tab order follows again)
+        self.center.currentChanged.connect(self._follow_screen)
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.splitter.setObjectName("mainSplitter")
         for part in (self.sidebar, self.center, self.inspector):
@@ -159,6 +161,13 @@ class MainWindow(QMainWindow):
         self.splitter.setSizes([230, 700, 470])
         self.setCentralWidget(self.splitter)
         follow_screen(self, [self.center, self.inspector])  # (Tab order: issue 18)
+
+    def _follow_screen(self, _index: int) -> None:
+        from shiboken6 import isValid
+
+        # (not while the window is hidden: closing, or torn down tab by tab)
+        if isValid(self) and self.isVisible() and isValid(self.center) and isValid(self.inspector):
+            follow_screen(self, [self.center, self.inspector])
 
     def _set_caption(self, panel: Panel, text: str) -> None:
         self.center.setTabText(self.center.indexOf(panel.tab_widget()), text)

@@ -34,7 +34,6 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
     QDialog,
-    QGridLayout,
     QHBoxLayout,
     QHeaderView,
     QLineEdit,
@@ -54,7 +53,7 @@ from PySide6.QtWidgets import (
 from factdesk.curation import ChangeSet, Conflict, Refused
 from factdesk.errors import FactdeskError
 from factdesk.gui import dialogs, proposal_source, theme
-from factdesk.gui.inspector import text_label
+from factdesk.gui.inspector import FlowLayout, text_label
 from factdesk.gui.operations import Operations
 from factdesk.gui.panel import IndexChange, Window
 from factdesk.gui.proposal_views import (
@@ -278,9 +277,12 @@ class ProposalsPanel(QWidget):
         self.clean_button = QPushButton("Accept all clean…", self)
         self.clean_button.setObjectName("proposal_acceptClean")
         self.clean_button.clicked.connect(self.accept_all_clean)
+        # (a narrow window squeezes it: the tab never sets the window's minimum width)
+        self.clean_button.setMinimumWidth(48)
         bar.addWidget(self.branch_box, 1)  # (the branch names take what room there is)
         bar.addWidget(self.mode_box)
         bar.addWidget(self.status_box)
+        bar.addWidget(self.clean_button)  # (a branch-wide action: beside the branch it acts on)
         outer.addLayout(bar)
         self.status = text_label(self, "proposalStatus")
         outer.addWidget(self.status)
@@ -288,6 +290,7 @@ class ProposalsPanel(QWidget):
         split.setObjectName("proposalSplitter")
         self.list = QTreeWidget(split)
         self.list.setObjectName("proposalList")
+        self.list.setAccessibleName("Proposals queue")
         self.list.setRootIsDecorated(False)
         self.list.setUniformRowHeights(True)
         self.list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -307,6 +310,7 @@ class ProposalsPanel(QWidget):
             detail.addWidget(w)
         self.facts = QTreeWidget(left)
         self.facts.setObjectName("proposalFacts")
+        self.facts.setAccessibleName("Facts the proposal changes")
         self.facts.setHeaderLabels(["Fact", "Change", "Checks"])
         self.facts.setRootIsDecorated(False)
         self.facts.header().setStretchLastSection(False)
@@ -314,9 +318,12 @@ class ProposalsPanel(QWidget):
         for col in (1, 2):
             self.facts.header().setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
         self.facts.currentItemChanged.connect(lambda *_: self._show_fact())
+        # (three rows and the header at any font size)
+        self.facts.setMinimumHeight(5 * self.facts.fontMetrics().height() + 8)
         # one finding a line, wrapped (a rule's message is a sentence)
         self.problems = QListWidget(left)
         self.problems.setObjectName("proposalProblems")
+        self.problems.setAccessibleName("Problems as if accepted")
         self.problems.setWordWrap(True)
         self.problems.setUniformItemSizes(False)
         self.problems.setResizeMode(QListWidget.ResizeMode.Adjust)
@@ -325,7 +332,8 @@ class ProposalsPanel(QWidget):
         facts_split.addWidget(self.facts)
         facts_split.addWidget(self.problems)
         detail.addWidget(facts_split, 1)
-        buttons = QGridLayout()
+        # (a button per line when the pane is narrow or the font big: issue 18's 1.5×)
+        buttons = FlowLayout(spacing=6)
         self.buttons: dict[str, QPushButton] = {}
         for key, text, slot in (("accept", "Accept (A)", self.accept),
                                 ("reject", "Reject… (R)", self.reject),
@@ -334,22 +342,27 @@ class ProposalsPanel(QWidget):
             button = QPushButton(text, left)
             button.setObjectName(f"proposal_{key}")
             button.clicked.connect(slot)
-            buttons.addWidget(button, len(self.buttons) // 2, len(self.buttons) % 2)
+            buttons.addWidget(button)
             self.buttons[key] = button
-        buttons.addWidget(self.clean_button, 2, 0, 1, 2)
         detail.addLayout(buttons)
         self.tabs = QTabWidget(lower)
         self.tabs.setObjectName("proposalViews")
+        # (tab names elided, never scroll arrows too narrow for their glyphs: issue 18's 1.5×)
+        self.tabs.setUsesScrollButtons(False)
+        self.tabs.setElideMode(Qt.TextElideMode.ElideRight)
         self.diff = QPlainTextEdit(self.tabs)
         self.diff.setObjectName("proposalDiff")
+        self.diff.setAccessibleName("Diff against the curated version")
         self.diff.setReadOnly(True)
         self.diff.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.diff.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self._highlighter = DiffHighlighter(self.diff.document())
         self.proposed = SafeTextBrowser(self.tabs)
         self.proposed.setObjectName("proposalText")
+        self.proposed.setAccessibleName("Proposed text")
         self.near = QTreeWidget(self.tabs)
         self.near.setObjectName("proposalNear")
+        self.near.setAccessibleName("Near-duplicates on the curated branch")
         self.near.setHeaderLabels(["Near-duplicate on the curated branch", "Sim."])
         self.near.setRootIsDecorated(False)
         self.near.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
@@ -367,7 +380,7 @@ class ProposalsPanel(QWidget):
         split.addWidget(lower)
         split.setStretchFactor(0, 1)
         split.setStretchFactor(1, 1)
-        split.setSizes([300, 340])
+        split.setSizes([240, 400])  # (the detail needs the room at 1366×768 and 1.5× the font)
         self.splitter = split
         outer.addWidget(split, 1)
         router = _KeyRouter(self)
