@@ -209,3 +209,21 @@ def test_motifs_are_shown_and_searchable(corpus: Corpus, capsys: pytest.CaptureF
     assert main(["search", "motif:pool-exhaustion", "--kb", kb, "--format", "json"]) == 0
     paths = [r["path"] for r in json.loads(capsys.readouterr().out)["results"]]
     assert paths == ["kb/gotchas/db/m1m1m1m1.md"]
+
+
+def test_the_window_path_loads_no_command_module() -> None:
+    """`factdesk [PATH]` decides to open the window from `factdesk.cli.COMMANDS` alone, so
+    the first paint does not wait for click, numpy, the index and every command module
+    (issue 14); the list cannot drift from click's registry."""
+    import subprocess
+    import sys
+
+    from factdesk.cli import COMMANDS, command_group
+
+    assert set(command_group().commands) == COMMANDS
+    probe = ("import sys, factdesk.cli; "
+             "print(sorted(m for m in ('click', 'numpy', 'factdesk.cli.commands', "
+             "'factdesk.index', 'factdesk.curation') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "[]"

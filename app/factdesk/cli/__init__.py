@@ -19,16 +19,22 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import click
-
-from factdesk.cli import (
-    decide_cmds,  # noqa: F401  (registers accept, reject)
-    review_cmds,  # noqa: F401  (registers proposals, proposals show)
-    sync_cmds,  # noqa: F401  (registers sync)
-)
-from factdesk.cli.commands import cli
 from factdesk.version import version
+
+if TYPE_CHECKING:
+    import click
+
+#: every sub-command's name, so that `factdesk [PATH]` opens the window without loading
+#: click and every command module first (numpy, the index, git: about 0.4 s of CPU before
+#: the first paint, issue 14); tests/test_cli.py holds it equal to click's registry
+COMMANDS = frozenset({
+    "accept", "agents", "attest", "check", "dismiss", "duplicates", "edit", "embed",
+    "identity", "index", "mcp", "messages", "mislabels", "move", "move-to-messages",
+    "proposals", "queue", "recall", "redo", "reject", "relabel", "restore", "retract",
+    "search", "settle", "show", "similar", "sync", "transitions", "undo"})
+_LOADED: list[click.Group] = []
 
 #: `factdesk --help` starts by saying what the command does without a sub-command (`\b`
 #: keeps click from re-wrapping the two columns).
@@ -41,19 +47,34 @@ factdesk [PATH]  open the desktop app on the knomit corpus at PATH (a git work t
 
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if value and not ctx.resilient_parsing:
-        click.echo(f"factdesk {version()}")
+        print(f"factdesk {version()}")
         ctx.exit(0)
 
 
-cli.help = f"{(cli.help or '').rstrip()}\n\n{OPEN_HELP}"
-click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
-             help="Print factdesk's version and exit.")(cli)
+def command_group() -> click.Group:
+    """The click group with every command registered (loaded once, on first use)."""
+    if not _LOADED:
+        import click
+
+        from factdesk.cli import (
+            decide_cmds,  # noqa: F401  (registers accept, reject)
+            review_cmds,  # noqa: F401  (registers proposals, proposals show)
+            sync_cmds,  # noqa: F401  (registers sync)
+        )
+        from factdesk.cli.commands import cli
+
+        cli.help = f"{(cli.help or '').rstrip()}\n\n{OPEN_HELP}"
+        click.option("--version", is_flag=True, expose_value=False, is_eager=True,
+                     callback=_print_version, help="Print factdesk's version and exit.")(cli)
+        _LOADED.append(cli)
+    return _LOADED[0]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if not args or (len(args) == 1 and args[0] not in cli.commands and Path(args[0]).is_dir()):
+    if not args or (len(args) == 1 and args[0] not in COMMANDS and Path(args[0]).is_dir()):
         return _gui(args[0] if args else None)
+    cli = command_group()
     if args[0] not in cli.commands and not args[0].startswith("-"):
         # a mistyped command must not open a window (or hang, with no display)
         print(f"Error: {args[0]!r} is neither a command nor a folder to open "
