@@ -118,8 +118,8 @@ def agents_shot(win: object, app: object) -> None:
         panel.select_agent(best["id"])
     for _ in range(5):
         app.processEvents()  # type: ignore[attr-defined]
-    win.grab().save(str(OUT / "agents.png"))
-    print(f"wrote {OUT / 'agents.png'} ({panel.model.rowCount()} agents)")
+    win.grab().save(str(_out("agents")))
+    print(f"wrote {_out('agents')} ({panel.model.rowCount()} agents)")
     win.resize(size)
     win.center.setCurrentIndex(0)
 def messages_shot(win: object, app: object) -> None:
@@ -146,8 +146,8 @@ def messages_shot(win: object, app: object) -> None:
                 _wait(app, panel.backlinks.backlinks_did_load, 10_000)
     for _ in range(5):
         app.processEvents()  # type: ignore[attr-defined]
-    win.grab().save(str(OUT / "messages.png"))
-    print(f"wrote {OUT / 'messages.png'} (1366×768)")
+    win.grab().save(str(_out("messages")))
+    print(f"wrote {_out('messages')} (1366×768)")
     win.inspector.tabs.setCurrentIndex(0)
     win.set_query("")
     win.center.setCurrentIndex(0)
@@ -191,8 +191,8 @@ def proposals_shot(win: object, app: object) -> None:
     loop = QEventLoop()
     QTimer.singleShot(1500, loop.quit)  # (the diff and the on-demand checks come in)
     loop.exec()
-    win.grab().save(str(OUT / "proposals.png"))
-    print(f"wrote {OUT / 'proposals.png'} ({len(panel.items)} proposals)")
+    win.grab().save(str(_out("proposals")))
+    print(f"wrote {_out('proposals')} ({len(panel.items)} proposals)")
     win.center.setCurrentIndex(0)
 
 
