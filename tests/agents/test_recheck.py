@@ -16,7 +16,7 @@ from factdesk.corpus.registry_io import REGISTRY_PATH
 from factdesk.curation import Curation
 from factdesk.curation.gitwrite import Identity
 from factdesk.index.indexer import Indexer
-from factdesk.index.rows import damaged_ids
+from factdesk.index.rows import HEAD_SUMS, damaged_ids, failing, named_rows, sum_sql
 from tests.conftest import MAKE_CORPUS, Corpus, git
 from tests.index.test_indexer import dump
 
@@ -187,3 +187,51 @@ def test_a_generated_corpus_rechecked_equals_a_rebuild(tmp_path: Path) -> None:
     cur.set_type("librarian", "auditor", "now an auditor")
     assert ix.update().mode != "rebuild"
     assert_equals_rebuild(out)
+
+
+def _sums(ix: Indexer) -> dict[str, tuple]:
+    with ix.connect(readonly=True) as conn:
+        return {r[0]: tuple(r[1:]) for r in conn.execute(
+            "SELECT path, claimant, claimant_type, errors, warnings, sum_head, sum_text, "
+            "sum_rest FROM facts")}
+
+
+def test_a_recheck_rewrites_only_the_changed_rows_and_their_head_checksums(
+        corpus: Corpus) -> None:
+    """The re-check computes each changed row's head checksum itself (`rows.checksum` over
+    the head values it read, the new ones put in): it holds, equals a rebuild's, and only
+    the rows whose registry-decided values changed are written."""
+    _prepare(corpus)
+    ix = Indexer(corpus.root, today=DAY)
+    ix.update()
+    before = _sums(ix)
+    Curation(ix, ANA, update_index=False).set_type("claude-code", "persona", "cites now")
+    stats = ix.update()
+    assert stats.rechecked is not None and stats.rechecked.narrowed
+    after = _sums(ix)
+    changed = set(stats.rechecked.rows)
+    # e2 names claude-code and its own type; e3 names claude-code with an unknown type:
+    # neither's values change; claude-code's derived rows (none here) would
+    assert changed == {p for p in after if after[p][:4] != before[p][:4]}
+    for path, sums in after.items():
+        assert sums[5:] == before[path][5:]  # the body's and the rest's checksums stay
+        if path not in changed:
+            assert sums == before[path]  # not written at all
+    with ix.connect(readonly=True) as conn:
+        rows = named_rows(conn, f"SELECT {sum_sql(HEAD_SUMS)} FROM facts")
+        assert failing(rows, HEAD_SUMS) == []
+    assert_equals_rebuild(corpus.root)
+    # a promotion that changes rows (codex's derived types): each written row's head
+    # checksum holds
+    cur = Curation(ix, ANA, update_index=False)
+    cur.register("codex", "tool", "known", email="codex@agents.knomit.io", branch="agent/codex")
+    ix.update()
+    cur.set_type("codex", "persona", "earned it")
+    stats = ix.update()
+    assert stats.rechecked is not None and stats.rechecked.rows
+    with ix.connect(readonly=True) as conn:
+        rows = named_rows(conn, f"SELECT {sum_sql(HEAD_SUMS)} FROM facts WHERE path IN "
+                          f"({','.join('?' * len(stats.rechecked.rows))})",
+                          stats.rechecked.rows)
+        assert len(rows) == len(set(stats.rechecked.rows)) and failing(rows, HEAD_SUMS) == []
+    assert_equals_rebuild(corpus.root)

@@ -122,6 +122,12 @@ def checksum(values: tuple[Any, ...]) -> int:
     return zlib.crc32(marshal.dumps(values, 0))
 
 
+def stored(column: str, value: Any) -> Any:
+    """`value` as SQLite gives it back from `column` (its affinity applied): what a
+    checksum covers."""
+    return _NORMAL[column](value)
+
+
 def add_sums(row: dict[str, Any]) -> dict[str, Any]:
     """`row` with its checksum columns filled (in place), from its values as SQLite will
     store them."""
