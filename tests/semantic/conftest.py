@@ -59,6 +59,10 @@ def model_cache(pytestconfig: pytest.Config) -> Iterator[Path]:
     old = os.environ.get("FACTDESK_CACHE_DIR")
     os.environ["FACTDESK_CACHE_DIR"] = str(base)
     backends._loaded.clear()
+    # distilled here, once, before any test starts: a test's own timeout (a worker's 120 s
+    # signal wait) must never include the first run's distillation (it failed so on a
+    # fresh clone: CI's first semantic test happened to be the worker's)
+    backends.distil_static()
     yield base
     backends._loaded.clear()
     if old is None:
