@@ -47,7 +47,8 @@ def test_overview_counts_and_curator_links(window, qtbot) -> None:
 def test_external_change_is_picked_up_live(qtbot, repo, data_dir) -> None:
     win = MainWindow(repo, make_settings(), watch=True, update_on_open=False)
     qtbot.addWidget(win)
-    with qtbot.waitSignal(win.index_did_update, timeout=20_000):
+    # (the folders are listed off the GUI thread: the watch starts when they are)
+    with qtbot.waitSignals([win.index_did_update, win.watcher.did_watch], timeout=20_000):
         win.reindex()
     pool = fact_id(win, "pool")
     win.show_fact(pool)

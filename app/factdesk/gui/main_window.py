@@ -340,6 +340,7 @@ class MainWindow(QMainWindow):
             self.session.lane.did_stop.connect(self._left)
         self.save_state()
         self.watcher.enabled = False
+        self.watcher.close()
         for panel in self.panels:
             panel.close_worker()
         for part in (self.table, self.sidebar, self.inspector, self.relabel):
