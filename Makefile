@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: run test test-fast lint bench screenshots clean-venv demo dist package icons
+.PHONY: run test test-fast lint bench screenshots clean-venv demo dist package icons static-model
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -48,14 +48,19 @@ bench: $(STAMP)
 screenshots: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) scripts/screenshots.py
 
+# The static embedding model, distilled once into the package data (not in git): the wheel,
+# the sdist and the bundle ship it, so none of them needs torch for semantic search.
+static-model: $(STAMP)
+	$(PY) packaging/build_static_model.py
+
 # The wheel and the sdist in dist/ (docs/packaging.md).
-dist: $(STAMP)
+dist: static-model
 	$(PY) -m build --outdir dist .
 	rm -rf app/factdesk.egg-info  # setuptools' leftover would shadow the installed metadata
 
 # The one-folder bundle dist/factdesk/ (PyInstaller, packaging/factdesk.spec), then its smoke
 # test: it opens the demo corpus offscreen and measures the first paint (dist/factdesk-smoke.json).
-package: $(VENV)/.package-installed
+package: $(VENV)/.package-installed static-model
 	rm -rf dist/factdesk
 	$(VENV)/bin/pyinstaller --noconfirm --distpath dist --workpath build/pyinstaller packaging/factdesk.spec
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -s -m slow tests/test_bundle.py -p no:cacheprovider

@@ -74,12 +74,21 @@ def test_the_bundle_opens_the_demo_corpus_and_paints(tmp_path: Path) -> None:
     assert check.returncode == 1 and report["facts"] == rows  # 1: the demo's planted errors
     assert "ontology-rule" in {e["code"] for e in report["errors"]}
 
-    # semantic search is an optional extra the bundle leaves out: no torch, and it says so
+    # semantic search with the static model shipped pre-built: no torch inside, nothing
+    # distilled at the first use (the full model stays the optional extra)
     internal = BUNDLE / "_internal"
     assert not any((internal / name).exists() for name in ("torch", "sentence_transformers"))
-    similar = subprocess.run([str(EXE), "similar", "ledger", "--kb", str(demo)], env=env,
-                             capture_output=True, text=True, timeout=120)
-    assert similar.returncode == 1 and "Error:" in similar.stderr and "Traceback" not in similar.stderr
+    assert (internal / "factdesk" / "model_data" / "static-minilm" / "model.safetensors").is_file()
+    similar = subprocess.run([str(EXE), "similar", "ledger", "--kb", str(demo), "--format", "json"],
+                             env=env, capture_output=True, text=True, timeout=120)
+    assert similar.returncode == 0, similar.stderr[-3000:]
+    hits = json.loads(similar.stdout)
+    assert hits["model"].startswith("static:") and len(hits["results"]) >= 3
+    assert ":run-m2v-" not in hits["model"]  # model2vec's metadata travels with it
+    assert not (tmp_path / "cache" / "models").exists()
+    full = subprocess.run([str(EXE), "similar", "ledger", "--kb", str(demo), "--model", "full"],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert full.returncode == 1 and "Error:" in full.stderr and "Traceback" not in full.stderr
 
     size = sum(p.stat().st_size for p in BUNDLE.rglob("*") if p.is_file() and not p.is_symlink())
     RESULTS.write_text(json.dumps({

