@@ -453,3 +453,12 @@ def test_only_https_ssh_and_file_remotes_are_accepted(url: str, ok: bool) -> Non
     else:
         with pytest.raises(GitError, match="refused remote URL"):
             checked_remote_url(url)
+
+
+def test_raw_changes_keeps_both_modes() -> None:
+    """One parser of `--raw -z` (sync's tree_changes reads the modes from it too)."""
+    out = (b":100644 100755 " + b"a" * 40 + b" " + b"b" * 40 + b" M\0kb/x.md\0"
+           b":000000 100644 " + b"0" * 40 + b" " + b"c" * 40 + b" A\0kb/new.md\0")
+    changed, added = gitrepo.raw_changes(out)
+    assert (changed.old_mode, changed.new_mode, changed.path) == ("100644", "100755", "kb/x.md")
+    assert (added.old_blob, added.new_blob, added.old_mode) == (None, "c" * 40, "000000")

@@ -518,21 +518,9 @@ def tree_changes(repo: Path, old: str, new: str) -> dict[str, tuple[str | None, 
     differs between two trees or commits (recursive, no rename detection)."""
     out = gitrepo.run_git(repo, "diff-tree", "-r", "-z", "--raw", "--no-renames", "--no-abbrev",
                           "--end-of-options", old, new, "--")
-    parts = out.split(b"\0")
-    changes: dict[str, tuple[str | None, str | None, str]] = {}
-    i = 0
-    while i < len(parts) - 1:
-        meta = parts[i]
-        if not meta.startswith(b":"):
-            i += 1
-            continue
-        old_mode, new_mode, old_blob, new_blob = meta[1:].decode().split()[:4]
-        path = parts[i + 1].decode("utf-8", "surrogateescape")
-        changes[path] = (None if set(old_blob) == {"0"} else old_blob,
-                         None if set(new_blob) == {"0"} else new_blob,
-                         new_mode if set(new_mode) != {"0"} else old_mode)
-        i += 2
-    return changes
+    return {c.path: (c.old_blob, c.new_blob,
+                     c.new_mode if set(c.new_mode) != {"0"} else c.old_mode)
+            for c in gitrepo.raw_changes(out)}
 
 
 def last_change(repo: Path, since: str, tip: str, path: str) -> tuple[str, str] | None:

@@ -508,6 +508,8 @@ class RawChange:
     new_blob: str | None
     path: str
     new_path: str | None = None  #: where a rename or a copy put it
+    old_mode: str = ""  #: as git printed them ("000000" where the file did not exist)
+    new_mode: str = ""
 
 
 def raw_changes(out: bytes) -> list[RawChange]:
@@ -528,7 +530,8 @@ def raw_changes(out: bytes) -> list[RawChange]:
         changes.append(RawChange(
             status, None if old.strip("0") == "" else old, None if new.strip("0") == "" else new,
             parts[i + 1].decode("utf-8", "surrogateescape"),
-            parts[i + 2].decode("utf-8", "surrogateescape") if two and i + 2 < len(parts) else None))
+            parts[i + 2].decode("utf-8", "surrogateescape") if two and i + 2 < len(parts) else None,
+            fields[0].decode(), fields[1].decode()))
         i += 3 if two else 2
     return changes
 
