@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 
 from factdesk.corpus.registry_io import REGISTRY_PATH
 from factdesk.gui.agent_model import COLUMNS, brier_text, evidence_text
@@ -191,3 +191,18 @@ def test_a_suggestion_is_worded_with_its_figures_thresholds_and_settings_file() 
     assert "Brier 0.010 ≤ 0.15" in words and "6 facts about the user ≥ 5" in words
     assert "over 12 settled predictions (at least 10)" in words
     assert "/data/agent-suggestions.yaml" in words and "Never applied on its own." in words
+
+
+def test_sorting_by_a_header_keeps_the_selected_agent(qtbot, window: MainWindow) -> None:
+    """A click on a column header reorders the rows; the selection moves with its agent
+    (the shared CellsModel sort carries persistent indexes; the Agents table's own sort
+    left the selection on the row number, so another agent was shown selected)."""
+    panel = open_agents(qtbot, window)
+    assert panel.model.rowCount() >= 2
+    last = panel.model.rows[-1]["id"]
+    select(qtbot, panel, last)
+    for column in (0, 0):  # ascending, then descending by name
+        header = panel.table.horizontalHeader()
+        qtbot.mouseClick(header.viewport(), Qt.MouseButton.LeftButton,
+                         pos=QPoint(header.sectionViewportPosition(column) + 5, 5))
+        assert panel.selected_id() == last

@@ -8,18 +8,19 @@ plus `proposals` (open proposals, from the review queue when it can be read)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 
 from factdesk.corpus.registry_io import load_registry
 from factdesk.curation.registry_ops import actions_in_effect
 from factdesk.gui import theme
+from factdesk.gui.cells_model import CellsModel
 from factdesk.index.indexer import Indexer
 from factdesk.reflect.agents import (
     SettingsError,
@@ -223,41 +224,29 @@ ID_ROLE = Qt.ItemDataRole.UserRole + 1
 TEXT_COLUMNS = frozenset({"Agent", "Type", "Active", "Suggests"})
 
 
-class AgentsModel(QAbstractTableModel):
+class AgentsModel(CellsModel):
     """One row per agent (display text only: corpus text never becomes markup)."""
 
     def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self.rows: list[Record] = []
-        self._cells: list[tuple[str, ...]] = []
+        super().__init__(len(COLUMNS), parent)
 
-    def set_rows(self, rows: Sequence[Record]) -> None:
-        self.beginResetModel()
-        self.rows = list(rows)
-        self._cells = [tuple(theme.clip(c[1](r), 200) for c in COLUMNS) for r in self.rows]
-        self.endResetModel()
+    def cells_of(self, record: Record) -> tuple[str, ...]:
+        return tuple(theme.clip(c[1](record), 200) for c in COLUMNS)
+
+    def sort_key(self, column: int) -> Callable[[Record], Any]:
+        return COLUMNS[column][2]
 
     def set_proposals(self, counts: Mapping[str, int] | None) -> None:
         """Fill the open-proposals column (read after the records: it is slower)."""
         col = next(i for i, c in enumerate(COLUMNS) if c[0] == "Prop.")
         for i, r in enumerate(self.rows):
             r["proposals"] = None if counts is None else int(counts.get(r["id"], 0))
-            cells = list(self._cells[i])
-            cells[col] = COLUMNS[col][1](r)
-            self._cells[i] = tuple(cells)
+            self.set_cell(i, col, COLUMNS[col][1](r))
         if self.rows:
             self.dataChanged.emit(self.index(0, col), self.index(len(self.rows) - 1, col))
 
     def row_of(self, agent_id: str) -> int | None:
         return next((i for i, r in enumerate(self.rows) if r["id"] == agent_id), None)
-
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()  # noqa: B008
-                 ) -> int:
-        return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()  # noqa: B008
-                    ) -> int:
-        return 0 if parent.isValid() else len(COLUMNS)
 
     def headerData(self, section: int, orientation: Qt.Orientation,
                    role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -275,7 +264,7 @@ class AgentsModel(QAbstractTableModel):
             return None
         rec, col = self.rows[index.row()], index.column()
         if role == Qt.ItemDataRole.DisplayRole:
-            return self._cells[index.row()][col]
+            return self.display(index)
         if role == ID_ROLE:
             return rec["id"]
         name = COLUMNS[col][0]
@@ -300,12 +289,3 @@ class AgentsModel(QAbstractTableModel):
                     f"branches: {', '.join(rec.get('branches', [])) or '—'}")
             return COLUMNS[col][3]
         return None
-
-    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
-        key = COLUMNS[column][2]
-        self.layoutAboutToBeChanged.emit()
-        pairs = sorted(zip(self.rows, self._cells, strict=True), key=lambda p: key(p[0]),
-                       reverse=order == Qt.SortOrder.DescendingOrder)
-        self.rows = [p[0] for p in pairs]
-        self._cells = [p[1] for p in pairs]
-        self.layoutChanged.emit()

@@ -28,7 +28,6 @@ from PySide6.QtCharts import (
     QValueAxis,
 )
 from PySide6.QtCore import (
-    QAbstractTableModel,
     QEvent,
     QMargins,
     QModelIndex,
@@ -58,6 +57,7 @@ from PySide6.QtWidgets import (
 )
 
 from factdesk.gui import theme
+from factdesk.gui.cells_model import CellsModel
 from factdesk.gui.panel import IndexChange, Window
 from factdesk.gui.workers import failure_text, let_finish
 from factdesk.index.indexer import Indexer
@@ -164,34 +164,24 @@ _SORT_KEYS: tuple[Callable[[Transition], Any], ...] = (
 )
 
 
-class TransitionsModel(QAbstractTableModel):
+class TransitionsModel(CellsModel):
     """Transitions as rows (display text only: never markup)."""
 
     def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self.rows: list[Transition] = []
-        self._cache: list[tuple[str, ...]] = []
+        super().__init__(len(COLUMNS), parent)
 
-    def set_rows(self, rows: Sequence[Transition]) -> None:
-        self.beginResetModel()
-        self.rows = list(rows)
-        self._cache = [_cells(t) for t in self.rows]
-        self.endResetModel()
+    def cells_of(self, record: Transition) -> tuple[str, ...]:
+        return _cells(record)
 
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()  # noqa: B008
-                 ) -> int:
-        return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()  # noqa: B008
-                 ) -> int:
-        return 0 if parent.isValid() else len(COLUMNS)
+    def sort_key(self, column: int) -> Callable[[Transition], Any]:
+        return _SORT_KEYS[column]
 
     def data(self, index: QModelIndex | QPersistentModelIndex,
              role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
             return None
         if role == Qt.ItemDataRole.DisplayRole:
-            return self._cache[index.row()][index.column()]
+            return self.display(index)
         if role == Qt.ItemDataRole.ToolTipRole and index.column() == 2:
             t = self.rows[index.row()]
             return theme.tooltip(f"{t.title}\n{t.path}\n{t.subject}")
@@ -205,21 +195,6 @@ class TransitionsModel(QAbstractTableModel):
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return COLUMNS[section]
         return None
-
-    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
-        """Reorder the rows; persistent indexes (the view's selection and current row) move
-        with their rows."""
-        self.layoutAboutToBeChanged.emit()
-        key = _SORT_KEYS[column]
-        order_of = sorted(range(len(self.rows)), key=lambda i: key(self.rows[i]),
-                          reverse=order == Qt.SortOrder.DescendingOrder)
-        new_row = {old: new for new, old in enumerate(order_of)}
-        self.rows = [self.rows[i] for i in order_of]
-        self._cache = [self._cache[i] for i in order_of]
-        before = self.persistentIndexList()
-        self.changePersistentIndexList(
-            before, [self.index(new_row[i.row()], i.column()) for i in before])
-        self.layoutChanged.emit()
 
 
 class TransitionsTable(QTableView):
