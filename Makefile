@@ -14,6 +14,9 @@ $(STAMP): pyproject.toml
 	# The CPU build of torch first: a plain install would pull a multi-GB CUDA build.
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e '.[semantic,dev]'
+	# The static embedding model, once, at set-up (progress on the terminal): the first
+	# window has semantic search at once, and no test distils it under its own timeout.
+	$(PY) packaging/build_static_model.py
 	touch $(STAMP)
 
 run: $(STAMP)

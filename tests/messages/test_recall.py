@@ -115,6 +115,21 @@ def test_synthesis_stale_weight_and_breaches_are_marked() -> None:
     assert overdue.text.startswith("unknown agent (unverified) hypothesises: t")
 
 
+def test_a_synthesis_whose_count_and_refs_differ_says_which_is_which() -> None:
+    """`sources: 1` with five refs once read "synthesis of 1 source (5 paths…)", which an
+    agent reads as a contradiction: the count is what the corpus wrote, the refs are cited."""
+    refs = tuple(f"kb/x/{c * 8}.md" for c in "abcdefg")
+    fact = RecallFact(id=1, path="kb/x/zzzzzzzz.md", title="T", type="synthesis",
+                      claim_type="synthesis", claimant="codex", claimant_type="tool",
+                      subject_kind="codebase", sources=1, refs=refs, evidence_weight=0.5)
+    text = render(fact).text
+    assert "synthesis; the corpus records sources: 1; it cites 7 refs (" in text
+    assert "+2 more" in text and "synthesis of 1 source" not in text
+    no_count = RecallFact(id=2, path="p", title="T", type="synthesis", claim_type="synthesis",
+                          refs=("kb/x/b.md",), evidence_weight=0.5)
+    assert "synthesis of 1 source (kb/x/b.md)" in render(no_count).text
+
+
 def test_attestation_makes_a_persons_claim_plain_but_never_an_agents() -> None:
     person = RecallFact(id=1, path="p", title="The ledger freeze starts Dec 20", type="observation",
                         claim_type="observation", claimant="ana", claimant_type="user",

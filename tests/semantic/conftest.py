@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -50,19 +51,26 @@ def filler(n: int) -> list[tuple[str, str]]:
 
 
 @pytest.fixture(scope="session")
-def model_cache(pytestconfig: pytest.Config) -> Iterator[Path]:
+def model_cache(pytestconfig: pytest.Config,
+                tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """FACTDESK_CACHE_DIR for the session, in pytest's own cache (not the user's): the
     static model is distilled there once (20 s to minutes on a busy 2-core machine) and
     reused by later runs; `pytest --cache-clear` distils it again."""
-    base = Path(pytestconfig.cache.mkdir("factdesk-models")) if pytestconfig.cache else None
-    assert base is not None
+    cache = getattr(pytestconfig, "cache", None)  # (absent under -p no:cacheprovider)
+    base = (Path(cache.mkdir("factdesk-models")) if cache
+            else tmp_path_factory.mktemp("factdesk-models"))
     old = os.environ.get("FACTDESK_CACHE_DIR")
     os.environ["FACTDESK_CACHE_DIR"] = str(base)
     backends._loaded.clear()
     # distilled here, once, before any test starts: a test's own timeout (a worker's 120 s
     # signal wait) must never include the first run's distillation (it failed so on a
     # fresh clone: CI's first semantic test happened to be the worker's)
-    backends.distil_static()
+    shipped = backends.shipped_static_model()  # (made at set-up: `make` builds it)
+    dest = backends.static_model_dir()
+    if (shipped is not None and not (dest / "model.safetensors").is_file()
+            and backends.read_manifest(shipped).get("distilled") == backends.distilled_with()):
+        shutil.copytree(shipped, dest, dirs_exist_ok=True)
+    backends.distil_static()  # (a no-op when copied or cached)
     yield base
     backends._loaded.clear()
     if old is None:

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,6 +36,8 @@ COMMANDS = frozenset({
     "proposals", "queue", "recall", "redo", "reject", "relabel", "restore", "retract",
     "search", "settle", "show", "similar", "sync", "transitions", "undo"})
 _LOADED: list[click.Group] = []
+#: click's shell-completion variable (`_FACTDESK_COMPLETE=bash_source factdesk`, README)
+COMPLETE_VAR = "_FACTDESK_COMPLETE"
 
 #: `factdesk --help` starts by saying what the command does without a sub-command (`\b`
 #: keeps click from re-wrapping the two columns).
@@ -72,6 +75,8 @@ def command_group() -> click.Group:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if os.environ.get(COMPLETE_VAR):  # shell completion (bash, zsh, fish): never the window
+        return _complete()
     if not args or (len(args) == 1 and args[0] not in COMMANDS and Path(args[0]).is_dir()):
         return _gui(args[0] if args else None)
     cli = command_group()
@@ -96,7 +101,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     return int(getattr(cli, "_exit_code", 0))
 
 
+def _complete() -> int:
+    """Answer the shell's completion request (click's protocol) and end."""
+    cli = command_group()
+    try:
+        cli.main(args=[], prog_name="factdesk", complete_var=COMPLETE_VAR)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    return 0
+
+
+def no_display_reason(env: dict[str, str] | None = None, platform: str = sys.platform
+                      ) -> str | None:
+    """Why the window cannot open here (None when it can): on Linux and the BSDs, Qt needs
+    an X or Wayland display, or a platform named in QT_QPA_PLATFORM; without one it aborts
+    the process with a message about a missing plugin."""
+    env = dict(os.environ) if env is None else env
+    if not platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
+        return None
+    if any(env.get(k) for k in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")):
+        return None
+    return ("factdesk: no display to open the window on (neither DISPLAY nor WAYLAND_DISPLAY "
+            "is set).\nUse the command line instead (factdesk --help lists the commands), "
+            "run factdesk inside a desktop session, or set QT_QPA_PLATFORM=offscreen to run "
+            "the window without showing it.")
+
+
 def _gui(path: str | None) -> int:
+    reason = no_display_reason()
+    if reason is not None:
+        print(reason, file=sys.stderr)
+        return 1
     from factdesk.gui.app import run
 
     return run(Path(path) if path else None, end_process=True)

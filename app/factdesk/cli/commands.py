@@ -43,6 +43,20 @@ HOOK_MARK = "# installed by factdesk check --install-hook"
 class _Group(click.Group):
     _exit_code = 0
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Each command with its whole summary (the first paragraph of its help): click's
+        default cuts them at about 45 characters with "..."."""
+        rows = []
+        for name in self.list_commands(ctx):
+            cmd = self.get_command(ctx, name)
+            if cmd is None or cmd.hidden:
+                continue
+            summary = cmd.short_help or (cmd.help or "").split("\n\n")[0]
+            rows.append((name, " ".join(summary.split())))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
     def invoke(self, ctx: click.Context) -> Any:
         """Every command's (and sub-command's) error a user can act on is said in words:
         "Error: …", exit status 1 (STYLE.md §13); anything else is a bug, and raised."""

@@ -10,6 +10,8 @@
 from __future__ import annotations
 
 import json
+import shlex
+import sys
 from pathlib import Path
 
 import click
@@ -94,12 +96,41 @@ def recall_cmd(query: str, kb: Path, limit: int, include_agent_comm: bool, fmt: 
 
 @cli.command(name="mcp")
 @KB
-def mcp_cmd(kb: Path) -> None:
+@click.option("--print-config", "print_config", type=click.Choice(["json", "claude"]),
+              is_flag=False, flag_value="json", default=None,
+              help="print how an MCP client starts this server for --kb, and exit: the "
+                   "`mcpServers` JSON desktop clients read (json, the default) or a "
+                   "`claude mcp add` line (claude)")
+def mcp_cmd(kb: Path, print_config: str | None) -> None:
     """Serve search, show and recall (read-only) as an MCP server over stdio."""
+    if print_config is not None:
+        click.echo(mcp_config(kb, print_config))
+        _exit(0)
+        return
     try:
         from factdesk.mcp_server import serve
-    except ImportError as exc:  # the optional extra
+    except ImportError as exc:  # (a broken install: `mcp` is a dependency)
         raise click.ClickException(
-            f"the MCP server needs the `mcp` package ({exc}); install factdesk[mcp]") from None
+            f"the MCP server needs the `mcp` package ({exc}); reinstall factdesk") from None
     serve(kb)
     _exit(0)
+
+
+def mcp_launch(kb: Path) -> list[str]:
+    """The command line that starts this install's MCP server on `kb`: this interpreter
+    (or this bundle's executable) with absolute paths, so it runs whatever the client's
+    PATH and working folder are."""
+    folder = str(Path(kb).expanduser().resolve())
+    if getattr(sys, "frozen", False):  # the PyInstaller bundle
+        return [sys.executable, "mcp", "--kb", folder]
+    return [sys.executable, "-m", "factdesk", "mcp", "--kb", folder]
+
+
+def mcp_config(kb: Path, style: str) -> str:
+    """`json`: the `mcpServers` block desktop MCP clients read; `claude`: the line that adds
+    the server to Claude Code."""
+    command = mcp_launch(kb)
+    if style == "claude":
+        return shlex.join(["claude", "mcp", "add", "factdesk", "--", *command])
+    return json.dumps({"mcpServers": {"factdesk": {"command": command[0], "args": command[1:]}}},
+                      indent=2, ensure_ascii=False)

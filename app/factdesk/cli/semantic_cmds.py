@@ -10,6 +10,7 @@ Each brings the index and the embeddings up to date first (progress on stderr).
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import click
@@ -36,6 +37,10 @@ def _embed(session: SemanticSession, quiet: bool = False) -> EmbedStats:
 
     def progress(done: int, total: int) -> None:
         if quiet or total == 0:
+            return
+        if not sys.stderr.isatty():  # a log or a pipe: one line, no carriage returns
+            if done == total:
+                click.echo(f"embedding {done}/{total}", err=True)
             return
         step = done * 20 // total
         if step != last[0] or done == total:

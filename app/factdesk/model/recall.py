@@ -137,11 +137,19 @@ def _open_guess(fact: RecallFact, today: date | None) -> str:
 
 
 def _synthesis(fact: RecallFact) -> str:
-    n = fact.sources if fact.sources is not None else len(fact.refs)
-    out = f"synthesis of {n} source{'s' if n != 1 else ''}"
-    if fact.refs:
-        shown = ", ".join(fact.refs[:5]) + (f", +{len(fact.refs) - 5} more" if len(fact.refs) > 5 else "")
-        out += f" ({shown})"
+    """What the corpus wrote (`sources: N`) and what the fact cites (its refs), each said as
+    such: a synthesis whose count and refs differ must not read as a contradiction."""
+    shown = ", ".join(fact.refs[:5]) + (f", +{len(fact.refs) - 5} more" if len(fact.refs) > 5 else "")
+    cites = f"{len(fact.refs)} ref{'s' if len(fact.refs) != 1 else ''}"
+    if fact.sources is None or fact.sources == len(fact.refs):
+        n = len(fact.refs) if fact.sources is None else fact.sources
+        out = f"synthesis of {n} source{'s' if n != 1 else ''}"
+        if fact.refs:
+            out += f" ({shown})"
+    else:
+        out = f"synthesis; the corpus records sources: {fact.sources}; it cites {cites}"
+        if fact.refs:
+            out += f" ({shown})"
     weight = fact.evidence_weight if fact.evidence_weight is not None else fact.evidence_weight_computed
     out += f", evidence weight {_num(weight)}"
     return out
