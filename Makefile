@@ -72,7 +72,7 @@ $(VENV)/.package-installed: $(STAMP)
 	$(PY) -m pip install -q -e '.[semantic,dev,package]'
 	touch $@
 
-# Re-render packaging/icons/*.png and factdesk.ico from packaging/icons/factdesk.svg.
+# Re-render app/factdesk/desktop_data/icons/*.png and factdesk.ico from app/factdesk/desktop_data/icons/factdesk.svg.
 icons: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) packaging/make_icons.py
 

@@ -9,6 +9,7 @@
 # remove with: rm -rf ~/.local/opt/factdesk ~/.local/bin/factdesk and the files it lists.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
+files="$here/../app/factdesk/desktop_data"  # the entry, metainfo and icons (package data)
 bundle=${1:-"$here/../dist/factdesk"}
 prefix=${PREFIX:-"$HOME/.local"}
 data=${XDG_DATA_HOME:-"$HOME/.local/share"}
@@ -27,16 +28,16 @@ echo "$prefix/opt/factdesk/  $prefix/bin/factdesk"
 # the PATH a desktop session starts programs with)
 sed -e "s|^Exec=factdesk |Exec=$prefix/opt/factdesk/factdesk |" \
     -e "s|^TryExec=factdesk$|TryExec=$prefix/opt/factdesk/factdesk|" \
-    "$here/$app_id.desktop" > "$data/applications/$app_id.desktop"
-cp "$here/$app_id.metainfo.xml" "$data/metainfo/"
+    "$files/$app_id.desktop" > "$data/applications/$app_id.desktop"
+cp "$files/$app_id.metainfo.xml" "$data/metainfo/"
 echo "$data/applications/$app_id.desktop  $data/metainfo/$app_id.metainfo.xml"
-for png in "$here"/icons/factdesk-*.png; do
+for png in "$files"/icons/factdesk-*.png; do
     size=${png##*-}; size=${size%.png}
     mkdir -p "$data/icons/hicolor/${size}x${size}/apps"
     cp "$png" "$data/icons/hicolor/${size}x${size}/apps/$app_id.png"
 done
 mkdir -p "$data/icons/hicolor/scalable/apps"
-cp "$here/icons/factdesk.svg" "$data/icons/hicolor/scalable/apps/$app_id.svg"
+cp "$files/icons/factdesk.svg" "$data/icons/hicolor/scalable/apps/$app_id.svg"
 echo "$data/icons/hicolor/*/apps/$app_id.{png,svg}"
 command -v update-desktop-database >/dev/null && update-desktop-database -q "$data/applications" || true
 command -v gtk-update-icon-cache >/dev/null && gtk-update-icon-cache -q -t "$data/icons/hicolor" || true

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Render packaging/icons/factdesk.svg to the PNG sizes desktops use and to a Windows .ico.
+"""Render app/factdesk/desktop_data/icons/factdesk.svg to the PNG sizes desktops use and to a Windows .ico.
 
     python packaging/make_icons.py        (make icons; needs only PySide6, offscreen)
 
-Writes packaging/icons/factdesk-<N>.png for N in SIZES (the freedesktop hicolor sizes, 16 to
+Writes app/factdesk/desktop_data/icons/factdesk-<N>.png for N in SIZES (the freedesktop hicolor sizes, 16 to
 512) and factdesk.ico (16-256, PNG-compressed entries, read by Windows Vista and later).
 macOS's .icns is made on a Mac from the same PNGs with iconutil (docs/packaging.md).
 """
@@ -21,7 +21,7 @@ from PySide6.QtCore import QBuffer, QByteArray, QIODevice, Qt
 from PySide6.QtGui import QGuiApplication, QImage, QPainter
 from PySide6.QtSvg import QSvgRenderer
 
-ICONS = Path(__file__).resolve().parent / "icons"
+ICONS = Path(__file__).resolve().parents[1] / "app" / "factdesk" / "desktop_data" / "icons"
 SVG = ICONS / "factdesk.svg"
 SIZES = (16, 22, 24, 32, 48, 64, 128, 256, 512)
 ICO_SIZES = (16, 24, 32, 48, 64, 128, 256)

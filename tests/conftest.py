@@ -7,7 +7,10 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -73,6 +76,47 @@ class Corpus:
                 out[p.relative_to(self.root).as_posix()] = p.read_bytes()
         out["HEAD"] = git(self.root, "rev-parse", "HEAD").encode()
         return out
+
+
+#: how long a test's own background threads may take to end after it (a window closed in
+#: the test lets its embedding or index thread finish on its own)
+THREAD_GRACE_S = 60.0
+
+
+def _app_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate()
+            if t.name.startswith("factdesk-") and t.is_alive() and not t.name.endswith("-sender")]
+
+
+def _stacks(threads: list[threading.Thread]) -> str:
+    frames = sys._current_frames()
+    out = []
+    for t in threads:
+        frame = frames.get(t.ident or -1)
+        stack = "".join(traceback.format_stack(frame)) if frame else "  (no Python frame)\n"
+        out.append(f"thread {t.name}:\n{stack}")
+    return "\n".join(out)
+
+
+@pytest.fixture(autouse=True)
+def no_thread_outlives_its_test() -> Iterator[None]:
+    """A test's background threads (the app's `factdesk-*` threads, the QThreads a closed
+    window let go) end before the next test starts: one left running is the state that
+    made later tests hang (issue 22). Fails the test that left one, with its stack."""
+    before = set(_app_threads())
+    yield
+    deadline = time.monotonic() + THREAD_GRACE_S
+    workers = sys.modules.get("factdesk.gui.workers")
+    if workers is not None:
+        left = workers.still_running(THREAD_GRACE_S)  # (QThreads: waits without the loop)
+        if left:
+            pytest.fail(f"{left} background QThread(s) still running {THREAD_GRACE_S:.0f} s "
+                        "after the test", pytrace=False)
+    while (leaked := [t for t in _app_threads() if t not in before]) and time.monotonic() < deadline:
+        leaked[0].join(0.05)
+    if leaked:
+        pytest.fail(f"background threads still running {THREAD_GRACE_S:.0f} s after the "
+                    f"test:\n{_stacks(leaked)}", pytrace=False)
 
 
 @pytest.fixture

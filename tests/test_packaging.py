@@ -162,14 +162,15 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs(tmp_path: Path) -> None:
 
 APP_ID = "org.factdesk.factdesk"
 PACKAGING = ROOT / "packaging"
+DESKTOP = ROOT / "app" / "factdesk" / "desktop_data"  # package data: `factdesk desktop install`
 
 
 def test_the_desktop_files_agree_on_one_app_id() -> None:
     """The .desktop file's name, the metainfo's id and launchable, the spec's bundle id and the
     window's desktop file name (Wayland's app id) must be the same string, or a desktop shows
     a generic icon and the software centre cannot launch the app."""
-    desktop = (PACKAGING / f"{APP_ID}.desktop").read_text(encoding="utf-8")
-    metainfo = (PACKAGING / f"{APP_ID}.metainfo.xml").read_text(encoding="utf-8")
+    desktop = (DESKTOP / f"{APP_ID}.desktop").read_text(encoding="utf-8")
+    metainfo = (DESKTOP / f"{APP_ID}.metainfo.xml").read_text(encoding="utf-8")
     assert f"Icon={APP_ID}\n" in desktop and "Exec=factdesk %f\n" in desktop
     assert f"<id>{APP_ID}</id>" in metainfo
     assert f'<launchable type="desktop-id">{APP_ID}.desktop</launchable>' in metainfo
@@ -186,7 +187,7 @@ def test_the_desktop_files_agree_on_one_app_id() -> None:
 def test_the_desktop_files_validate(tool: str, args: list[str], name: str) -> None:
     if shutil.which(tool) is None:
         pytest.skip(f"{tool} is not installed (apt install desktop-file-utils / appstream)")
-    proc = subprocess.run([tool, *args, str(PACKAGING / name)], capture_output=True, text=True,
+    proc = subprocess.run([tool, *args, str(DESKTOP / name)], capture_output=True, text=True,
                           timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "warning" not in (proc.stdout + proc.stderr).lower()
@@ -194,8 +195,8 @@ def test_the_desktop_files_validate(tool: str, args: list[str], name: str) -> No
 
 def test_the_icon_comes_in_every_size_desktops_use() -> None:
     for size in (16, 22, 24, 32, 48, 64, 128, 256, 512):
-        png = (PACKAGING / "icons" / f"factdesk-{size}.png").read_bytes()
+        png = (DESKTOP / "icons" / f"factdesk-{size}.png").read_bytes()
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and png[12:16] == b"IHDR"
         assert (int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")) == (size, size)
-    ico = (PACKAGING / "icons" / "factdesk.ico").read_bytes()
+    ico = (DESKTOP / "icons" / "factdesk.ico").read_bytes()
     assert ico[:4] == b"\x00\x00\x01\x00" and int.from_bytes(ico[4:6], "little") == 7

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 #: click and every command module first (numpy, the index, git: about 0.4 s of CPU before
 #: the first paint, issue 14); tests/test_cli.py holds it equal to click's registry
 COMMANDS = frozenset({
-    "accept", "agents", "attest", "check", "dismiss", "duplicates", "edit", "embed",
+    "accept", "agents", "attest", "check", "desktop", "dismiss", "duplicates", "edit", "embed",
     "identity", "index", "mcp", "messages", "mislabels", "move", "move-to-messages",
     "proposals", "queue", "recall", "redo", "reject", "relabel", "restore", "retract",
     "search", "settle", "show", "similar", "sync", "transitions", "undo"})

@@ -279,6 +279,7 @@ def _install_hook(repo: Path) -> str:
 from factdesk.cli import (  # noqa: E402  (the command modules register themselves on `cli`)
     agents_cmds,  # noqa: F401  (registers agents and its registry actions)
     curation_cmds,  # noqa: F401  (registers relabel, edit, move, …)
+    desktop_cmds,  # noqa: F401  (registers desktop install, desktop uninstall)
     messages_cmds,  # noqa: F401  (registers messages, move-to-messages, recall, mcp)
     reflect_cmds,  # noqa: F401  (registers transitions, queue)
     semantic_cmds,  # noqa: F401  (registers embed, similar, duplicates)
