@@ -281,6 +281,7 @@ from factdesk.cli import (  # noqa: E402  (the command modules register themselv
     curation_cmds,  # noqa: F401  (registers relabel, edit, move, …)
     desktop_cmds,  # noqa: F401  (registers desktop install, desktop uninstall)
     messages_cmds,  # noqa: F401  (registers messages, move-to-messages, recall, mcp)
+    new_cmds,  # noqa: F401  (registers new)
     reflect_cmds,  # noqa: F401  (registers transitions, queue)
     semantic_cmds,  # noqa: F401  (registers embed, similar, duplicates)
 )

@@ -21,6 +21,8 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QSplitter,
     QTabWidget,
+    QVBoxLayout,
+    QWidget,
 )
 
 from factdesk.core import Settings
@@ -54,6 +56,7 @@ from factdesk.gui.table import PENDING, FactTableController, Place
 from factdesk.gui.transitions_panel import TransitionsPanel
 from factdesk.gui.undo_stack import UndoStack
 from factdesk.gui.watcher import CorpusWatcher
+from factdesk.gui.welcome import WelcomeBanner, wants_welcome
 from factdesk.index.indexer import Indexer
 from factdesk.index.query import vocabulary_hints
 from factdesk.reflect.charts import track_record_line
@@ -159,8 +162,28 @@ class MainWindow(QMainWindow):
             self.splitter.addWidget(part)
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([230, 700, 470])
-        self.setCentralWidget(self.splitter)
+        self.welcome = self._welcome()
+        if self.welcome is None:
+            self.setCentralWidget(self.splitter)
+        else:  # (the first run, on the demo: New, Open, Clone above the tabs)
+            central = QWidget(self)
+            column = QVBoxLayout(central)
+            column.setContentsMargins(0, 0, 0, 0)
+            column.addWidget(self.welcome)
+            column.addWidget(self.splitter, 1)
+            self.setCentralWidget(central)
         follow_screen(self, [self.center, self.inspector])  # (Tab order: issue 18)
+
+    def _welcome(self) -> WelcomeBanner | None:
+        from factdesk.demo import DEMO_DIR_NAME
+
+        demo = Settings.resolve().workspace / DEMO_DIR_NAME
+        if not wants_welcome(self.settings, self.session.repo, demo):
+            return None
+        # (the opener is made after the layout: its actions are looked up when clicked)
+        return WelcomeBanner(self.settings, new=lambda: self.corpora.new_corpus(),
+                             open_=lambda: self.corpora.choose_folder(),
+                             clone=lambda: self.corpora.clone_from_url(), parent=self)
 
     def _follow_screen(self, _index: int) -> None:
         from shiboken6 import isValid

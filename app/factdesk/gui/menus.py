@@ -67,8 +67,9 @@ class MenuBuilder:
         return self.actions
 
     def _corpora(self, file: QMenu) -> None:
-        """Open corpus…, Open recent, Clone from URL… (gui/open_corpus.py)."""
+        """New corpus…, Open corpus…, Open recent, Clone from URL… (gui/open_corpus.py)."""
         corpora = self._w.corpora
+        self.action(file, "newCorpus", "&New corpus…", corpora.new_corpus, "Ctrl+Shift+N")
         self.action(file, "openCorpus", "&Open corpus…", corpora.choose_folder,
                     QKeySequence.StandardKey.Open)
         recent = file.addMenu("Open &recent")

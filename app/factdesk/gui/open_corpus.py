@@ -47,6 +47,7 @@ from factdesk.errors import FactdeskError
 
 if TYPE_CHECKING:
     from factdesk.gui.main_window import MainWindow
+    from factdesk.gui.welcome import NewCorpusDialog
     from factdesk.index.indexer import Indexer
 
 #: how many corpora Open recent keeps
@@ -211,6 +212,7 @@ class CorpusOpener(QObject):
         #: the recent folders' last look (path → still a corpus), read in the background
         self.present: dict[Path, bool] = {}
         self.clone_dialog: CloneDialog | None = None
+        self.new_dialog: NewCorpusDialog | None = None
         self.folder_dialog: QFileDialog | None = None
         self.error_box: QMessageBox | None = None
         self.opening: Path | None = None
@@ -316,6 +318,19 @@ class CorpusOpener(QObject):
     def clear_recent(self) -> None:
         self.recent.clear()
         self.recent.add(self._window.session.repo)
+
+    # File ▸ New corpus…
+    def new_corpus(self) -> NewCorpusDialog:
+        """The New knowledge base dialog (gui/welcome.py); the corpus it creates opens here."""
+        from factdesk.gui.welcome import NewCorpusDialog
+
+        if self.new_dialog is None:
+            self.new_dialog = NewCorpusDialog(self._window.settings, self._window.ops.identity_file,
+                                              self._window)
+            self.new_dialog.did_create.connect(self.open_path)
+        self.new_dialog.open()
+        self.new_dialog.name.setFocus()
+        return self.new_dialog
 
     # File ▸ Clone from URL…
     def clone_from_url(self) -> CloneDialog:
