@@ -78,6 +78,22 @@ class Corpus:
         return out
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """The suite never depends on the machine's git configuration: a global config of its
+    own names a test curator. With a new HOME (CI, a clean clone) git has no identity, and
+    the window's first commit asked for one in a modal dialog that no test answers — the
+    run hung there (issue 22). A user's own global config (hooks, signing, templates)
+    must not change what the tests see either. Tests of a missing identity point
+    GIT_CONFIG_GLOBAL at an empty file themselves."""
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="factdesk-tests-git-"))
+    (folder / "gitconfig").write_text("[user]\n\tname = Test Curator\n"
+                                      "\temail = test-curator@example.org\n")
+    os.environ["GIT_CONFIG_GLOBAL"] = str(folder / "gitconfig")
+    os.environ.setdefault("GIT_CONFIG_NOSYSTEM", "1")
+
+
 #: how long a test's own background threads may take to end after it (a window closed in
 #: the test lets its embedding or index thread finish on its own)
 THREAD_GRACE_S = 60.0
