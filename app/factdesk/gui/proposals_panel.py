@@ -690,7 +690,7 @@ class ProposalsPanel(QWidget):
             p = by_sha[item.shas[0]]
             b = badge_of(p.facts) if p.facts else Badge("agent state",
                                                         theme.DERIVED_COLOR, "files outside kb/")
-            cells = [theme.clip(p.subject, 200), p.op or "", changes_text(p.facts, p.other_files)]
+            cells = [theme.clip(p.subject, 200), p.op or "", changes_text(p.facts, p.other_files, p.files)]
             tip = f"{p.subject}\n{p.sha}\n{p.branch} · {p.author_name} <{p.author_email}>"
         else:
             members = [(by_sha[s], f) for s in item.shas if s in by_sha
@@ -872,6 +872,11 @@ class ProposalsPanel(QWidget):
                 row = QTreeWidgetItem(self.facts, [theme.clip(f.path, 200),
                                                    f.change + (" ⇄ conflict" if f.conflict else ""), ""])
                 row.setData(0, KEY_ROLE, (p.sha, f.path))
+            for pf in p.files:  # (outside kb/: decided like a fact, never carried undecided)
+                row = QTreeWidgetItem(self.facts, [theme.clip(pf.path, 200),
+                                                   f"{pf.kind} {pf.change}", "needs a decision"])
+                row.setToolTip(0, "\n".join(pf.summary))
+                row.setToolTip(2, "\n".join(pf.summary))
             for other in p.other_files:
                 row = QTreeWidgetItem(self.facts, [theme.clip(other, 200), "agent state",
                                                    "not checked"])
@@ -1258,7 +1263,8 @@ class ProposalsPanel(QWidget):
         paths = set(preview.paths_touched) or {f.path for f in preview.files}
         open_ = [p for p in self._proposals() if p.branch == branch and p.status == "open"]
         taken = [p for p in open_ if any(f.path in paths for f in p.facts)] if paths else []
-        lines = [f"{p.sha[:10]}  {p.subject}  ({changes_text(p.facts, p.other_files)})" for p in taken]
+        lines = [f"{p.sha[:10]}  {p.subject}  ({changes_text(p.facts, p.other_files, p.files)})"
+                 for p in taken]
         if not lines and paths:
             lines = sorted(paths)
         dialog = preview_dialog(self, branch, lines, len(open_) - len(taken))
