@@ -21,7 +21,7 @@ import click
 
 from factdesk.cli.commands import FORMAT, KB, _exit, cli, say
 from factdesk.cli.curation_cmds import PREVIEW, REASON, _curation, _report
-from factdesk.curation import CurationError
+from factdesk.curation import CurationError, Recovered
 from factdesk.curation.changes import ChangeSet
 from factdesk.review.decide import Review
 
@@ -30,8 +30,19 @@ PATHS = click.option("--path", "paths", multiple=True,
 
 
 def _review(kb: Path) -> Review:
-    cur = _curation(kb)  # (recovers an interrupted action and brings the index up to date)
-    return Review(cur.indexer, identity_file=cur.identity_file)
+    recovered: list[Recovered] = []
+    cur = _curation(kb, recovered)  # (recovers an interrupted action, updates the index)
+    review = Review(cur.indexer, identity_file=cur.identity_file)
+    if recovered:  # a decision whose ref moved before its review merge: record it now
+        try:
+            merges, warnings = review.record_pending()
+        except CurationError as exc:  # (no curator identity yet: the decision says so)
+            merges, warnings = [], [f"the review merges were not checked ({exc})"]
+        for merge in merges:
+            say(f"[{merge[:12]}] review merge recorded (lost to the interruption)", err=True)
+        for warning in warnings:
+            say(f"warning: {warning}", err=True)
+    return review
 
 
 def _said(result: ChangeSet) -> ChangeSet:

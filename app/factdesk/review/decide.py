@@ -414,6 +414,16 @@ class Review:
                           f"{', '.join(sorted(branches)) or 'none'})", rule="branch")
         return record_merge(self, branch, branches[branch], self.decided(), undecided_only=True)
 
+    def record_pending(self) -> tuple[list[str], list[str]]:
+        """The review merges a crash lost (the decision's ref moved, the merge never came):
+        recorded now, as the decision would have (`merge_policy`); run after recovery.
+        Returns (merges, warnings)."""
+        from factdesk.review.merge import record_after
+
+        if self.merge_policy == "never":
+            return [], []
+        return record_after(self, self.decided())
+
     # -- the parts -------------------------------------------------------------------------
 
     def _selected(self, ids: Iterable[str], tip: str, decided: Decided) -> list[AgentCommit]:
@@ -615,7 +625,7 @@ class Review:
         decided.add(Decision(cs.commit, cs.subject, plan.action, cs.action_id, None,
                              (author or cur.curator).email, cur.curator.email,
                              tuple((f"Factdesk-{k}", inert(v)) for k, v in plan.extra_trailers)))
-        merges, warnings = record_after(self, [a.sha for a in agents], decided)
+        merges, warnings = record_after(self, decided)
         return _review_change(cs, merges, warnings)
 
 

@@ -42,7 +42,7 @@ messages arrive without waiting for its next proposal.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from factdesk.corpus import githistory, gitrepo, gitreview
@@ -113,20 +113,18 @@ def merge_message(branch: str, curated: str, upto: str, kept: Sequence[str], act
 
 
 def record_merge(review: Review, branch: str, branch_tip: str, decided: Decided, *,
-                 whole: bool = False, touching: Collection[str] | None = None,
-                 undecided_only: bool = False) -> str | None:
+                 whole: bool = False, undecided_only: bool = False) -> str | None:
     """Record the review merge of `branch` up to its decided prefix (`whole`: only when that
     is the whole branch; `undecided_only`: also a prefix of commits that need no decision),
-    when there is one the curated branch does not reach yet; with `touching`, only when the
-    branch's open range holds one of those agent commits (the ones a decision just
-    decided). Returns the merge commit (None: nothing to record)."""
+    when there is one the curated branch does not reach yet. Returns the merge commit
+    (None: nothing to record)."""
     with Carry(review.repo) as carry:
         return _record(review, branch, branch_tip, decided, carry, whole=whole,
-                       touching=touching, undecided_only=undecided_only)
+                       undecided_only=undecided_only)
 
 
 def _record(review: Review, branch: str, branch_tip: str, decided: Decided, carry: Carry, *,
-            whole: bool, touching: Collection[str] | None, undecided_only: bool) -> str | None:
+            whole: bool, undecided_only: bool) -> str | None:
     from factdesk.review.decide import AgentCommit
 
     repo = review.repo
@@ -138,8 +136,6 @@ def _record(review: Review, branch: str, branch_tip: str, decided: Decided, carr
             if newest.facts and decided.is_open(newest):
                 return None
     commits = gitreview.range_commits(repo, f"{tip}..{branch_tip}")
-    if touching is not None and not set(touching) & {c.sha for c in commits}:
-        return None
     upto = reviewed_prefix(review, tip, branch_tip, decided, whole=whole, commits=commits,
                            carry=carry, undecided_only=undecided_only)
     if upto is None or gitrepo.is_ancestor(repo, upto, tip):
@@ -184,17 +180,18 @@ def _record(review: Review, branch: str, branch_tip: str, decided: Decided, carr
     return done.sha
 
 
-def record_after(review: Review, decided_shas: Sequence[str], decided: Decided
-                 ) -> tuple[list[str], list[str]]:
-    """After a decision on `decided_shas`: the review merge of each branch that holds them,
-    when its prefix is complete now. A merge that cannot be made leaves the decision
-    standing and says why (the next decision tries again). Returns (merges, warnings)."""
+def record_after(review: Review, decided: Decided) -> tuple[list[str], list[str]]:
+    """After a decision (or the recovery of one): the review merge of every agent branch
+    whose prefix is complete now and not merged yet — the branches the decision touched,
+    and any whose merge a crash lost (the ref moved, the process died before its merge:
+    issue 22). A merge that cannot be made leaves the decision standing and says why (the
+    next decision tries again). Returns (merges, warnings)."""
     merges: list[str] = []
     warnings: list[str] = []
     for name, branch_tip in gitreview.agent_branches(review.repo):
         try:
             made = record_merge(review, name, branch_tip, decided,
-                                whole=review.merge_policy == "branch", touching=decided_shas)
+                                whole=review.merge_policy == "branch")
         except (CurationError, OSError, gitrepo.GitError) as exc:
             warnings.append(f"the review merge of {inert(name)} was not recorded ({exc}); the "
                             "next decision records it")
