@@ -491,6 +491,31 @@ def test_sync_conflict_names_the_facts(qtbot, repo, data_dir, tmp_path) -> None:
         win.close()
 
 
+def test_record_the_review_merge_from_the_menu(qtbot, agent_repo, data_dir) -> None:  # type: ignore[no-untyped-def]
+    """A review merge a crash lost (here: decisions made with no merge) is recorded by the
+    window's File ▸ Record the review merge, on the writer lane (issue 22, item 6)."""
+    from factdesk.core import open_corpus
+    from factdesk.curation import Identity
+    from factdesk.review.decide import Review
+
+    repo, shas = agent_repo
+    review = Review(open_corpus(repo), Identity("ana", "ana@example.org"), merge_policy="never")
+    review.reject(list(shas.values()), "no merge follows this one")
+    assert not git(repo, "log", "-1", "--format=%s").startswith("merge:")
+    win = open_window(qtbot, repo)
+    try:
+        panel = win.proposals
+        win.center.setCurrentWidget(panel)
+        qtbot.waitUntil(lambda: panel.loaded, timeout=10_000)
+        with qtbot.waitSignal(panel.merge_did_finish, timeout=30_000) as done:
+            win.actions_by_name["mergeReviewed"].trigger()
+        assert isinstance(done.args[0], list) and len(done.args[0]) == 1, done.args[0]
+        assert git(repo, "log", "-1", "--format=%H|%s").startswith(f"{done.args[0][0]}|merge: {AGENT}")
+        assert "review merge" in panel.status.text()
+    finally:
+        win.close()
+
+
 DISTILLED = "kb/decisions/api/d0d0d0d0.md"
 
 

@@ -19,7 +19,7 @@ C = "kb/decisions/api/c3c3c3c3.md"
 H = "kb/gotchas/db/d4d4d4d4.md"
 N = "kb/gotchas/db/e5e5e5e5.md"
 S = "kb/gotchas/db/f6f6f6f6.md"
-JOB = ".knomit/jobs/distill.json"
+JOB = ".knomit/jobs/distill.md"  # (a private path agents may write: FORMAT §1.3)
 
 HYPOTHESIS = """---
 type: hypothesis

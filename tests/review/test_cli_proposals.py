@@ -48,7 +48,7 @@ def test_status_filter_and_text(corpus: Corpus, capsys: pytest.CaptureFixture[st
     assert f"{BRANCH}  agent devbox-1a2b3c4d: 9 commits ahead" in text
     assert "8 proposals open:" in text
     assert "error R1: synthesis cites hypothesis kb/gotchas/db/11111111.md" in text
-    assert "CONFLICT" in text and ".knomit/jobs/crawl-state.md  (agent's own state" in text
+    assert "CONFLICT" in text and ".knomit/jobs/crawl-state.md  (the agent's own state" in text
     assert a.shas["discover"][:12] not in text
 
 

@@ -36,13 +36,14 @@ def test_the_review_merge_shape_and_knomits_reading(corpus: Corpus, monkeypatch:
     p1 = agent_commit(corpus, "learn: replica lag", {N: fact_text("Replica lag is 3 s"),
                                                      JOB: '{"step": 1}\n'})
     j1 = agent_commit(corpus, "distill: job state", {JOB: '{"step": 2}\n',
-                                                     # (the curators' own: never carried)
+                                                     # (the curators' own: decided)
                                                      ".factdesk/agents.yaml": "agents: {}\n"})
     p2 = agent_commit(corpus, "update: pool", {A: fact_text("Pool exhausts at 250 clients")},
                       op="update")
     review = review_of(corpus)
     a = review.accept([p1], "measured")
     assert not getattr(a, "merges", ())  # p2 is open: the branch is not wholly decided
+    assert not getattr(review.reject([j1], "the registry is the curators'"), "merges", ())
     r = review.reject([p2], "no load test")
     [merge] = r.merges  # type: ignore[attr-defined]
     assert show(repo, "%H") == merge
@@ -56,7 +57,8 @@ def test_the_review_merge_shape_and_knomits_reading(corpus: Corpus, monkeypatch:
     assert git(repo, "show", f"HEAD:{JOB}") == '{"step": 2}\n' == (repo / JOB).read_text()
     assert git(repo, "show", f"HEAD:{A}") == git(repo, "show", f"HEAD^1:{A}")  # rejected: curated
     # no decision: trust rule 2 (merges are never decisions); the stacks are unchanged
-    assert [d.action for d in trusted_decisions(repo)] == ["reject", "accept"]
+    assert [d.action for d in trusted_decisions(repo)] == ["reject", "reject", "accept"]
+    assert not (repo / ".factdesk/agents.yaml").exists()
     # knomit's first-parent reading: each fact's history is the curated line's
     assert first_parent_log(repo, N) == ["host-8ef0cd32|accept: learn: replica lag"]
     assert first_parent_log(repo, A) == ["claude-code|learn: first facts"]
@@ -88,17 +90,16 @@ def test_an_undone_decision_reopens_its_proposal_after_the_review_merge(corpus: 
     assert git(repo, "status", "--porcelain") == ""
 
 
-def test_a_non_kb_file_the_curated_branch_changed_too_keeps_the_curated_version(
+def test_a_private_file_the_curated_branch_changed_too_keeps_the_curated_version(
         corpus: Corpus) -> None:
     repo = corpus.root
-    p1 = agent_commit(corpus, "docs: update README.md", {"README.md": "# agent's\n",
-                                                         N: fact_text("Replica lag")})
-    corpus.write("README.md", "# curator's\n")
-    corpus.commit("docs: curator's readme", author="ana", op="update")
+    p1 = agent_commit(corpus, "learn: lag", {JOB: "agent's\n", N: fact_text("Replica lag")})
+    corpus.write(JOB, "curator's\n")
+    corpus.commit("docs: curator's job note", author="ana", op="update")
     review = review_of(corpus)
     review.accept([p1], "ok")
-    assert (repo / "README.md").read_text() == "# curator's\n"
-    assert "Factdesk-Kept: README.md" in trailers(repo)
+    assert (repo / JOB).read_text() == "curator's\n"
+    assert f"Factdesk-Kept: {JOB}" in trailers(repo)
 
 
 def test_prefix_policy_merges_after_each_completed_prefix(corpus: Corpus) -> None:

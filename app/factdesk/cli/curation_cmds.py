@@ -26,7 +26,7 @@ from typing import Any
 import click
 
 from factdesk.cli.commands import FORMAT, KB, _exit, _open, cli, say
-from factdesk.curation import ChangeSet, Curation, CurationError, recover
+from factdesk.curation import ChangeSet, Curation, CurationError, Recovered, recover
 from factdesk.curation.identity import (
     MissingIdentity,
     curator_identity,
@@ -43,10 +43,14 @@ QUERY = click.option("--query", "query", default=None,
                      help="act on every fact this search matches (one commit)")
 
 
-def _curation(kb: Path) -> Curation:
+def _curation(kb: Path, recovered: list[Recovered] | None = None) -> Curation:
+    """The corpus's curation, after recovering an interrupted action (each one said, and
+    added to `recovered`) and bringing the index up to date."""
     indexer = _open(kb)
     for done in recover(indexer.repo):
         say(f"recovered an interrupted action ({done.outcome}): {done.message}", err=True)
+        if recovered is not None:
+            recovered.append(done)
     # (behind a stopped updater: IndexBusy in words after search's bound, nothing done)
     indexer.update(lock_wait=AFTER_COMMIT_WAIT)
     return Curation(indexer, identity_file=default_identity_file())

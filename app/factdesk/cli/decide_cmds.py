@@ -3,6 +3,7 @@
     factdesk accept ID... --reason R [--path P...] [--override] [--edit P=FILE...]
     factdesk accept --all-clean --branch B --reason R
     factdesk reject ID... --reason R [--path P...]
+    factdesk merge-reviewed --branch B
 
 ID is a full or unique abbreviated sha of an agent commit (`factdesk proposals` lists
 them). Every decision prints what it committed (`[<short sha>] <subject>`) and the review
@@ -13,12 +14,14 @@ depends, decided …), 2 usage.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
 
-from factdesk.cli.commands import FORMAT, KB, cli, say
+from factdesk.cli.commands import FORMAT, KB, _exit, cli, say
 from factdesk.cli.curation_cmds import PREVIEW, REASON, _curation, _report
+from factdesk.curation import CurationError, Recovered
 from factdesk.curation.changes import ChangeSet
 from factdesk.review.decide import Review
 
@@ -27,8 +30,19 @@ PATHS = click.option("--path", "paths", multiple=True,
 
 
 def _review(kb: Path) -> Review:
-    cur = _curation(kb)  # (recovers an interrupted action and brings the index up to date)
-    return Review(cur.indexer, identity_file=cur.identity_file)
+    recovered: list[Recovered] = []
+    cur = _curation(kb, recovered)  # (recovers an interrupted action, updates the index)
+    review = Review(cur.indexer, identity_file=cur.identity_file)
+    if recovered:  # a decision whose ref moved before its review merge: record it now
+        try:
+            merges, warnings = review.record_pending()
+        except CurationError as exc:  # (no curator identity yet: the decision says so)
+            merges, warnings = [], [f"the review merges were not checked ({exc})"]
+        for merge in merges:
+            say(f"[{merge[:12]}] review merge recorded (lost to the interruption)", err=True)
+        for warning in warnings:
+            say(f"warning: {warning}", err=True)
+    return review
 
 
 def _said(result: ChangeSet) -> ChangeSet:
@@ -93,3 +107,32 @@ def reject(ids: tuple[str, ...], reason: str, paths: tuple[str, ...], preview: b
     review = _review(kb)
     _report(fmt, lambda: _said(review.reject(list(ids), reason, paths=list(paths) or None,
                                              preview=preview)))
+
+
+@cli.command("merge-reviewed")
+@click.option("--branch", required=True, help="the agent branch (agent/x or origin/agent/x)")
+@KB
+@FORMAT
+def merge_reviewed(branch: str, kb: Path, fmt: str) -> None:
+    """Record the review merge of an agent branch up to its decided prefix now (after a
+    crash lost it, or to bring the agent's own messages over): docs/review.md."""
+    review = _review(kb)
+    try:
+        made = review.merge_reviewed(branch)
+    except CurationError as exc:
+        rule = getattr(exc, "rule", None)
+        if fmt == "json":
+            click.echo(json.dumps({"ok": False, "error": "refused", "rule": rule,
+                                   "message": str(exc)}))
+        else:
+            say(f"refused{f' [{rule}]' if rule else ''}: {exc}", err=True)
+        _exit(1)
+        return
+    if fmt == "json":
+        click.echo(json.dumps({"ok": True, "merge": made}))
+    elif made:
+        say(f"[{made[:12]}] review merge recorded", err=True)
+    else:
+        say(f"{branch}: nothing to record (no decided prefix the curated branch does not "
+            "reach yet)")
+    _exit(0)

@@ -87,8 +87,8 @@ def proposals(ctx: click.Context, kb: Path, branch: str | None, status: str, awa
         say(f"{b.name}  agent {b.agent}: {b.ahead} commit{'s' if b.ahead != 1 else ''} ahead "
             f"(base {b.base[:10]}), {b.open} open; net {counts['added']} added, "
             f"{counts['modified']} modified, {counts['deleted']} deleted"
-            + (f", {len(others)} file{'s' if len(others) != 1 else ''} of the agent's own "
-               "state" if others else "")
+            + (f", {len(others)} file{'s' if len(others) != 1 else ''} outside kb/"
+               if others else "")
             + (f", {sum(1 for n in net if n.conflict)} in conflict"
                if any(n.conflict for n in net) else ""))
     say(f"\n{len(checked)} proposal{'s' if len(checked) != 1 else ''}"
@@ -103,8 +103,13 @@ def proposals(ctx: click.Context, kb: Path, branch: str | None, status: str, awa
                 if pr.new or pr.severity == "error":
                     say(f"        {pr.severity} {pr.code}: {pr.message}"
                         + ("" if pr.new else " (the curated version has it too)"))
+        for pf in p.files:
+            say(f"    {_MARK[pf.change]} {pf.path}  [{pf.kind}: decided like a fact]"
+                + (f"  [{pf.status}]" if pf.status != p.status else ""))
+            for line in pf.summary:
+                say(f"        {line}")
         for o in p.other_files:
-            say(f"    · {o}  (agent's own state: not checked)")
+            say(f"    · {o}  (the agent's own state or message: comes with the review merge)")
     if waiting:
         say(f"\n{len(waiting)} distilled/discovered fact{'s' if len(waiting) != 1 else ''} "
             "on the curated branch await a curator's attestation"
@@ -176,8 +181,14 @@ def show_cmd(ident: str, kb: Path, fmt: str, no_similar: bool) -> None:
                 + (" (new)" if pr.new else " (the curated version has it too)"))
         if not f.problems:
             say("    no problem")
+    for pf in proposal.files:
+        say(f"\n{_MARK[pf.change]} {pf.path} ({pf.kind}, {pf.change}, {pf.status}: outside kb/, "
+            "decided like a fact)")
+        for line in pf.summary:
+            say(f"    {line}")
     for o in proposal.other_files:
-        say(f"\n· {o} (the agent's own state: shown, not checked)")
+        say(f"\n· {o} (the agent's own state or message: shown, not checked; comes with the "
+            "review merge)")
     if near:
         say("\nnear-duplicates already on the curated branch:")
         for n in near:

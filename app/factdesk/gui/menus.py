@@ -47,6 +47,8 @@ class MenuBuilder:
         self.action(file, "reindex", "Reindex", w.reindex, "F5")
         self.action(file, "rebuild", "Rebuild index", lambda: w.reindex(rebuild=True), "Shift+F5")
         self.action(file, "sync", "Sync with remotes", lambda: w.proposals.sync(), "Ctrl+Shift+Y")
+        self.action(file, "mergeReviewed", "Record the review merge",
+                    lambda: w.proposals.merge_reviewed())
         file.addSeparator()
         self.action(file, "quit", "Quit", w.close, "Ctrl+Q")  # (StandardKey.Quit is none on Windows)
         self._edit(bar.addMenu("&Edit"))

@@ -8,7 +8,7 @@ index: call them on a worker or the writer lane only, never on the GUI thread. T
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -101,6 +101,16 @@ def review(cur: Curation):  # type: ignore[no-untyped-def]
 
     # (the window's conventions: `ops.run` updates the index and syncs git's own index)
     return Review(cur.indexer, cur.curator, update_index=False, defer_index_sync=True)
+
+
+def merge_reviewed(cur: Curation, branches: Sequence[str]) -> list[str]:
+    """(Writer lane.) `Review.merge_reviewed` for each branch (`factdesk merge-reviewed`);
+    the merges recorded, the index brought up to date after them."""
+    review_ = review(cur)
+    made = [m for b in branches if (m := review_.merge_reviewed(b))]
+    if made:
+        cur.indexer.update()
+    return made
 
 
 def run_sync(repo: Path, progress: Callable[[str, float], None],

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 from factdesk.gui import theme
 from factdesk.gui.inspector import caption_label, plain_label
 from factdesk.model.words import count
-from factdesk.review.model import Proposal, ProposedFact, ReviewProblem
+from factdesk.review.model import Proposal, ProposedFact, ProposedFile, ReviewProblem
 
 PENDING = "…"
 CLEAN = "✓ clean"
@@ -82,15 +82,18 @@ def badge_of(facts: Sequence[ProposedFact]) -> Badge:
     return Badge(" ".join(parts), color, detail or "conflict", len(errors), len(warnings), conflict)
 
 
-def changes_text(facts: Sequence[ProposedFact], other: Sequence[str]) -> str:
-    """`+2 ~1 −0`, or `agent state` for a commit that touches no fact."""
+def changes_text(facts: Sequence[ProposedFact], other: Sequence[str],
+                 files: Sequence[ProposedFile] = ()) -> str:
+    """`+2 ~1 −0` (and `⚑ ontology` for each kind of file outside kb/ to decide), or
+    `agent state` for a commit that touches no fact."""
+    kinds = " ".join(f"⚑ {k}" for k in dict.fromkeys(f.kind for f in files))
     if not facts:
-        return f"agent state ({len(other)})" if other else "—"
+        return kinds or (f"agent state ({len(other)})" if other else "—")
     added = sum(f.change == "added" for f in facts)
     changed = sum(f.change == "modified" for f in facts)
     deleted = sum(f.change == "deleted" for f in facts)
     return " ".join(t for t, n in ((f"+{added}", added), (f"~{changed}", changed),
-                                   (f"−{deleted}", deleted)) if n)
+                                   (f"−{deleted}", deleted), (kinds, kinds)) if n)
 
 
 def fact_status(proposal: Proposal, fact: ProposedFact) -> str:

@@ -181,6 +181,8 @@ class ProposalsPanel(QWidget):
     decision_did_finish = Signal(str)  # the row's key, as text
     sync_did_progress = Signal(str, float)
     sync_did_finish = Signal(object)
+    #: the review merges File ▸ Record the review merge made (a list), or the error
+    merge_did_finish = Signal(object)
     caption = "Proposals"
     menu_text = "Agent proposals"
     action_name = "showProposals"
@@ -690,7 +692,7 @@ class ProposalsPanel(QWidget):
             p = by_sha[item.shas[0]]
             b = badge_of(p.facts) if p.facts else Badge("agent state",
                                                         theme.DERIVED_COLOR, "files outside kb/")
-            cells = [theme.clip(p.subject, 200), p.op or "", changes_text(p.facts, p.other_files)]
+            cells = [theme.clip(p.subject, 200), p.op or "", changes_text(p.facts, p.other_files, p.files)]
             tip = f"{p.subject}\n{p.sha}\n{p.branch} · {p.author_name} <{p.author_email}>"
         else:
             members = [(by_sha[s], f) for s in item.shas if s in by_sha
@@ -872,6 +874,11 @@ class ProposalsPanel(QWidget):
                 row = QTreeWidgetItem(self.facts, [theme.clip(f.path, 200),
                                                    f.change + (" ⇄ conflict" if f.conflict else ""), ""])
                 row.setData(0, KEY_ROLE, (p.sha, f.path))
+            for pf in p.files:  # (outside kb/: decided like a fact, never carried undecided)
+                row = QTreeWidgetItem(self.facts, [theme.clip(pf.path, 200),
+                                                   f"{pf.kind} {pf.change}", "needs a decision"])
+                row.setToolTip(0, "\n".join(pf.summary))
+                row.setToolTip(2, "\n".join(pf.summary))
             for other in p.other_files:
                 row = QTreeWidgetItem(self.facts, [theme.clip(other, 200), "agent state",
                                                    "not checked"])
@@ -1258,7 +1265,8 @@ class ProposalsPanel(QWidget):
         paths = set(preview.paths_touched) or {f.path for f in preview.files}
         open_ = [p for p in self._proposals() if p.branch == branch and p.status == "open"]
         taken = [p for p in open_ if any(f.path in paths for f in p.facts)] if paths else []
-        lines = [f"{p.sha[:10]}  {p.subject}  ({changes_text(p.facts, p.other_files)})" for p in taken]
+        lines = [f"{p.sha[:10]}  {p.subject}  ({changes_text(p.facts, p.other_files, p.files)})"
+                 for p in taken]
         if not lines and paths:
             lines = sorted(paths)
         dialog = preview_dialog(self, branch, lines, len(open_) - len(taken))
@@ -1281,6 +1289,39 @@ class ProposalsPanel(QWidget):
         self._ops.run(lambda cur: proposal_source.review(cur).accept_all_clean(branch, CLEAN_REASON),
                       success=lambda _c: self.decision_did_finish.emit(f"clean:{branch}"),
                       failed=failed)
+
+    # -- the review merge on demand -----------------------------------------------------------------
+
+    def merge_reviewed(self) -> None:
+        """Record the review merge of the chosen row's branch (every agent branch when no row
+        is chosen) up to its decided prefix — after a crash lost one, or to bring an agent's
+        own messages over (docs/review.md): `Review.merge_reviewed`, on the writer lane."""
+        item = self.current_item()
+        branches = ([item.branch] if item is not None and item.branch else
+                    [b.name for b in self.queue.branches] if self.queue is not None else [])
+        if not branches:
+            self.status.setText("No agent branch: no review merge to record.")
+            self.merge_did_finish.emit([])
+            return
+        ops = self._ops
+        self._ops.lane.submit(lambda: proposal_source.merge_reviewed(ops.curation(), branches),
+                              done=self._merged, failed=self._merge_failed)
+
+    def _merged(self, made: object) -> None:
+        merges = list(made) if isinstance(made, list) else []
+        self.status.setText(f"Recorded {count(len(merges), 'review merge')}." if merges else
+                            "No review merge to record: no decided prefix the curated branch "
+                            "does not reach yet.")
+        self.merge_did_finish.emit(merges)
+        reindex = getattr(self._window, "reindex", None)
+        if merges and callable(reindex):
+            reindex()  # (the queue and the index follow the new merge)
+
+    def _merge_failed(self, exc: BaseException) -> None:
+        self.merge_did_finish.emit(exc)
+        dialogs.show_error(self, "The review merge was not recorded",
+                           str(exc) if isinstance(exc, FactdeskError)
+                           else f"{type(exc).__name__}: {exc}")
 
     # -- sync -------------------------------------------------------------------------------------
 

@@ -62,6 +62,7 @@ from factdesk.index import review_reads
 from factdesk.index.indexer import Indexer
 from factdesk.model.enums import Severity
 from factdesk.model.registry import Registry
+from factdesk.review.carry import Carry, branch_id
 
 _ID = re.compile(r"^[0-9a-f]{4,64}$")
 
@@ -79,8 +80,11 @@ class ProposalConflict(Conflict):
 
 @dataclass(frozen=True, slots=True)
 class AgentCommit:
-    """One agent commit as a decision reads it: the facts it changes (path → blob before,
-    blob after; None where absent) against its first parent, and its other files."""
+    """One agent commit as a decision reads it: the files a decision decides (path → blob
+    before, blob after; None where absent) against its first parent — its facts under kb/
+    and the files outside kb/ an agent may not write undecided (`files`: review/carry.py)
+    — and the files that come over undecided (`others`: its private state, its own
+    messages)."""
 
     sha: str
     parent: str
@@ -89,19 +93,29 @@ class AgentCommit:
     facts: dict[str, tuple[str | None, str | None]]
     others: tuple[str, ...]
     merge: bool = False
+    #: the paths of `facts` outside kb/ (decided like facts, never checked as facts)
+    files: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, commit: Commit, root: str) -> AgentCommit:
+    def of(cls, commit: Commit, root: str, carry: Carry) -> AgentCommit:
         facts: dict[str, tuple[str | None, str | None]] = {}
-        others = []
+        outside = []
+        merge = len(commit.parents) > 1
         for c in commit.changes:
             if c.path.startswith(root + "/"):
                 facts[c.path] = (_blob(c.old_blob), _blob(c.new_blob))
             else:
-                others.append(c.path)
+                outside.append((c.path, _blob(c.old_blob), _blob(c.new_blob)))
+        decided, others = (carry.split(commit.sha, commit.email, outside) if outside and not merge
+                           else ([], [p for p, _o, _n in outside]))
+        facts.update({p: (o, n) for p, o, n in outside if p in decided})
         return cls(commit.sha, commit.parents[0] if commit.parents else ZERO,
                    Identity(commit.author, commit.email), commit.subject, facts, tuple(others),
-                   merge=len(commit.parents) > 1)
+                   merge=merge, files=frozenset(decided))
+
+    def kb_facts(self, paths: Iterable[str] | None = None) -> list[str]:
+        """Those of `paths` (default: all it decides) that are facts under kb/."""
+        return [p for p in (self.facts if paths is None else paths) if p not in self.files]
 
 
 def _blob(sha: str) -> str | None:
@@ -226,12 +240,13 @@ class Review:
         if commit is None:
             raise Refused(f"{ref}: no commit, or more than one, starts with it; give more of "
                           "the sha", rule="id")
-        agent = AgentCommit.of(commit, self.root)
-        if agent.merge:
+        if len(commit.parents) > 1:
             raise Refused(f"{ref}: a merge commit is not a proposal", rule="id")
-        if not gitreview.agent_branches_with(self.repo, agent.sha):
+        held = gitreview.agent_branches_with(self.repo, commit.sha)
+        if not held:
             raise Refused(f"{ref}: not a commit of any agent/* branch", rule="id")
-        return agent
+        with Carry(self.repo, ids=lambda _sha: {branch_id(b) for b in held}) as carry:
+            return AgentCommit.of(commit, self.root, carry)
 
     def decided(self, tip: str | None = None) -> Decided:
         """The decisions in effect at `tip` (default: the curated tip). The trusted
@@ -337,16 +352,21 @@ class Review:
             raise Refused(f"{inert(branch)}: no such agent branch (known: "
                           f"{', '.join(sorted(branches)) or 'none'})", rule="branch")
         decided = self.decided(tip)
-        commits = [AgentCommit.of(c, self.root)
-                   for c in gitreview.range_commits(self.repo, f"{tip}..{branches[branch]}")]
-        open_ = [a for a in commits if decided.is_open(a)]
+        with Carry(self.repo) as carry:
+            commits = [AgentCommit.of(c, self.root, carry) for c in
+                       gitreview.range_commits(self.repo, f"{tip}..{branches[branch]}")]
+        waiting = [a for a in commits if decided.is_open(a)]
+        # (a file outside kb/ is never "clean": it waits for a decision of its own)
+        open_ = [a for a in waiting if a.kb_facts(decided.open_facts(a))]
         if not open_:
-            raise Refused(f"{inert(branch)}: no open proposal", rule="empty")
+            raise Refused(f"{inert(branch)}: no open proposal" + (
+                f" with a fact to take ({len(waiting)} wait for a decision on their files "
+                "outside kb/)" if waiting else ""), rule="empty")
         key = agent_key(open_[0].author)
         dropped: set[str] = {a.sha for a in open_ if agent_key(a.author) != key}
         checked: dict[str, bytes | None] = {}  # path → the version checked last
         at_tip = {p: e[1] for p, e in tree_entries(
-            self.repo, tip, list(dict.fromkeys(p for a in open_ for p in a.facts))).items()}
+            self.repo, tip, list(dict.fromkeys(p for a in open_ for p in a.kb_facts()))).items()}
         for _round in range(8):
             agents, chosen, final = self._clean_set(open_, dropped, decided, tip, at_tip)
             changes, fields = self._changes(tip, final, {}, at_tip)
@@ -383,13 +403,26 @@ class Review:
 
     def merge_reviewed(self, branch: str) -> str | None:
         """Record the review merge of `branch` (`agent/x`, `origin/agent/x`) up to its
-        decided prefix now; the merge commit, or None when there is nothing to record."""
+        decided prefix now — a prefix that needs no decision (the agent's own messages and
+        private state only) included; the merge commit, or None when there is nothing to
+        record."""
         from factdesk.review.merge import record_merge
 
         branches = dict(gitreview.agent_branches(self.repo))
         if branch not in branches:
-            raise Refused(f"{inert(branch)}: no such agent branch", rule="branch")
-        return record_merge(self, branch, branches[branch], self.decided())
+            raise Refused(f"{inert(branch)}: no such agent branch (known: "
+                          f"{', '.join(sorted(branches)) or 'none'})", rule="branch")
+        return record_merge(self, branch, branches[branch], self.decided(), undecided_only=True)
+
+    def record_pending(self) -> tuple[list[str], list[str]]:
+        """The review merges a crash lost (the decision's ref moved, the merge never came):
+        recorded now, as the decision would have (`merge_policy`); run after recovery.
+        Returns (merges, warnings)."""
+        from factdesk.review.merge import record_after
+
+        if self.merge_policy == "never":
+            return [], []
+        return record_after(self, self.decided())
 
     # -- the parts -------------------------------------------------------------------------
 
@@ -471,7 +504,7 @@ class Review:
         are added to `dropped`), their facts, and the blobs they leave."""
         while True:
             agents = [a for a in open_ if a.sha not in dropped]
-            chosen = {a.sha: decided.open_facts(a) for a in agents}
+            chosen = {a.sha: a.kb_facts(decided.open_facts(a)) for a in agents}
             final, skipped = self._apply_clean(agents, chosen, tip, at_tip)
             if not skipped:
                 return agents, chosen, final
@@ -531,7 +564,7 @@ class Review:
         as if accepted, with the decision's other versions (deletions too) in place —
         `index.review_reads.check_proposed`, the checks the queue's badges come from.
         `creators`: path → the agent e-mail of a fact the decision adds."""
-        versions = {c.path: c.new for c in changes}
+        versions = {c.path: c.new for c in changes if c.path.startswith(self.root + "/")}
         checked = [p for p, data in versions.items() if data is not None]
         if not checked:
             return []
@@ -592,13 +625,14 @@ class Review:
         decided.add(Decision(cs.commit, cs.subject, plan.action, cs.action_id, None,
                              (author or cur.curator).email, cur.curator.email,
                              tuple((f"Factdesk-{k}", inert(v)) for k, v in plan.extra_trailers)))
-        merges, warnings = record_after(self, [a.sha for a in agents], decided)
+        merges, warnings = record_after(self, decided)
         return _review_change(cs, merges, warnings)
 
 
 def _creators(agents: Sequence[AgentCommit], chosen: Mapping[str, list[str]]) -> dict[str, str]:
     """path → the e-mail of the agent whose proposal adds it (the claimant checks read it)."""
-    return {p: a.author.email for a in agents for p in chosen[a.sha] if a.facts[p][0] is None}
+    return {p: a.author.email for a in agents for p in a.kb_facts(chosen[a.sha])
+            if a.facts[p][0] is None}
 
 
 def githistory_topo(repo: Path, shas: Sequence[str]) -> list[str]:

@@ -53,6 +53,23 @@ class ProposedFact:
 
 
 @dataclass(frozen=True, slots=True)
+class ProposedFile:
+    """A file outside kb/ a proposal changes that an agent may not write undecided (the
+    ontology, the registry, another sender's message, anything but its private state and
+    its own messages: `review.carry`): decided like a fact, never carried by the merge."""
+
+    path: str
+    change: Change
+    old_blob: str | None
+    new_blob: str | None
+    #: `review.carry.FILE_KINDS`: ontology, registry, curators, message, file
+    kind: str
+    #: what it changes, in words (an ontology change: the rules that appear and disappear)
+    summary: tuple[str, ...] = ()
+    status: Status = "open"
+
+
+@dataclass(frozen=True, slots=True)
 class Proposal:
     """One non-merge agent commit in `curated..agent/*` (or one a decision names)."""
 
@@ -68,9 +85,12 @@ class Proposal:
     #: author time, seconds since the epoch
     time: int
     facts: tuple[ProposedFact, ...]
-    #: files outside kb/ it touches (the agent's own state, e.g. `.knomit/jobs/`): shown,
-    #: never checked; they reach the curated branch with the review merge
+    #: files outside kb/ it touches that come over undecided (the agent's private state,
+    #: `.knomit/<area>/<…>.md`, and its own messages: `review.carry`): shown, never
+    #: checked; they reach the curated branch with the review merge
     other_files: tuple[str, ...] = ()
+    #: the other files outside kb/ it changes: decided like its facts
+    files: tuple[ProposedFile, ...] = ()
     status: Status = "open"
     #: a decision overrode a rule or a conflict to accept it (the reason is in the commit)
     overridden: bool = False
@@ -150,11 +170,17 @@ def fact_dict(f: ProposedFact) -> dict[str, object]:
             "depends_on": list(f.depends_on)}
 
 
+def file_dict(f: ProposedFile) -> dict[str, object]:
+    return {"path": f.path, "change": f.change, "kind": f.kind, "summary": list(f.summary),
+            "status": f.status, "old_blob": f.old_blob, "new_blob": f.new_blob}
+
+
 def proposal_dict(p: Proposal) -> dict[str, object]:
     return {"id": p.sha, "branch": p.branch, "subject": p.subject, "op": p.op, "kind": p.kind,
             "status": p.status, "overridden": p.overridden,
             "facts": [fact_dict(f) for f in p.facts],
-            "other_files": list(p.other_files), "author": p.author_name,
+            "other_files": list(p.other_files), "files": [file_dict(f) for f in p.files],
+            "author": p.author_name,
             "author_email": p.author_email, "time": p.time, "index": p.index,
             "decided_by": list(p.decided_by)}
 

@@ -32,7 +32,16 @@ from factdesk.corpus.registry_io import REGISTRY_PATH, load_registry
 from factdesk.curation.trust import trusted_decisions
 from factdesk.fsio import read_config
 from factdesk.model.registry import Registry, agent_id_from_email, op_token
-from factdesk.review.model import Branch, Change, NetFact, Proposal, ProposedFact, Queue
+from factdesk.review.carry import Carry, branch_id, file_kind
+from factdesk.review.model import (
+    Branch,
+    Change,
+    NetFact,
+    Proposal,
+    ProposedFact,
+    ProposedFile,
+    Queue,
+)
 from factdesk.review.status import Decisions, fact_status, proposal_status, read_decisions
 
 if TYPE_CHECKING:
@@ -148,6 +157,20 @@ def _load(repo: Path, curated: str, tip: str, refs: list[tuple[str, str]],
     decided_elsewhere = sorted(decisions.named - listed)
     extra = _decided_commits(repo, decided_elsewhere, reads, branch is not None)
 
+    # the ids of the agent branches that hold each commit (an agent's own message must be
+    # on its own branch only: review.carry)
+    ids_of: dict[str, set[str]] = {}
+    for r in reads:
+        for c in (*r.commits, *extra.get(r.name, ())):
+            ids_of.setdefault(c.sha, set()).add(branch_id(r.name))
+    for c in extra.get("", ()):  # (its branch is gone: it was read as its author's)
+        ids_of.setdefault(c.sha, {agent_id_from_email(c.author_email) or ""})
+    with Carry(repo, ids=lambda sha: ids_of.get(sha, ())) as carry:
+        return _build(curated, tip, reads, extra, decisions, carry)
+
+
+def _build(curated: str, tip: str, reads: Sequence[_BranchRead],
+           extra: dict[str, list[RangeCommit]], decisions: Decisions, carry: Carry) -> Queue:
     branches: list[Branch] = []
     proposals: list[Proposal] = []
     net: dict[str, tuple[NetFact, ...]] = {}
@@ -160,7 +183,7 @@ def _load(repo: Path, curated: str, tip: str, refs: list[tuple[str, str]],
                    if c.sha not in seen]
         seen.update(c.sha for c in commits)
         agent_blobs = _agent_blobs(r.commits)
-        made = [_proposal(c, r, i, decisions, agent_blobs) for i, c in enumerate(commits)]
+        made = [_proposal(c, r, i, decisions, agent_blobs, carry) for i, c in enumerate(commits)]
         proposals.extend(made)
         net[r.name] = _net(r, made, agent_blobs)
         agent = next((a for c in r.commits if (a := agent_id_from_email(c.author_email))),
@@ -171,7 +194,7 @@ def _load(repo: Path, curated: str, tip: str, refs: list[tuple[str, str]],
     # merge): still listed, under no branch, so an undone decision shows its proposal
     orphans = [c for c in extra.get("", ()) if len(c.parents) <= 1 and c.sha not in seen]
     nowhere = _BranchRead("", "", "", [], [], {})
-    proposals.extend(_proposal(c, nowhere, i, decisions, {}) for i, c in enumerate(orphans))
+    proposals.extend(_proposal(c, nowhere, i, decisions, {}, carry) for i, c in enumerate(orphans))
     return Queue(curated, tip, tuple(branches), tuple(proposals), net)
 
 
@@ -236,22 +259,28 @@ def _change(old: str | None, new: str | None) -> Change:
 
 
 def _proposal(c: RangeCommit, r: _BranchRead, index: int, decisions: Decisions,
-              agent_blobs: dict[str, set[str]]) -> Proposal:
+              agent_blobs: dict[str, set[str]], carry: Carry) -> Proposal:
     verdict = decisions.verdicts.get(c.sha)
     facts = []
-    others = []
+    outside = {}
     for ch in c.changes:
         if not is_fact_file(ch.path):
-            others.append(ch.path)
+            outside[ch.path] = ch
             continue
         facts.append(ProposedFact(ch.path, _change(ch.old_blob, ch.new_blob), ch.old_blob,
                                   ch.new_blob, conflict=_conflict(r, ch.path, agent_blobs),
                                   status=fact_status(verdict, ch.path)))
+    decided, others = carry.split(c.sha, c.author_email,
+                                  [(ch.path, ch.old_blob, ch.new_blob) for ch in outside.values()])
+    files = [ProposedFile(ch.path, _change(ch.old_blob, ch.new_blob), ch.old_blob, ch.new_blob,
+                          file_kind(ch.path), carry.describe(ch.path, ch.old_blob, ch.new_blob),
+                          fact_status(verdict, ch.path))
+             for ch in (outside[p] for p in decided)]
     return Proposal(
         sha=c.sha, branch=r.name, subject=c.subject, op=op_token(c.author_email) or "",
         kind=kind_of(c.subject), author_name=c.author_name, author_email=c.author_email,
-        time=c.time, facts=tuple(facts), other_files=tuple(others),
-        status=proposal_status(verdict, [f.path for f in facts]),
+        time=c.time, facts=tuple(facts), other_files=tuple(others), files=tuple(files),
+        status=proposal_status(verdict, [f.path for f in facts] + [f.path for f in files]),
         overridden=bool(verdict and verdict.overridden),
         decided_by=verdict.decided_by if verdict else (), index=index)
 
@@ -274,7 +303,8 @@ def _net(r: _BranchRead, made: Sequence[Proposal],
 
 def net_other_files(repo: Path, queue: Queue, branch: str) -> list[str]:
     """The files outside kb/ the branch as a whole changes (merge base → tip): the agent's
-    own state, which the review merge brings as the agent wrote it."""
+    own state and messages, which the review merge brings as the agent wrote them, and the
+    files decided like facts (`Proposal.files`)."""
     b = next((b for b in queue.branches if b.name == branch), None)
     if b is None or not b.base:
         return []
