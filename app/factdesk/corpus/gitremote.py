@@ -391,7 +391,8 @@ def _remote_argv(repo: Path, *args: str) -> list[str]:
     return git_argv(repo, *REMOTE_OPTIONS, *args)
 
 
-def _tracking(repo: Path, remote: str) -> dict[str, str]:
+def tracking_refs(repo: Path, remote: str) -> dict[str, str]:
+    """`refs/remotes/<remote>/…` → commit, for every remote-tracking ref of `remote`."""
     out = gitrepo.run_git(repo, "for-each-ref", "--format=%(refname)%00%(objectname)",
                           f"refs/remotes/{remote}/", check=False)
     refs = {}
@@ -412,7 +413,7 @@ def fetch(repo: Path, remote: str | None = None, progress: Progress | None = Non
     results = []
     for i, name in enumerate(names):
         urls = remote_urls(repo, name)
-        before = _tracking(repo, name)
+        before = tracking_refs(repo, name)
         extra = [f"--upload-pack={LOCAL_UPLOAD_PACK}"] if is_local(urls[0]) else []
 
         def scaled(what: str, fraction: float, i: int = i) -> None:
@@ -428,7 +429,7 @@ def fetch(repo: Path, remote: str | None = None, progress: Progress | None = Non
             raise GitError(f"the fetch from {name} was cancelled")
         if code != 0:
             raise GitError(f"git fetch {name} failed: {said or f'exit status {code}'}")
-        after = _tracking(repo, name)
+        after = tracking_refs(repo, name)
         updated = tuple(RefUpdate(ref, before.get(ref), sha) for ref, sha in sorted(after.items())
                         if before.get(ref) != sha)
         results.append(FetchResult(name, urls[0], updated))
