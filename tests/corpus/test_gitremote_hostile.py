@@ -144,3 +144,35 @@ def test_a_remote_name_or_branch_that_reads_as_an_option_is_refused(
     with pytest.raises(GitError, match="refused"):
         gitremote.push(ana, "origin", "main:refs/heads/x")
     assert not marker.exists()
+
+
+def _pack_ref(bare: Path, name: str, sha: str) -> None:
+    """A branch written straight into the remote's packed-refs: git on the remote serves
+    it, though no file system here can hold its loose ref (a component over 255 bytes)."""
+    git(bare, "pack-refs", "--all")
+    packed = bare / "packed-refs"
+    header, *refs = packed.read_text().splitlines(keepends=True)
+    refs.append(f"{sha} refs/heads/{name}\n")
+    packed.write_text(header + "".join(sorted(refs, key=lambda ln: ln.split(" ", 1)[1])))
+
+
+def test_a_branch_name_git_cannot_fetch_is_skipped_with_a_warning(
+        corpus: Corpus, tmp_path: Path) -> None:
+    """Issue 22 #11: a 300-byte branch name on the remote used to stop every sync."""
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "clone", "-q", "--bare", str(corpus.root), str(bare))
+    ana = gitremote.clone(str(bare), tmp_path / "ana")
+    git(ana, "config", "user.name", "ana")
+    git(ana, "config", "user.email", "ana@example.org")
+    main = git(bare, "rev-parse", "main").strip()
+    git(bare, "branch", "agent/ok-12345678", "main")
+    long = "agent/" + "a" * 300
+    _pack_ref(bare, long, main)
+    assert long in git(bare, "for-each-ref", "--format=%(refname)")
+    done = sync(ana)
+    said = "\n".join(done.warnings)
+    assert long in said and "skipped" in said, said
+    assert git(ana, "rev-parse", "refs/remotes/origin/agent/ok-12345678").strip() == main
+    assert done.pushed is not None
+    (skipped,) = [s for f in done.fetched for s in f.skipped]
+    assert skipped == long

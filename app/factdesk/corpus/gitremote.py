@@ -369,6 +369,9 @@ class FetchResult:
     remote: str
     url: str
     updated: tuple[RefUpdate, ...]
+    #: the remote's branches git could not store here (a name too long for the file system,
+    #: one that clashes with another ref): left out of the fetch, the others fetched
+    skipped: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -420,11 +423,21 @@ def fetch(repo: Path, remote: str | None = None, progress: Progress | None = Non
             if progress is not None:
                 progress(what, (i + fraction) / len(names))
 
-        code, _out, said = _run(
-            _remote_argv(repo, "fetch", "--progress", "--no-tags", "--refmap=",
-                         "--no-write-fetch-head", "--no-recurse-submodules", *extra,
-                         "--end-of-options", name, f"+refs/heads/*:refs/remotes/{name}/*"),
-            env=git_env(), cwd=None, label=f"fetch {name}", progress=scaled, cancelled=cancelled)
+        skipped: list[str] = []
+        for _ in range(UNFETCHABLE_ROUNDS):
+            code, _out, said = _run(
+                _remote_argv(repo, "fetch", "--progress", "--no-tags", "--refmap=",
+                             "--no-write-fetch-head", "--no-recurse-submodules", *extra,
+                             "--end-of-options", name, f"+refs/heads/*:refs/remotes/{name}/*",
+                             *(f"^refs/heads/{b}" for b in skipped)),
+                env=git_env(), cwd=None, label=f"fetch {name}", progress=scaled,
+                cancelled=cancelled)
+            if code in (0, -1):
+                break
+            more = [b for b in _unfetchable(repo, name, extra, said) if b not in skipped]
+            if not more:
+                break
+            skipped += more  # (fetch again without them: git stored the others, or not)
         if code == -1:
             raise GitError(f"the fetch from {name} was cancelled")
         if code != 0:
@@ -432,10 +445,39 @@ def fetch(repo: Path, remote: str | None = None, progress: Progress | None = Non
         after = tracking_refs(repo, name)
         updated = tuple(RefUpdate(ref, before.get(ref), sha) for ref, sha in sorted(after.items())
                         if before.get(ref) != sha)
-        results.append(FetchResult(name, urls[0], updated))
+        results.append(FetchResult(name, urls[0], updated, tuple(skipped)))
     if progress is not None:
         progress("fetch: done", 1.0)
     return results
+
+
+#: fetches of one remote, each without the branches the one before could not store
+UNFETCHABLE_ROUNDS = 3
+#: the longest name of one ref component a file system stores (NAME_MAX 255, less `.lock`)
+_COMPONENT_BYTES = 250
+_CANNOT_LOCK = re.compile(r"cannot lock ref '(refs/remotes/[^']+)'")
+
+
+def _unfetchable(repo: Path, remote: str, extra: list[str], said: str) -> list[str]:
+    """The remote's branches a failed fetch could not store here (issue 22 #11): each whose
+    tracking ref has a component longer than a file system takes (from the remote's own
+    list, `git ls-remote --heads`), and each git named in `cannot lock ref` (a clash with
+    another ref, a case-folding file system)."""
+    prefix = f"refs/remotes/{remote}/"
+    found = [m.removeprefix(prefix) for m in _CANNOT_LOCK.findall(said) if m.startswith(prefix)]
+    code, out, _said = _run(
+        _remote_argv(repo, "ls-remote", "--heads", *extra, "--end-of-options", remote),
+        env=git_env(), cwd=None, label=f"list {remote}", progress=None)
+    if code == 0:
+        for line in out.decode("utf-8", "surrogateescape").splitlines():
+            ref = line.partition("\t")[2]
+            if not ref.startswith("refs/heads/"):
+                continue
+            branch = ref.removeprefix("refs/heads/")
+            if any(len(part.encode("utf-8", "surrogateescape")) > _COMPONENT_BYTES
+                   for part in f"{prefix}{branch}".split("/")):
+                found.append(branch)
+    return list(dict.fromkeys(found))
 
 
 def push(repo: Path, remote: str, branch: str, progress: Progress | None = None) -> PushResult:

@@ -186,6 +186,7 @@ def sync(repo: Path, *, remote: str | None = None, progress: Progress | None = N
         if not pushed.rejected:
             break
     _, after = current_branch(repo)
+    warnings += _fetch_warnings(fetched)
     if pushed is not None and pushed.rejected:
         warnings.append(f"{target} kept moving: {branch} was not pushed ({pushed.message}); "
                         "sync again")
@@ -232,6 +233,19 @@ def _fetch_all(repo: Path, names: list[str], target: str | None, only: bool, say
             if name == target:
                 raise
             warnings.append(f"could not fetch {name}: {exc}")
+    return out
+
+
+def _fetch_warnings(fetched: list[gitremote.FetchResult]) -> list[str]:
+    """What a fetch left out: each remote branch git could not store here (issue 22 #11)."""
+    out: list[str] = []
+    for f in fetched:
+        for b in f.skipped:
+            said = (f"skipped {f.remote}'s branch {inert(b)} ({len(b.encode('utf-8', 'replace'))} "
+                    f"bytes): git cannot store that name here; the other branches were "
+                    f"fetched. Rename or delete it on {f.remote}")
+            if said not in out:
+                out.append(said)
     return out
 
 
