@@ -144,3 +144,84 @@ def test_a_remote_name_or_branch_that_reads_as_an_option_is_refused(
     with pytest.raises(GitError, match="refused"):
         gitremote.push(ana, "origin", "main:refs/heads/x")
     assert not marker.exists()
+
+
+def _pack_ref(bare: Path, name: str, sha: str) -> None:
+    """A branch written straight into the remote's packed-refs: git on the remote serves
+    it, though no file system here can hold its loose ref (a component over 255 bytes)."""
+    git(bare, "pack-refs", "--all")
+    packed = bare / "packed-refs"
+    header, *refs = packed.read_text().splitlines(keepends=True)
+    refs.append(f"{sha} refs/heads/{name}\n")
+    packed.write_text(header + "".join(sorted(refs, key=lambda ln: ln.split(" ", 1)[1])))
+
+
+def test_a_branch_name_git_cannot_fetch_is_skipped_with_a_warning(
+        corpus: Corpus, tmp_path: Path) -> None:
+    """Issue 22 #11: a 300-byte branch name on the remote used to stop every sync."""
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "clone", "-q", "--bare", str(corpus.root), str(bare))
+    ana = gitremote.clone(str(bare), tmp_path / "ana")
+    git(ana, "config", "user.name", "ana")
+    git(ana, "config", "user.email", "ana@example.org")
+    main = git(bare, "rev-parse", "main").strip()
+    git(bare, "branch", "agent/ok-12345678", "main")
+    long = "agent/" + "a" * 300
+    _pack_ref(bare, long, main)
+    assert long in git(bare, "for-each-ref", "--format=%(refname)")
+    done = sync(ana)
+    said = "\n".join(done.warnings)
+    assert long in said and "skipped" in said, said
+    assert git(ana, "rev-parse", "refs/remotes/origin/agent/ok-12345678").strip() == main
+    assert done.pushed is not None
+    (skipped,) = [s for f in done.fetched for s in f.skipped]
+    assert skipped == long
+
+
+@pytest.fixture
+def deploying(corpus: Corpus, tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A non-bare remote on this machine that updates its work tree on a push
+    (`receive.denyCurrentBranch=updateInstead`) through a smudge filter of its own config;
+    `ana` a clone of it."""
+    hub = tmp_path / "hub"
+    git(tmp_path, "clone", "-q", str(corpus.root), str(hub))
+    marker = tmp_path / "smudged"
+    git(hub, "config", "receive.denyCurrentBranch", "updateInstead")
+    git(hub, "config", "filter.evil.smudge", f"sh -c 'touch {marker}; cat'")
+    (hub / ".git" / "info").mkdir(exist_ok=True)
+    (hub / ".git" / "info" / "attributes").write_text("* filter=evil\n")
+    ana = gitremote.clone(str(hub), tmp_path / "ana")
+    git(ana, "config", "user.name", "ana")
+    git(ana, "config", "user.email", "ana@example.org")
+    assert not list(tmp_path.glob("smudged*"))
+    return hub, ana, marker
+
+
+def test_the_deploying_remotes_smudge_is_real(deploying: tuple[Path, Path, Path],
+                                               tmp_path: Path) -> None:
+    """Control: a plain `git push` to it runs the remote's smudge filter."""
+    hub, ana, marker = deploying
+    copy = tmp_path / "copy"
+    shutil.copytree(ana, copy)
+    (copy / A).write_text((copy / A).read_text() + "\nmore\n")
+    git(copy, "commit", "-qam", "x", author="ana", email="ana@example.org")
+    subprocess.run(["git", "-C", str(copy), "push", "-q", "origin", "main"], check=True,
+                   capture_output=True)
+    assert marker.exists()
+    assert git(hub, "rev-parse", "HEAD") == git(copy, "rev-parse", "HEAD")
+
+
+def test_sync_never_runs_a_deploying_remotes_smudge_filter(deploying: tuple[Path, Path, Path],
+                                                           tmp_path: Path) -> None:
+    """Issue 22 #12: the push runs receive-pack in the remote, which checks the pushed
+    commit out into its work tree: with the remote's program keys overridden (K01)."""
+    hub, ana, _marker = deploying
+    ix = open_corpus(ana)
+    ix.update()
+    Curation(ix).relabel([A], {"type": "insight"}, "an insight")
+    done = sync(ana)
+    assert done.pushed is not None and done.pushed.status == "pushed", done
+    assert not list(tmp_path.glob("smudged*"))
+    # the remote's work tree was updated, as it asked (without its filter)
+    assert git(hub, "rev-parse", "HEAD") == git(ana, "rev-parse", "HEAD")
+    assert "type: insight" in (hub / A).read_text()

@@ -1,11 +1,13 @@
 """`factdesk sync`: fetch every remote, join the curated branch with the remote's, push
 (review/sync.py; issue 13).
 
-    factdesk sync [--kb PATH] [--remote NAME] [--format text|json]
+    factdesk sync [--kb PATH] [--remote NAME] [--as-proposals] [--format text|json]
 
-Progress goes to stderr; the summary (what arrived, what was joined, what was pushed) to
-stdout. Exit 1 when both sides changed the same fact (the facts and both commits named,
-nothing changed) or the sync was refused.
+Progress goes to stderr; the summary (what arrived, what was joined, what was pushed, each
+adopted commit that is no decision) to stdout. Exit 1 when both sides changed the same fact
+(the facts and both commits named, nothing changed), when the remote's branch holds agent
+commits no curator decided (each named, nothing changed: `--as-proposals` takes them in as
+proposals on a local `agent/<id>` branch instead) or the sync was refused.
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ import click
 from factdesk.cli.commands import FORMAT, KB, _exit, cli, say
 from factdesk.corpus import gitrepo
 from factdesk.curation import recover
+from factdesk.curation.changes import inert
+from factdesk.curation.trust import Arrival
 from factdesk.errors import CorpusNotFound, FactdeskError
-from factdesk.review.sync import SyncConflict, SyncResult, sync
+from factdesk.review.sync import AgentCommits, SyncConflict, SyncResult, sync
 
 
 class _StderrProgress:
@@ -53,8 +57,12 @@ class _StderrProgress:
 @click.option("--remote", default=None,
               help="the remote to join and push to (default: the branch's upstream, origin, "
                    "or the only remote); every remote is fetched either way")
+@click.option("--as-proposals", "as_proposals", is_flag=True,
+              help="agent commits on the remote's curated branch (no curator decided them) "
+                   "are taken in as proposals on a local agent/<id> branch; the curated branch "
+                   "stays as it is (without this, sync stops and names them)")
 @FORMAT
-def sync_cmd(kb: Path, remote: str | None, fmt: str) -> None:
+def sync_cmd(kb: Path, remote: str | None, as_proposals: bool, fmt: str) -> None:
     """Fetch every remote, bring in the other curators' work, push the curated branch."""
     repo = kb.expanduser()
     if not repo.is_dir() or not gitrepo.is_git_repo(repo):
@@ -63,7 +71,16 @@ def sync_cmd(kb: Path, remote: str | None, fmt: str) -> None:
         say(f"recovered an interrupted action ({done.outcome}): {done.message}", err=True)
     progress = _StderrProgress()
     try:
-        result = sync(repo, remote=remote, progress=progress)
+        result = sync(repo, remote=remote, progress=progress, as_proposals=as_proposals)
+    except AgentCommits as stopped:
+        progress.done()
+        if fmt == "json":
+            click.echo(json.dumps({"agent_commits": [_arrival(a) for a in stopped.commits],
+                                   "remote": stopped.remote, "branch": stopped.branch},
+                                  ensure_ascii=False))
+        say(f"Error: {stopped}", err=True)
+        _exit(1)
+        return
     except SyncConflict as conflict:
         progress.done()
         if fmt == "json":
@@ -119,11 +136,23 @@ def _summary(r: SyncResult, waiting: int | None) -> list[str]:
     lines.append({
         "up-to-date": f"{r.branch}: up to date with {theirs}",
         "ahead": f"{r.branch}: nothing new from {theirs}",
+        "started": f"{r.branch}: started from {theirs} "
+                   f"({r.incoming} commit{'s' if r.incoming != 1 else ''})",
         "fast-forward": f"{r.branch}: fast-forwarded to {theirs} "
                         f"({r.incoming} commit{'s' if r.incoming != 1 else ''} arrived)",
         "merged": f"{r.branch}: merged {theirs} ({r.incoming} commit{'s' if r.incoming != 1 else ''} "
                   f"arrived) as {(r.merge or '')[:12]}",
     }[r.joined])
+    if r.adopted:
+        n = len(r.adopted)
+        lines.append(f"{n} commit{'s' if n != 1 else ''} adopted that {'are' if n != 1 else 'is'} "
+                     "no decision:")
+        lines += [f"  {_said(a)}" for a in r.adopted]
+    if r.proposals:
+        n = sum(1 for a in r.proposals if a.kind == "agent")
+        lines.append(f"{n} agent commit{'s' if n != 1 else ''} taken in as proposals on "
+                     f"{r.proposal_branch} ({r.branch} was left as it is):")
+        lines += [f"  {_said(a)}" for a in r.proposals]
     if r.pushed is not None:
         p = r.pushed
         lines.append({"pushed": f"pushed {r.branch} to {r.remote} ({p.message})",
@@ -132,6 +161,15 @@ def _summary(r: SyncResult, waiting: int | None) -> list[str]:
     if waiting is not None:
         lines.append(f"{waiting} proposal{'s' if waiting != 1 else ''} waiting for review")
     return lines
+
+
+def _said(a: Arrival) -> str:
+    return f"{a.commit[:12]} {inert(a.agent or a.author)}: {inert(a.subject)}"
+
+
+def _arrival(a: Arrival) -> dict[str, str]:
+    return {"commit": a.commit, "kind": a.kind, "author": a.author, "committer": a.committer,
+            "subject": a.subject}
 
 
 def _as_json(r: SyncResult, waiting: int | None) -> dict[str, Any]:
@@ -144,4 +182,6 @@ def _as_json(r: SyncResult, waiting: int | None) -> dict[str, Any]:
             "status": r.pushed.status, "old": r.pushed.old, "new": r.pushed.new,
             "message": r.pushed.message},
         "proposals_waiting": waiting, "warnings": list(r.warnings),
+        "adopted": [_arrival(a) for a in r.adopted],
+        "proposals": [_arrival(a) for a in r.proposals], "proposal_branch": r.proposal_branch,
     }

@@ -144,12 +144,13 @@ class LoggedCommit:
 def decision_log(repo: Path, tip: str, needle: str, *, depth: int = 2000, merges: bool = False,
                  exclude: Sequence[str] = ()) -> list[LoggedCommit]:
     """The non-merge commits on `tip`'s first-parent line whose message holds `needle` (a
-    fixed string), newest first, at most `depth` of them (the curation trust rule reads
-    these). `merges`: the merge commits too; `exclude`: stop at commits these reach (the
+    fixed string; "": every commit), newest first, at most `depth` of them (the curation
+    trust rule reads these). `merges`: the merge commits too; `exclude`: stop at commits these reach (the
     line of a sync merge's second parent, down to what its first parent has)."""
+    grep = ["--fixed-strings", f"--grep={needle}"] if needle else []
     out = run_git(repo, "log", "--first-parent", *([] if merges else ["--no-merges"]), f"-n{depth}",
-                  "--format=%x01%H%x00%P%x00%ae%x00%ce%x00%s%x00%B", "--fixed-strings",
-                  f"--grep={needle}", "--end-of-options", tip,
+                  "--format=%x01%H%x00%P%x00%ae%x00%ce%x00%s%x00%B", *grep,
+                  "--end-of-options", tip,
                   *(f"^{rev}" for rev in exclude), "--", check=False)
     found = []
     for chunk in out.split(b"\x01")[1:]:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -43,6 +44,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from factdesk.corpus import gitobjects, gitrepo
 from factdesk.corpus.gitobjects import checked_remote_url
@@ -57,7 +59,8 @@ REMOTE_OPTIONS = ("-c", "protocol.allow=never", "-c", "protocol.https.allow=alwa
                   "-c", "protocol.ssh.allow=always", "-c", "protocol.file.allow=always",
                   "-c", "fetch.recurseSubmodules=false", "-c", "push.recurseSubmodules=no",
                   "-c", "submodule.recurse=false")
-#: the upload-pack / receive-pack a remote on this machine runs: with hooks off
+#: the upload-pack / receive-pack a remote on this machine runs: with hooks off (and, by
+#: `local_program`, the fixed options and the remote repository's own program keys overridden)
 LOCAL_UPLOAD_PACK = "git -c core.hooksPath=/dev/null -c core.fsmonitor=false upload-pack"
 LOCAL_RECEIVE_PACK = ("git -c core.hooksPath=/dev/null -c core.fsmonitor=false "
                       "-c core.alternateRefsCommand= receive-pack")
@@ -79,6 +82,29 @@ def is_local(url: str) -> bool:
     if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", url):
         return False
     return not gitobjects._SCP_LIKE.match(url)
+
+
+def local_path(url: str, base: Path) -> Path:
+    """Where a local URL (file:// or a path; a relative one from `base`) points."""
+    if url.lower().startswith("file://"):
+        return Path(unquote(urlsplit(url).path))
+    path = Path(url)
+    return path if path.is_absolute() else base / path
+
+
+def local_program(command: str, url: str, base: Path) -> str:
+    """The `--upload-pack` / `--receive-pack` command a remote on this machine runs (git runs
+    it through the shell, in the remote repository): `command` (LOCAL_UPLOAD_PACK,
+    LOCAL_RECEIVE_PACK) with git's fixed options and the overrides of every program key of
+    the *remote repository's* own config (K01 on the receiving side, issue 22 #12): a
+    non-bare remote with `receive.denyCurrentBranch=updateInstead` checks the pushed commit
+    out into its work tree, through its own filters, which must not run here either.
+    (`UnsafeConfig` when the remote's config names a program in a way that cannot be
+    overridden.)"""
+    where = local_path(url, base)
+    neutral = gitrepo.config_neutralisers(where) if where.is_dir() else ()
+    git_word, _, rest = command.partition(" ")
+    return " ".join(shlex.quote(a) for a in (git_word, *FIXED, *neutral)) + " " + rest
 
 
 def _checked_name(name: str, what: str) -> str:
@@ -316,7 +342,8 @@ def clone(url: str, dest: Path, *, progress: Progress | None = None,
     argv = ["git", *FIXED, *REMOTE_OPTIONS]
     # (a local source runs its upload-pack here: with hooks off; a local clone copies objects
     # and runs none, but `file://` goes through upload-pack)
-    extra = [f"--upload-pack={LOCAL_UPLOAD_PACK}"] if is_local(url) else []
+    extra = ([f"--upload-pack={local_program(LOCAL_UPLOAD_PACK, url, Path.cwd())}"]
+             if is_local(url) else [])
     try:
         with _neutral_dir() as cwd:
             code, _out, said = _run(
@@ -369,6 +396,9 @@ class FetchResult:
     remote: str
     url: str
     updated: tuple[RefUpdate, ...]
+    #: the remote's branches git could not store here (a name too long for the file system,
+    #: one that clashes with another ref): left out of the fetch, the others fetched
+    skipped: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -391,7 +421,8 @@ def _remote_argv(repo: Path, *args: str) -> list[str]:
     return git_argv(repo, *REMOTE_OPTIONS, *args)
 
 
-def _tracking(repo: Path, remote: str) -> dict[str, str]:
+def tracking_refs(repo: Path, remote: str) -> dict[str, str]:
+    """`refs/remotes/<remote>/…` → commit, for every remote-tracking ref of `remote`."""
     out = gitrepo.run_git(repo, "for-each-ref", "--format=%(refname)%00%(objectname)",
                           f"refs/remotes/{remote}/", check=False)
     refs = {}
@@ -412,29 +443,69 @@ def fetch(repo: Path, remote: str | None = None, progress: Progress | None = Non
     results = []
     for i, name in enumerate(names):
         urls = remote_urls(repo, name)
-        before = _tracking(repo, name)
-        extra = [f"--upload-pack={LOCAL_UPLOAD_PACK}"] if is_local(urls[0]) else []
+        before = tracking_refs(repo, name)
+        extra = ([f"--upload-pack={local_program(LOCAL_UPLOAD_PACK, urls[0], repo)}"]
+                 if is_local(urls[0]) else [])
 
         def scaled(what: str, fraction: float, i: int = i) -> None:
             if progress is not None:
                 progress(what, (i + fraction) / len(names))
 
-        code, _out, said = _run(
-            _remote_argv(repo, "fetch", "--progress", "--no-tags", "--refmap=",
-                         "--no-write-fetch-head", "--no-recurse-submodules", *extra,
-                         "--end-of-options", name, f"+refs/heads/*:refs/remotes/{name}/*"),
-            env=git_env(), cwd=None, label=f"fetch {name}", progress=scaled, cancelled=cancelled)
+        skipped: list[str] = []
+        for _ in range(UNFETCHABLE_ROUNDS):
+            code, _out, said = _run(
+                _remote_argv(repo, "fetch", "--progress", "--no-tags", "--refmap=",
+                             "--no-write-fetch-head", "--no-recurse-submodules", *extra,
+                             "--end-of-options", name, f"+refs/heads/*:refs/remotes/{name}/*",
+                             *(f"^refs/heads/{b}" for b in skipped)),
+                env=git_env(), cwd=None, label=f"fetch {name}", progress=scaled,
+                cancelled=cancelled)
+            if code in (0, -1):
+                break
+            more = [b for b in _unfetchable(repo, name, extra, said) if b not in skipped]
+            if not more:
+                break
+            skipped += more  # (fetch again without them: git stored the others, or not)
         if code == -1:
             raise GitError(f"the fetch from {name} was cancelled")
         if code != 0:
             raise GitError(f"git fetch {name} failed: {said or f'exit status {code}'}")
-        after = _tracking(repo, name)
+        after = tracking_refs(repo, name)
         updated = tuple(RefUpdate(ref, before.get(ref), sha) for ref, sha in sorted(after.items())
                         if before.get(ref) != sha)
-        results.append(FetchResult(name, urls[0], updated))
+        results.append(FetchResult(name, urls[0], updated, tuple(skipped)))
     if progress is not None:
         progress("fetch: done", 1.0)
     return results
+
+
+#: fetches of one remote, each without the branches the one before could not store
+UNFETCHABLE_ROUNDS = 3
+#: the longest name of one ref component a file system stores (NAME_MAX 255, less `.lock`)
+_COMPONENT_BYTES = 250
+_CANNOT_LOCK = re.compile(r"cannot lock ref '(refs/remotes/[^']+)'")
+
+
+def _unfetchable(repo: Path, remote: str, extra: list[str], said: str) -> list[str]:
+    """The remote's branches a failed fetch could not store here (issue 22 #11): each whose
+    tracking ref has a component longer than a file system takes (from the remote's own
+    list, `git ls-remote --heads`), and each git named in `cannot lock ref` (a clash with
+    another ref, a case-folding file system)."""
+    prefix = f"refs/remotes/{remote}/"
+    found = [m.removeprefix(prefix) for m in _CANNOT_LOCK.findall(said) if m.startswith(prefix)]
+    code, out, _said = _run(
+        _remote_argv(repo, "ls-remote", "--heads", *extra, "--end-of-options", remote),
+        env=git_env(), cwd=None, label=f"list {remote}", progress=None)
+    if code == 0:
+        for line in out.decode("utf-8", "surrogateescape").splitlines():
+            ref = line.partition("\t")[2]
+            if not ref.startswith("refs/heads/"):
+                continue
+            branch = ref.removeprefix("refs/heads/")
+            if any(len(part.encode("utf-8", "surrogateescape")) > _COMPONENT_BYTES
+                   for part in f"{prefix}{branch}".split("/")):
+                found.append(branch)
+    return list(dict.fromkeys(found))
 
 
 def push(repo: Path, remote: str, branch: str, progress: Progress | None = None) -> PushResult:
@@ -444,7 +515,8 @@ def push(repo: Path, remote: str, branch: str, progress: Progress | None = None)
     on this machine does not run (module doc)."""
     _checked_name(branch, "branch name")
     urls = remote_urls(repo, remote, push=True)
-    extra = [f"--receive-pack={LOCAL_RECEIVE_PACK}"] if is_local(urls[0]) else []
+    extra = ([f"--receive-pack={local_program(LOCAL_RECEIVE_PACK, urls[0], repo)}"]
+             if is_local(urls[0]) else [])
     ref = f"refs/heads/{branch}"
     code, out, said = _run(
         _remote_argv(repo, "push", "--porcelain", "--progress", "--no-verify", "--no-signed",

@@ -32,10 +32,19 @@ keeps the agent as its author (so history, claimant checks and track records kee
 crediting the agent), so for an accept rules 3 and 5 read the committer alone: it must be
 no agent identity. Review checks that the author is the named commits' author.
 
+`arrivals` reads what a sync would bring onto the curated branch with the same rules
+(review/sync.py's guard, issue 22 #2): each incoming first-parent commit (a trusted sync
+merge's second-parent line in its place) is a decision, a sync merge, a review merge
+(`is_review_merge`), an agent commit (none of those, and its author or committer is an
+agent identity: never joined without a decision), or other (adopted and named).
+
 What this cannot tell: an agent that fast-forwards the curated branch to commits whose
-author and committer it forged as a curator's own, non-agent identity. Merge agent work
-with a true merge (knomit's consensus rule, FORMAT §5.2) and that cannot happen;
-signatures (informational in knomit) are not verified, since verifying runs a program.
+author and committer it forged as a curator's own, non-agent identity, or an accept (the
+agent is its author by design) whose committer it forged as a curator's. Only the remote
+can close that: protect the curated branch so that agents cannot push it
+(docs/reliability.md, "What it cannot tell"). Merge agent work with a true merge
+(knomit's consensus rule, FORMAT §5.2); signatures (informational in knomit) are not
+verified, since verifying runs a program.
 """
 
 from __future__ import annotations
@@ -156,31 +165,129 @@ def _decisions_on(repo: Path, tip: str, exclude: tuple[str, ...], registry: Regi
                                           merges=True, exclude=exclude):
         if len(decisions) >= depth:
             break
-        sha, author, committer = logged.sha, logged.author_email, logged.committer_email
-        subject, body = logged.subject, logged.message
-        if sha in seen:
+        if logged.sha in seen:
             continue
-        seen.add(sha)
+        seen.add(logged.sha)
         if len(logged.parents) > 1:
-            if is_sync_merge(logged.parents, author, committer, body, registry):
+            if is_sync_merge(logged.parents, logged.author_email, logged.committer_email,
+                             logged.message, registry):
                 decisions += _decisions_on(repo, logged.parents[1], (*exclude, logged.parents[0]),
                                            registry, depth - len(decisions), seen)
             continue
-        if is_agent_identity(committer, registry):
-            continue
-        found = decision_in(body)
-        if found is None:
-            continue
-        block = tuple(trailer_block(body) or ())
-        if found[0] in REVIEW_ACTIONS:
-            named = [v.strip() for k, v in block if k == "Factdesk-Proposal"]
-            if not named or not all(_SHA.match(v) for v in named):
-                continue
-            if found[0] == "reject" and (is_agent_identity(author, registry)
-                                         or op_token(author) != "reject"):
-                continue
-        elif is_agent_identity(author, registry) or op_token(author) != found[0]:
-            continue
-        decisions.append(Decision(sha, subject, found[0], found[1], found[2], author, committer,
-                                  block))
+        decision = _decision(logged, registry)
+        if decision is not None:
+            decisions.append(decision)
     return decisions[:depth]
+
+
+def _decision(logged: githistory.LoggedCommit, registry: Registry) -> Decision | None:
+    """The decision a non-merge commit of a trusted line records (rules 3 to 5), else None."""
+    author, committer, body = logged.author_email, logged.committer_email, logged.message
+    if len(logged.parents) > 1 or is_agent_identity(committer, registry):
+        return None
+    found = decision_in(body)
+    if found is None:
+        return None
+    block = tuple(trailer_block(body) or ())
+    if found[0] in REVIEW_ACTIONS:
+        named = [v.strip() for k, v in block if k == "Factdesk-Proposal"]
+        if not named or not all(_SHA.match(v) for v in named):
+            return None
+        if found[0] == "reject" and (is_agent_identity(author, registry)
+                                     or op_token(author) != "reject"):
+            return None
+    elif is_agent_identity(author, registry) or op_token(author) != found[0]:
+        return None
+    return Decision(logged.sha, logged.subject, found[0], found[1], found[2], author, committer,
+                    block)
+
+
+def is_review_merge(parents: tuple[str, ...], author: str, committer: str, message: str,
+                    registry: Registry) -> bool:
+    """Whether a merge commit is a curator's review merge (review/merge.py): two parents, a
+    final trailer block naming one branch (`Factdesk-Review-Merge`), its second parent in
+    full (`Factdesk-Reviewed-Up-To`) and one action id, no `Factdesk-Action`; author
+    `+merge`, neither author nor committer an agent identity. (No decision: sync's guard
+    lets it arrive, the decisions it records are the commits below it.)"""
+    if len(parents) != 2 or is_agent_identity(committer, registry) or \
+            is_agent_identity(author, registry) or op_token(author) != "merge":
+        return False
+    block = trailer_block(message)
+    if block is None:
+        return False
+    found: dict[str, list[str]] = {}
+    for token, value in block:
+        found.setdefault(token, []).append(value.strip())
+    ids = found.get("Factdesk-Action-Id", [])
+    return (len(found.get("Factdesk-Review-Merge", [])) == 1 and "Factdesk-Action" not in found
+            and found.get("Factdesk-Reviewed-Up-To") == [parents[1]]
+            and len(ids) == 1 and bool(_ACTION_ID.match(ids[0])))
+
+
+# ---------------------------------------------------------------------------------------------
+# What arrives on the curated branch (review/sync.py's guard, issue 22 #2)
+
+#: the kinds of an arriving commit: a curator's decision, sync merge or review merge arrive
+#: as they are; an agent's commit never does without a decision; anything else (a hand
+#: commit, a hosting site's merge) is adopted and named
+DECISION, SYNC_MERGE, REVIEW_MERGE, AGENT, OTHER = (
+    "decision", "sync-merge", "review-merge", "agent", "other")
+
+
+@dataclass(frozen=True, slots=True)
+class Arrival:
+    """One commit that a join would bring onto the curated branch, and what it is."""
+
+    commit: str
+    subject: str
+    author: str  #: e-mail
+    committer: str  #: e-mail
+    kind: str  #: DECISION, SYNC_MERGE, REVIEW_MERGE, AGENT or OTHER
+    #: the commit of the incoming first-parent line that brings it: itself, or the trusted
+    #: sync merge whose second-parent line holds it
+    top: str
+    #: the agent identity that makes it an AGENT commit (its author's, else its committer's)
+    agent: str = ""
+
+
+def arrivals(repo: Path, tip: str, have: str | None, *, registry: Registry | None = None
+             ) -> list[Arrival]:
+    """Every commit on `tip`'s first-parent line that `have` does not reach, newest first,
+    each with its kind; a trusted sync merge's second-parent line (down to what its first
+    parent has) is read in its place, just below it, as rule 1 reads it. A commit is AGENT
+    when it is none of a trusted decision, sync merge or review merge and its author or its
+    committer is an agent identity (`registry`: the work tree's when None)."""
+    registry = registry if registry is not None else load_registry(repo)
+    return _arrivals(repo, tip, (have,) if have else (), registry, None, set())
+
+
+def _arrivals(repo: Path, tip: str, exclude: tuple[str, ...], registry: Registry,
+              top: str | None, seen: set[str]) -> list[Arrival]:
+    out: list[Arrival] = []
+    for logged in githistory.decision_log(repo, tip, "", depth=1_000_000, merges=True,
+                                          exclude=exclude):
+        if logged.sha in seen:
+            continue
+        seen.add(logged.sha)
+        author, committer = logged.author_email, logged.committer_email
+        below: list[Arrival] = []
+        if len(logged.parents) > 1 and is_sync_merge(logged.parents, author, committer,
+                                                     logged.message, registry):
+            kind = SYNC_MERGE
+            below = _arrivals(repo, logged.parents[1], (*exclude, logged.parents[0]), registry,
+                              top or logged.sha, seen)
+        elif len(logged.parents) > 1 and is_review_merge(logged.parents, author, committer,
+                                                         logged.message, registry):
+            kind = REVIEW_MERGE
+        elif len(logged.parents) == 1 and _decision(logged, registry) is not None:
+            kind = DECISION
+        else:
+            kind = OTHER
+        agent = ""
+        if kind == OTHER:
+            agent = next((e for e in (author, committer) if is_agent_identity(e, registry)), "")
+            kind = AGENT if agent else OTHER
+        out.append(Arrival(logged.sha, logged.subject, author, committer, kind,
+                           top or logged.sha, agent))
+        out += below
+    return out

@@ -1,10 +1,13 @@
-"""Small dialogs: the type/kind/origin legend, query-language help, error messages, a
-one-line question, the curator's identity; and the window geometry kept in settings.
+"""Small dialogs: the type/kind/origin legend, query-language help, error messages (one
+with an offer of what to do instead), a one-line question, the curator's identity; and the
+window geometry kept in settings.
 
 All text is plain (corpus text never reaches a rich-text widget).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from PySide6.QtCore import QByteArray, QEvent, QObject, QRect, QSettings, Qt, QTimer
 from PySide6.QtGui import QGuiApplication
@@ -50,6 +53,20 @@ def show_error(parent: QWidget | None, title: str, message: str) -> QMessageBox:
     box = _box(parent, title, message, QMessageBox.Icon.Warning)
     box.setObjectName("errorBox")
     box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    box.open()
+    return box
+
+
+def offer(parent: QWidget | None, title: str, message: str, label: str,
+          chosen: Callable[[], None]) -> QMessageBox:
+    """A window-modal warning that does not block the caller, with one button (`label`)
+    that runs `chosen` besides Close."""
+    box = _box(parent, title, message, QMessageBox.Icon.Warning)
+    box.setObjectName("offerBox")
+    box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    button = box.addButton(label, QMessageBox.ButtonRole.AcceptRole)
+    box.addButton(QMessageBox.StandardButton.Close)
+    button.clicked.connect(chosen)
     box.open()
     return box
 

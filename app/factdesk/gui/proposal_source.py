@@ -114,8 +114,18 @@ def merge_reviewed(cur: Curation, branches: Sequence[str]) -> list[str]:
 
 
 def run_sync(repo: Path, progress: Callable[[str, float], None],
-             curator: Identity | None = None) -> SyncResult:
-    """(Writer lane.) Fetch every remote, join the lines, push (`review.sync.sync`)."""
+             curator: Identity | None = None, *, as_proposals: bool = False) -> SyncResult:
+    """(Writer lane.) Fetch every remote, join the lines, push (`review.sync.sync`;
+    `as_proposals`: agent commits on the remote's curated branch become proposals)."""
     from factdesk.review.sync import sync
 
-    return sync(repo, progress=progress, curator=curator)
+    return sync(repo, progress=progress, curator=curator, as_proposals=as_proposals)
+
+
+def stopped_by_agent_commits(exc: BaseException) -> bool:
+    """Whether a sync stopped because the remote's curated branch holds agent commits no
+    curator decided (`review.sync.AgentCommits`: `run_sync(as_proposals=True)` takes them
+    in as proposals)."""
+    from factdesk.review.sync import AgentCommits
+
+    return isinstance(exc, AgentCommits)

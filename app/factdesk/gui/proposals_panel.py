@@ -1325,10 +1325,11 @@ class ProposalsPanel(QWidget):
 
     # -- sync -------------------------------------------------------------------------------------
 
-    def sync(self) -> None:
+    def sync(self, *, as_proposals: bool = False) -> None:
         """Fetch every remote (new agent branches come in as proposals), join the lines with
         a true merge, push the curated branch: on the writer lane (it moves the branch the
-        decisions commit to), a progress bar meanwhile; the window never waits for it."""
+        decisions commit to), a progress bar meanwhile; the window never waits for it.
+        `as_proposals`: agent commits on the remote's curated branch become proposals."""
         if self._syncing:
             return
         self._syncing = True
@@ -1338,7 +1339,8 @@ class ProposalsPanel(QWidget):
 
         def job() -> object:
             curator = ops.curation().curator  # (resolving the curator runs git: here, not there)
-            return proposal_source.run_sync(repo, lambda what, f: emit(what, f), curator)
+            return proposal_source.run_sync(repo, lambda what, f: emit(what, f), curator,
+                                            as_proposals=as_proposals)
 
         self._ops.lane.submit(job, done=self._synced, failed=self._sync_failed)
 
@@ -1348,8 +1350,11 @@ class ProposalsPanel(QWidget):
         self.sync_did_finish.emit(result)
         joined = getattr(result, "joined", "")
         incoming = getattr(result, "incoming", 0)
+        queued = getattr(result, "proposal_branch", None)
         self.status.setText(f"Synced: {joined}" + (f", {count(incoming, 'commit')} came in"
-                                                  if incoming else "") + ".")
+                                                  if incoming else "")
+                            + (f"; agent commits taken in as proposals on {queued}"
+                               if queued else "") + ".")
         reindex = getattr(self._window, "reindex", None)
         if callable(reindex):
             reindex()  # (the join and the new agent branches: the index and the queue follow)
@@ -1358,6 +1363,10 @@ class ProposalsPanel(QWidget):
         self._syncing = False
         self.sync_did_progress.emit("", 1.0)
         self.sync_did_finish.emit(exc)
+        if proposal_source.stopped_by_agent_commits(exc):
+            dialogs.offer(self, "Sync stopped: agent commits on the curated branch", str(exc),
+                          "Take in as proposals", lambda: self.sync(as_proposals=True))
+            return
         conflicts = getattr(exc, "conflicts", None)
         if conflicts:
             listing = "\n".join(f"• {c.path}\n    yours: {c.ours_said}\n    theirs: {c.theirs_said}"

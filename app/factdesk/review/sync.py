@@ -25,6 +25,7 @@ only remote. The remote's branch has B's name.
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,7 +33,8 @@ from pathlib import Path
 
 from factdesk.corpus import githistory, gitremote, gitrepo
 from factdesk.corpus.gitrepo import ZERO, GitError
-from factdesk.curation.changes import with_op
+from factdesk.curation import trust
+from factdesk.curation.changes import inert, with_op
 from factdesk.curation.gitwrite import (
     Conflict,
     CurationError,
@@ -42,7 +44,8 @@ from factdesk.curation.gitwrite import (
     merge_commit,
     move_branch,
 )
-from factdesk.curation.trust import SYNC_ACTION
+from factdesk.curation.trust import AGENT, OTHER, SYNC_ACTION, Arrival
+from factdesk.model.registry import agent_id_from_email
 
 #: `progress(what, fraction)`: in words, and how far along the whole sync is (0.0 – 1.0)
 Progress = Callable[[str, float], None]
@@ -50,7 +53,9 @@ Progress = Callable[[str, float], None]
 FACT_ROOT = "kb/"
 ROUNDS = 3
 #: what a join did, least to most
-_KINDS = ("up-to-date", "ahead", "fast-forward", "merged")
+_KINDS = ("up-to-date", "ahead", "started", "fast-forward", "merged")
+#: the name of a proposal branch made from an agent's e-mail (else `agent/incoming`)
+_AGENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +87,32 @@ class SyncConflict(CurationError):
         return [c.path for c in self.conflicts]
 
 
+class AgentCommits(Refused):
+    """The remote's curated branch holds agent commits that no curator decided (issue 22
+    #2): nothing was joined, pushed or changed. `commits`: each one, newest first."""
+
+    def __init__(self, message: str, commits: tuple[Arrival, ...], remote: str,
+                 branch: str) -> None:
+        super().__init__(message, rule="sync-agent-commits")
+        self.commits = commits
+        self.remote = remote
+        self.branch = branch
+
+
+@dataclass(frozen=True, slots=True)
+class _Joined:
+    """What one join did."""
+
+    kind: str  #: one of _KINDS
+    brought: int = 0
+    merge: str | None = None
+    #: non-agent commits that are no decision, sync merge or review merge, now on the branch
+    adopted: tuple[Arrival, ...] = ()
+    #: agent commits (and what came after them) taken in as proposals, not joined
+    proposals: tuple[Arrival, ...] = ()
+    proposal_branch: str | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class SyncResult:
     branch: str
@@ -96,6 +127,13 @@ class SyncResult:
     merge: str | None = None  #: the merge commit, when one was made
     pushed: gitremote.PushResult | None = None
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    #: commits that arrived that are no curator's decision, sync merge or review merge and
+    #: were made by no agent (a hand commit, a hosting site's merge), newest first
+    adopted: tuple[Arrival, ...] = ()
+    #: `as_proposals`: the commits of the remote's branch taken in as proposals on
+    #: `proposal_branch` instead of being joined (the agent's, and every later one)
+    proposals: tuple[Arrival, ...] = ()
+    proposal_branch: str | None = None
 
     @property
     def agent_updates(self) -> list[gitremote.RefUpdate]:
@@ -105,10 +143,12 @@ class SyncResult:
 
 
 def sync(repo: Path, *, remote: str | None = None, progress: Progress | None = None,
-         curator: Identity | None = None) -> SyncResult:
+         curator: Identity | None = None, as_proposals: bool = False) -> SyncResult:
     """Fetch, join and push (module doc). Raises `Refused` (detached HEAD, a merge or rebase
     in progress, no such remote, the user's uncommitted work on a file the join changes),
-    `SyncConflict`, `GitError` (git's words: an unreachable remote, a refused URL)."""
+    `AgentCommits` (the remote's branch holds agent commits no curator decided; with
+    `as_proposals` they are taken in as proposals instead), `SyncConflict`, `GitError`
+    (git's words: an unreachable remote, a refused URL)."""
     repo = Path(repo)
     say = progress or (lambda _w, _f: None)
     ref, start = current_branch(repo)  # (Refused: detached, merge or rebase in progress)
@@ -122,26 +162,38 @@ def sync(repo: Path, *, remote: str | None = None, progress: Progress | None = N
                           warnings=(*warnings, "no remote is configured: nothing to join or push "
                                     "(add one with `git remote add origin URL`)"))
     joined, incoming, merge = "up-to-date", 0, None
+    adopted: list[Arrival] = []
+    queued = _Joined("up-to-date")
     pushed: gitremote.PushResult | None = None
     for round_ in range(ROUNDS):
         if round_:
             say(f"fetch {target} again", 0.6)
             fetched += gitremote.fetch(repo, target)
-        kind, brought, made = _join(repo, target, branch, curator, say)
-        incoming += brought
-        merge = made or merge
-        joined = max(joined, kind, key=_KINDS.index)
+        done = _join(repo, target, branch, curator, say, as_proposals)
+        incoming += done.brought
+        merge = done.merge or merge
+        joined = max(joined, done.kind, key=_KINDS.index)
+        adopted += [a for a in done.adopted if a not in adopted]
+        if done.proposals:
+            queued = done
+            warnings.append(
+                f"not pushed: {target}/{branch} holds the agent commits now queued as proposals "
+                f"on {done.proposal_branch}; decide them (the review merge joins them to "
+                f"{branch}), then sync again")
+            break
         say(f"push {branch} to {target}", 0.7)
         pushed = gitremote.push(repo, target, branch, progress=_scaled(say, 0.7, 0.3))
         if not pushed.rejected:
             break
     _, after = current_branch(repo)
+    warnings += _fetch_warnings(fetched)
     if pushed is not None and pushed.rejected:
         warnings.append(f"{target} kept moving: {branch} was not pushed ({pushed.message}); "
                         "sync again")
     say("sync: done", 1.0)
     return SyncResult(branch, target, tuple(fetched), joined, start, after, incoming, merge,
-                      pushed, tuple(warnings))
+                      pushed, tuple(warnings), tuple(adopted), queued.proposals,
+                      queued.proposal_branch)
 
 
 def _scaled(say: Progress, start: float, span: float) -> Progress:
@@ -184,33 +236,139 @@ def _fetch_all(repo: Path, names: list[str], target: str | None, only: bool, say
     return out
 
 
-def _join(repo: Path, target: str, branch: str, curator: Identity | None, say: Progress
-          ) -> tuple[str, int, str | None]:
-    """Bring the remote's branch into ours: (what was done, commits brought in, the merge
-    commit made). Retried when the branch moves under us (another factdesk action)."""
+def _fetch_warnings(fetched: list[gitremote.FetchResult]) -> list[str]:
+    """What a fetch left out: each remote branch git could not store here (issue 22 #11)."""
+    out: list[str] = []
+    for f in fetched:
+        for b in f.skipped:
+            said = (f"skipped {f.remote}'s branch {inert(b)} ({len(b.encode('utf-8', 'replace'))} "
+                    f"bytes): git cannot store that name here; the other branches were "
+                    f"fetched. Rename or delete it on {f.remote}")
+            if said not in out:
+                out.append(said)
+    return out
+
+
+def _join(repo: Path, target: str, branch: str, curator: Identity | None, say: Progress,
+          as_proposals: bool) -> _Joined:
+    """Bring the remote's branch into ours (retried when the branch moves under us: another
+    factdesk action). The guard first (issue 22 #2): every commit that would arrive is
+    classified (`trust.arrivals`); an agent commit that is no curator's decision stops the
+    join (`AgentCommits`), or with `as_proposals` the remote's line from the oldest such
+    commit on goes to a local `agent/<id>` branch and only what lies below it is joined."""
     for _ in range(ROUNDS):
         _, ours = current_branch(repo)
         theirs = gitremote.tracking_tip(repo, target, branch)
+        if theirs is None and ours == ZERO:
+            raise Refused(_nothing_to_start(repo, target, branch), rule="sync")
         if theirs is None or theirs == ours:
-            return "up-to-date", 0, None
+            return _Joined("up-to-date")
         if ours != ZERO and gitrepo.is_ancestor(repo, theirs, ours):
-            return "ahead", 0, None
+            return _Joined("ahead")
         try:
-            if ours == ZERO or gitrepo.is_ancestor(repo, ours, theirs):
-                say(f"fast-forward {branch} to {target}/{branch}", 0.62)
-                brought = gitremote.commits_between(repo, ours, theirs) if ours != ZERO else 0
-                _move(repo, theirs, ours, f"sync: fast-forward {branch} to {target}/{branch}",
+            if ours == ZERO:  # (an unborn branch starts from the remote's, as a clone would)
+                say(f"start {branch} from {target}/{branch}", 0.62)
+                _move(repo, theirs, ours, f"sync: start {branch} from {target}/{branch}",
                       curator, target, branch)
-                return "fast-forward", brought, None
-            say(f"merge {target}/{branch} into {branch}", 0.62)
-            made, brought = _merge(repo, target, branch, ours, theirs, curator)
-            return "merged", brought, made
+                return _Joined("started", _commit_count(repo, theirs))
+            came = trust.arrivals(repo, theirs, ours)
+            joined_tip, held = _guard(came, theirs, target, branch, as_proposals)
+            adopted = tuple(a for a in came if a.kind == OTHER and a not in held)
+            done = _Joined("up-to-date")
+            if joined_tip is not None and not gitrepo.is_ancestor(repo, joined_tip, ours):
+                done = _join_to(repo, target, branch, ours, joined_tip, curator, say)
+            if not held:
+                return _Joined(done.kind, done.brought, done.merge, adopted)
+            queued = _queue_as_proposals(repo, theirs, held)
+            return _Joined(done.kind, done.brought, done.merge, adopted, held, queued)
         except Conflict as exc:
             if current_branch(repo)[1] != ours:
                 continue  # the branch moved while we prepared: look again
             raise Refused(f"cannot bring {target}/{branch} into {branch}: {exc}. Nothing was "
                           "changed.", rule="sync") from exc
     raise Conflict(f"{branch} kept moving during the sync; nothing was changed: sync again")
+
+
+def _join_to(repo: Path, target: str, branch: str, ours: str, theirs: str,
+             curator: Identity | None, say: Progress) -> _Joined:
+    if gitrepo.is_ancestor(repo, ours, theirs):
+        say(f"fast-forward {branch} to {target}/{branch}", 0.62)
+        brought = gitremote.commits_between(repo, ours, theirs)
+        _move(repo, theirs, ours, f"sync: fast-forward {branch} to {target}/{branch}",
+              curator, target, branch)
+        return _Joined("fast-forward", brought)
+    say(f"merge {target}/{branch} into {branch}", 0.62)
+    made, brought = _merge(repo, target, branch, ours, theirs, curator)
+    return _Joined("merged", brought, made)
+
+
+def _guard(came: list[Arrival], theirs: str, target: str, branch: str, as_proposals: bool
+           ) -> tuple[str | None, tuple[Arrival, ...]]:
+    """(the tip to join, the arrivals held back as proposals). No agent commit: `theirs`,
+    nothing held. Else `AgentCommits`, or with `as_proposals` the incoming first-parent
+    commit just below the oldest one that is (or brings) an agent commit (None: there is
+    none, nothing to join), and everything from that one on."""
+    agents = [a for a in came if a.kind == AGENT]
+    if not agents:
+        return theirs, ()
+    if not as_proposals:
+        raise AgentCommits(_agent_message(agents, target, branch), tuple(agents), target, branch)
+    tops = list(dict.fromkeys(a.top for a in came))  # the incoming first-parent line, newest first
+    oldest = max(tops.index(a.top) for a in agents)
+    held_tops = set(tops[:oldest + 1])
+    below = tops[oldest + 1] if oldest + 1 < len(tops) else None
+    return below, tuple(a for a in came if a.top in held_tops)
+
+
+def _agent_message(agents: list[Arrival], target: str, branch: str) -> str:
+    n = len(agents)
+    lines = [f"{target}/{branch} holds {n} agent commit{'s' if n != 1 else ''} that no curator "
+             f"decided; nothing was joined, pushed or changed:"]
+    lines += [f"  {a.commit[:12]} {inert(a.agent)}: {inert(a.subject)}" for a in agents]
+    lines.append(f"An agent's work reaches {branch} only through a decision. Take them in as "
+                 "proposals (`factdesk sync --as-proposals`, or \"Take in as proposals\" in "
+                 f"the window: they go to a local agent/<id> branch for review, {branch} stays "
+                 f"as it is), or remove them from {target}'s {branch}. Agents push only their "
+                 f"own agent/* branches: protect {branch} on the remote.")
+    return "\n".join(lines)
+
+
+def _queue_as_proposals(repo: Path, tip: str, held: tuple[Arrival, ...]) -> str:
+    """Point a local `agent/<id>` branch at `tip` so that the held commits are proposals in
+    the queue (REVQ reads every local `agent/*` branch); `<id>` is the oldest agent commit's
+    agent id. An existing branch of that name is moved forward when `tip` contains it, kept
+    when it contains `tip`, else `agent/<id>-<tip, 8 hex>` is used. Returns the name."""
+    oldest = [a for a in held if a.kind == AGENT][-1]
+    email = oldest.agent
+    aid = agent_id_from_email(email) or email.partition("@")[0].partition("+")[0]
+    if not _AGENT_ID.match(aid) or ".." in aid or aid.endswith((".lock", ".")):
+        aid = "incoming"
+    for name in (f"agent/{aid}", f"agent/{aid}-{tip[:8]}"):
+        ref = f"refs/heads/{name}"
+        now = gitrepo.resolve_commit(repo, ref)
+        if now is not None and gitrepo.is_ancestor(repo, tip, now):
+            return name
+        if now is None or gitrepo.is_ancestor(repo, now, tip):
+            gitrepo.run_git(repo, "update-ref", "-m", "factdesk sync: agent commits as proposals",
+                            "--end-of-options", ref, tip, now or ZERO)
+            return name
+    raise Refused(f"cannot queue {tip[:12]} as proposals: agent/{aid} and agent/{aid}-{tip[:8]} "
+                  "hold other commits", rule="sync")
+
+
+def _nothing_to_start(repo: Path, target: str, branch: str) -> str:
+    theirs = sorted(r.removeprefix(f"refs/remotes/{target}/") for r in gitremote.tracking_refs(
+        repo, target) if not r.removeprefix(f"refs/remotes/{target}/").startswith("agent/"))
+    listed = ", ".join(theirs[:8]) + (", …" if len(theirs) > 8 else "")
+    return (f"{branch} has no commits yet and {target} has no branch named {branch}"
+            + (f" (it has: {listed}); check out one of those (`git checkout {theirs[0]}`)"
+               if theirs else " (it has no branches yet)")
+            + " or make a first commit, then sync again. Nothing was changed.")
+
+
+def _commit_count(repo: Path, tip: str) -> int:
+    out = gitrepo.run_git(repo, "rev-list", "--count", "--end-of-options", tip, "--", check=False)
+    return int(out.decode().strip() or 0)
 
 
 def _move(repo: Path, tip: str, ours: str, subject: str, curator: Identity | None, target: str,
