@@ -25,7 +25,7 @@ from typing import Any
 
 import click
 
-from factdesk.cli.commands import FORMAT, KB, _exit, _open, cli, say
+from factdesk.cli.commands import FORMAT, KB, _exit, _open, _say_recovered, cli, say
 from factdesk.curation import ChangeSet, Curation, CurationError, recover
 from factdesk.curation.identity import (
     MissingIdentity,
@@ -46,7 +46,7 @@ QUERY = click.option("--query", "query", default=None,
 def _curation(kb: Path) -> Curation:
     indexer = _open(kb)
     for done in recover(indexer.repo):
-        say(f"recovered an interrupted action ({done.outcome}): {done.message}", err=True)
+        _say_recovered(done)
     # (behind a stopped updater: IndexBusy in words after search's bound, nothing done)
     indexer.update(lock_wait=AFTER_COMMIT_WAIT)
     return Curation(indexer, identity_file=default_identity_file())
