@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING
 
 from factdesk import faults, fsio
 from factdesk.corpus import gitrepo
+from factdesk.corpus.gitpaths import git_refuses
 from factdesk.corpus.gitrepo import ZERO, GitError
 from factdesk.curation.gittree import (
     UNMERGED,
@@ -183,8 +184,9 @@ def commit_files(repo: Path, changes: Sequence[FileChange], message: str, *,
     if len(set(paths)) != len(paths):
         raise Refused("an action may change each file once")
     for p in paths:
-        if not gitrepo_path_ok(p):
-            raise Refused(f"{p}: not a path factdesk writes")
+        if why := git_refuses(p):
+            raise Refused(f"{p!r}: not a path factdesk writes: git refuses it ({why})",
+                          rule="git_path")
     with writer_lock(repo):
         gd = gitrepo.git_dir(repo)
         ref, r0 = current_branch(repo)
@@ -424,9 +426,9 @@ def finish_sync(repo: Path, committed: Committed) -> None:
 
 
 def gitrepo_path_ok(path: str) -> bool:
-    parts = path.split("/")
-    return bool(path) and not path.startswith("/") and ".." not in parts and ".git" not in parts \
-        and "" not in parts
+    """A path every git on every platform checks out (`corpus.gitpaths`: never `.git` in any
+    spelling NTFS or HFS+ reads as it, never one Windows refuses)."""
+    return git_refuses(path) is None
 
 
 def _exists(repo: Path, sha: str) -> bool:
