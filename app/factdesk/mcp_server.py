@@ -11,6 +11,7 @@ Uses the official `mcp` Python SDK (the optional extra `factdesk[mcp]`).
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
 
 from factdesk.core import open_corpus
+from factdesk.curation import recover_before_reads
 from factdesk.index import recall_reads
 from factdesk.index.indexer import Indexer
 from factdesk.index.query import includes_messages
@@ -39,6 +41,12 @@ def build_server(kb: Path) -> MCPServer:
     """The server over the corpus at `kb` (opened once; every call brings its index up to
     date first, as the command line does)."""
     indexer = open_corpus(kb)
+    # each read first finishes or rolls back an action a crash left half-done, when no
+    # action holds the writer lock; else the pending files are served as HEAD has them
+    # (issue 22 #3): the one write this server makes is recovery's, never the corpus's own
+    recover_before_reads(indexer, lambda done: print(
+        f"factdesk: recovered an interrupted action ({done.outcome}): {done.message}",
+        file=sys.stderr, flush=True))
     attestations = Attestations(indexer.repo)
     server = MCPServer("factdesk", version=version(), instructions=(
         "Curated long-term memory of AI agents (a knomit corpus). Use `recall` to read what is "
@@ -52,7 +60,7 @@ def build_server(kb: Path) -> MCPServer:
         agents' messages the query finds."""
         results = recall(indexer, query, limit=max(1, min(limit, 200)),
                          include_agent_comm=include_agent_comm, attestations=attestations)
-        return {"results": [r.as_dict() for r in results]}
+        return _noted(indexer, {"results": [r.as_dict() for r in results]})
 
     @server.tool(name="search", annotations=READ_ONLY)
     def search_tool(query: str, limit: int = 20) -> dict[str, Any]:
@@ -61,7 +69,7 @@ def build_server(kb: Path) -> MCPServer:
         hits: list[Any] = indexer.read(lambda conn: search(conn, query, limit=max(1, min(limit, 500))))
         if includes_messages(query):
             hits += message_hits(indexer, query, limit=limit)
-        return {"results": [h.as_dict() for h in hits]}
+        return _noted(indexer, {"results": [h.as_dict() for h in hits]})
 
     @server.tool(name="show", annotations=READ_ONLY)
     def show_tool(fact: str) -> dict[str, Any]:
@@ -69,7 +77,10 @@ def build_server(kb: Path) -> MCPServer:
         computed evidence weight, problems, and the messages that reference it."""
         data = _show(indexer, fact)
         if data is None:
-            raise ValueError(f"no fact matches {fact!r}")
+            raise ValueError(f"no fact matches {fact!r}"
+                             + (f" ({note})" if (note := indexer.pending.note()) else ""))
+        if note := indexer.pending.note(data["path"]):
+            data["pending"] = note
         data["messages"] = [m.as_dict() for m in messages_referencing(indexer, data["path"])]
         return data
 
@@ -90,6 +101,13 @@ def build_server(kb: Path) -> MCPServer:
                 f"{data['status']}\n\n{data['body']}\n")
 
     return server
+
+
+def _noted(indexer: Indexer, result: dict[str, Any]) -> dict[str, Any]:
+    """A result, with what a pending action holds back said (`pending`) when there is one."""
+    if note := indexer.pending.note():
+        result["pending"] = note
+    return result
 
 
 def _show(indexer: Indexer, ref: str) -> dict[str, Any] | None:

@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # (connections are handed in by the index; no SQL here)
 
 from factdesk.core import open_corpus
 from factdesk.corpus import gitrepo
+from factdesk.curation import Recovered, recover_before_reads
 from factdesk.errors import FactdeskError
 from factdesk.index.indexer import Indexer
 from factdesk.index.query import includes_messages, vocabulary_hints
@@ -78,7 +79,17 @@ def _exit(code: int) -> None:
 def _open(kb: Path) -> Indexer:
     indexer = open_corpus(kb)
     click.get_current_context().call_on_close(lambda: _say_set_aside(indexer))
+    # every command first finishes or rolls back an action a crash left half-done, when no
+    # action holds the writer lock (git's index then matches HEAD again: issue 22 #3, #4),
+    # and so does each read
+    recover_before_reads(indexer, _say_recovered)
+    assert indexer.before_read is not None
+    indexer.before_read()
     return indexer
+
+
+def _say_recovered(done: Recovered) -> None:
+    say(f"recovered an interrupted action ({done.outcome}): {done.message}", err=True)
 
 
 def _say_set_aside(indexer: Indexer) -> None:
@@ -102,6 +113,8 @@ def _read(indexer: Indexer, work: Callable[[sqlite3.Connection], _T], *,
     result = indexer.read(work, thorough=thorough)
     if indexer.stale:
         say(f"warning: {indexer.stale}; this is the index as it was", err=True)
+    if note := indexer.pending.note():
+        say(f"warning: {note}", err=True)
     return result
 
 
@@ -200,7 +213,10 @@ def show(fact: str, kb: Path, fmt: str, with_messages: bool) -> None:
 
     data = _read(indexer, read)
     if data is None:
-        raise click.ClickException(f"no fact matches {fact!r}")
+        raise click.ClickException(f"no fact matches {fact!r}"
+                                   + (" (a factdesk action is pending)" if indexer.pending else ""))
+    if note := indexer.pending.note(data["path"]):
+        data["pending"] = note  # (HEAD's version; the file on disk is half-written)
     if with_messages:  # the backlinks (issue 17), as the MCP server's `show` gives them
         data["messages"] = [m.as_dict() for m in messages_referencing(indexer, data["path"])]
     if fmt == "json":
@@ -226,7 +242,8 @@ def _show_text(d: dict[str, Any]) -> str:
     computed = d["evidence_weight_computed"]
     stale = is_stale(recorded, computed)
     lines = [
-        d["title"], d["path"] + f"  [{d['status']}]", "",
+        d["title"], d["path"] + f"  [{d['status']}" + (", pending]" if d.get("pending") else "]"),
+        *([f"note: {d['pending']}"] if d.get("pending") else []), "",
         f"kind {plain('kind')} · type {plain('type')} · origin {plain('origin')}",
         f"claim {mark('claim_type')} · claimant {mark('claimant')} ({mark('claimant_type')})"
         f" · subject {d['subject_kind'] or '—'} {d['subject_ref'] or ''}".rstrip(),

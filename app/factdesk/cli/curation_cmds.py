@@ -25,7 +25,7 @@ from typing import Any
 
 import click
 
-from factdesk.cli.commands import FORMAT, KB, _exit, _open, cli, say
+from factdesk.cli.commands import FORMAT, KB, _exit, _open, _say_recovered, cli, say
 from factdesk.curation import ChangeSet, Curation, CurationError, Recovered, recover
 from factdesk.curation.identity import (
     MissingIdentity,
@@ -48,7 +48,7 @@ def _curation(kb: Path, recovered: list[Recovered] | None = None) -> Curation:
     added to `recovered`) and bringing the index up to date."""
     indexer = _open(kb)
     for done in recover(indexer.repo):
-        say(f"recovered an interrupted action ({done.outcome}): {done.message}", err=True)
+        _say_recovered(done)
         if recovered is not None:
             recovered.append(done)
     # (behind a stopped updater: IndexBusy in words after search's bound, nothing done)

@@ -15,6 +15,7 @@ from factdesk.curation.gitwrite import (
     Recovered,
     Refused,
     recover,
+    recover_before_reads,
 )
 from factdesk.curation.ops import (
     ActionRecord,
@@ -29,4 +30,4 @@ from factdesk.curation.ops import (
 
 __all__ = ["ActionRecord", "ChangeSet", "Conflict", "Curation", "CurationError", "FieldChange",
            "FileDiff", "Identity", "Recovered", "Refused", "Relabelable", "curator_identity", "finish_change",
-           "recover"]
+           "recover", "recover_before_reads"]

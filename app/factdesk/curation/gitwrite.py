@@ -42,13 +42,15 @@ import contextlib
 import os
 import subprocess
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from factdesk import faults, fsio
 from factdesk.corpus import gitrepo
+from factdesk.corpus.gitpaths import git_refuses
 from factdesk.corpus.gitrepo import ZERO, GitError
 from factdesk.curation.gittree import (
     UNMERGED,
@@ -90,6 +92,9 @@ from factdesk.curation.writetypes import (
 )
 from factdesk.index.locking import file_lock
 
+if TYPE_CHECKING:
+    from factdesk.index.indexer import Indexer
+
 #: what `factdesk.curation.gitwrite` offers: its own protocol, and the names of the rooms it
 #: was split into (writetypes, gittree, recovery), kept importable from here
 __all__ = [
@@ -116,6 +121,7 @@ __all__ = [
     "move_branch",
     "pending_actions",
     "recover",
+    "recover_before_reads",
     "refuse_links",
     "state_dir",
     "sync_index",
@@ -130,9 +136,10 @@ MAX_CAS_TRIES = 5
 
 
 @contextmanager
-def writer_lock(repo: Path) -> Iterator[None]:
-    """One writer per corpus (across processes); a second waits up to 10 s, then refuses."""
-    with file_lock(state_dir(repo) / "write.lock", 10, lambda: Conflict(
+def writer_lock(repo: Path, wait: float = 10) -> Iterator[None]:
+    """One writer per corpus (across processes); a second waits up to `wait` s (10), then
+    refuses."""
+    with file_lock(state_dir(repo) / "write.lock", wait, lambda: Conflict(
             "another factdesk action is writing to this corpus; "
             "try again when it has finished")):
         yield
@@ -177,8 +184,9 @@ def commit_files(repo: Path, changes: Sequence[FileChange], message: str, *,
     if len(set(paths)) != len(paths):
         raise Refused("an action may change each file once")
     for p in paths:
-        if not gitrepo_path_ok(p):
-            raise Refused(f"{p}: not a path factdesk writes")
+        if why := git_refuses(p):
+            raise Refused(f"{p!r}: not a path factdesk writes: git refuses it ({why})",
+                          rule="git_path")
     with writer_lock(repo):
         gd = gitrepo.git_dir(repo)
         ref, r0 = current_branch(repo)
@@ -418,9 +426,9 @@ def finish_sync(repo: Path, committed: Committed) -> None:
 
 
 def gitrepo_path_ok(path: str) -> bool:
-    parts = path.split("/")
-    return bool(path) and not path.startswith("/") and ".." not in parts and ".git" not in parts \
-        and "" not in parts
+    """A path every git on every platform checks out (`corpus.gitpaths`: never `.git` in any
+    spelling NTFS or HFS+ reads as it, never one Windows refuses)."""
+    return git_refuses(path) is None
 
 
 def _exists(repo: Path, sha: str) -> bool:
@@ -535,19 +543,32 @@ def _lock_message(repo: Path, ref: str, proc: subprocess.CompletedProcess[bytes]
     return f"could not update {ref}: {err}"
 
 
-def recover(repo: Path) -> list[Recovered]:
+def recover(repo: Path, *, wait: float = 10) -> list[Recovered]:
     """Finish or roll back actions a crash left half-done, and say what was done. Runs under
     the writer lock (an action in progress is never taken for an interrupted one), skips a
     journal whose process is alive (a deferred index sync), and removes the temporary files
-    a killed write left."""
+    a killed write left. `wait`: how long to wait for another action's lock (a reader
+    passes 0: it never waits, the index shows the pending paths as HEAD has them)."""
     directory = _journal_dir(repo)
     if not directory.is_dir() or not any(directory.iterdir()):
         return []
     try:
-        with writer_lock(repo):
+        with writer_lock(repo, wait):
             return _recover_locked(repo, directory)
     except Conflict:
         return []  # another factdesk action holds the lock past the wait: next time
+
+
+def recover_before_reads(indexer: Indexer, report: Callable[[Recovered], None]) -> None:
+    """Every `indexer.read` first finishes or rolls back an action a crash left half-done,
+    when the writer lock is free at that moment (it never waits: a reader is never held up
+    by an action, and never waits on itself inside one); otherwise the index shows the
+    pending action's files as HEAD has them and `indexer.pending` says so (issue 22 #3).
+    `report` hears what each recovery did."""
+    def settle() -> None:
+        for done in recover(indexer.repo, wait=0):
+            report(done)
+    indexer.before_read = settle
 
 
 # -- sync (review/sync.py): the branch moves to a commit made elsewhere ------------------------

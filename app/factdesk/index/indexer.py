@@ -55,6 +55,7 @@ from factdesk.index import (
     authority_recheck,
     locking,
     parsing,
+    pending,
     planning,
     schema,
     staged,
@@ -148,6 +149,11 @@ class Indexer:
         #: where unusable index files (damaged, or another version's) were moved aside and
         #: kept since this object was made (each was then rebuilt)
         self.set_aside: list[Path] = []
+        #: the pending actions' files that the last update took as HEAD has them (`pending`)
+        self.pending = pending.Pending()
+        #: run first by `read` (a reader's chance to finish or roll back an interrupted
+        #: action, set by the layers that may write: cli, mcp_server)
+        self.before_read: Callable[[], None] | None = None
 
     # -- public -------------------------------------------------------------------------
 
@@ -205,6 +211,8 @@ class Indexer:
         When another program holds the write lock (F08), `work` reads the index as it was,
         and `stale` says why; with no complete index to read, `IndexBusy` propagates."""
         self.stale = None
+        if self.before_read is not None:
+            self.before_read()
         try:
             self.update(thorough=thorough, lock_wait=schema.BUSY_TIMEOUT_MS / 1000)
         except IndexBusy as exc:
@@ -403,11 +411,13 @@ class Indexer:
         try:
             self._repo_ids = gitrepo.repo_ids(self.repo) if head else None
             entries, scan_problems = scan(self.repo, self.root)
+            entries = self._pending_now().entries(entries)
             registry, ontology = self._registry_and_ontology()
             paths = [e.path for e in entries]
             clock.lap("scan, registry, ontology (git log and the parse workers start)")
             self._report(progress, "parsing", 0, len(entries))
-            parsed = parsing.parse_and_check_files(self.repo, paths, ontology)
+            parsed = self.pending.checked(paths, ontology, lambda ps: parsing.parse_and_check_files(
+                self.repo, ps, ontology))
             first_parent = FirstParentChanges(*self._ingest_commits(
                 conn, pending_log.commits() if pending_log else [], seq0=0))
             histories = all_histories(conn)
@@ -518,7 +528,10 @@ class Indexer:
         touched = self._follow_head(conn, old_head, head)
         if touched is None:
             return self._rebuild(conn, progress)
+        # a pending action's paths, and those that were (read again, from the files)
+        touched |= set(self._pending_now().versions) | set(_lines(meta.get("pending", "")))
         look = self._look_at_files(conn, meta, touched, hint)
+        look = dataclasses.replace(look, entries=self.pending.entries(look.entries))
         plan = planning.plan_files(
             known=look.known, on_disk={e.path: (e.size, e.mtime_ns) for e in look.entries},
             looked_at=look.paths, touched=touched, partial=look.partial)
@@ -609,8 +622,8 @@ class Indexer:
         stale = set(plan.read) | {p for p in plan.verify if not self._holds(p, known[p][2])}
         outcomes: dict[str, ParseOutcome] = {}
         files: dict[str, FileStamp] = {}
-        with contextlib.closing(parse_files(self.repo, [p for p in plan.read + plan.verify
-                                                        if p in stale])) as parsed:
+        with contextlib.closing(self._parse([p for p in plan.read + plan.verify
+                                             if p in stale])) as parsed:
             for outcome, blob, size, mtime in parsed:
                 if outcome.path in known and known[outcome.path][2] == blob:
                     conn.execute("UPDATE facts SET size = ?, mtime_ns = ? WHERE path = ?",
@@ -689,7 +702,7 @@ class Indexer:
 
     def _parse_into(self, paths: list[str], outcomes: dict[str, ParseOutcome],
                     files: dict[str, FileStamp]) -> None:
-        with contextlib.closing(parse_files(self.repo, paths)) as parsed:
+        with contextlib.closing(self._parse(paths)) as parsed:
             for outcome, blob, size, mtime in parsed:
                 outcomes[outcome.path] = outcome
                 files[outcome.path] = (blob, size, mtime)
@@ -777,6 +790,13 @@ class Indexer:
             engine=self._rule_engine() if ontology is not None else None,
             repo_id=self._repo_ids, today=self.today, history_known=self._has_git())
 
+    def _parse(self, paths: list[str]) -> ParseStream[parsing.Parsed]:
+        return self.pending.parsed(paths, lambda ps: parse_files(self.repo, ps))
+
+    def _pending_now(self) -> pending.Pending:
+        self.pending = pending.read_pending(self.repo, self.git_dir, self.root)
+        return self.pending
+
     def _set_aside(self) -> None:
         if (kept := schema.move_aside(self.path)) is not None:
             self.set_aside.append(kept)
@@ -825,7 +845,8 @@ class Indexer:
         meta = {"dirty": dirty, "head": head or "", "root": self.root, "complete": "1",
                 "registry": self._registry_stamp(), "ontology": self._ontology_stamp(),
                 "today": self.today.isoformat(), "indexed_at": str(int(time.time())),
-                "repo_id": " ".join(sorted(self._repo_ids or ()))}
+                "repo_id": " ".join(sorted(self._repo_ids or ())),
+                "pending": "\n".join(sorted(self.pending.versions))}
         conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", meta.items())
 
     def _stats(self, conn: sqlite3.Connection, mode: str, head: str | None,

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Literal
 
 from factdesk.corpus import githistory, gitrepo
 from factdesk.corpus.codec import MAX_BYTES
+from factdesk.corpus.gitpaths import git_refuses
 from factdesk.index import review_reads
 from factdesk.index.curation_reads import stored_repo_ids
 from factdesk.index.writing import RuleSetting
@@ -184,6 +185,9 @@ def _check(env: _Env, queue: Queue, proposal: Proposal) -> Proposal:
     for f in proposal.facts:
         result = checked.get(f.path)
         found: list[ReviewProblem] = []
+        if why := git_refuses(f.path):  # (never overridable: review/decide.py)
+            found.append(ReviewProblem("git_path", "error", f"git refuses this path: {why}; "
+                                       "it can only be rejected", True))
         if result is not None:
             old = {(p.code, p.message) for p in before.get(f.path, ())}
             found.extend(ReviewProblem(p.code, _severity(p), p.message,

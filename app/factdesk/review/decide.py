@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Literal
 
 from factdesk.corpus import githistory, gitrepo, gitreview
+from factdesk.corpus.gitpaths import git_refuses
 from factdesk.corpus.gitrepo import ZERO, Commit
 from factdesk.curation import Conflict, Curation, Identity, Refused
 from factdesk.curation.base import read_file
@@ -565,9 +566,11 @@ class Review:
         `index.review_reads.check_proposed`, the checks the queue's badges come from.
         `creators`: path → the agent e-mail of a fact the decision adds."""
         versions = {c.path: c.new for c in changes if c.path.startswith(self.root + "/")}
+        refused = [(c.path, "git_path", f"git refuses this path: {why}")
+                   for c in changes if (why := git_refuses(c.path))]
         checked = [p for p, data in versions.items() if data is not None]
         if not checked:
-            return []
+            return refused
         conn = self.indexer.connect(readonly=True)
         try:
             found = review_reads.check_proposed(conn, self.indexer.rule_setting(), versions,
@@ -575,7 +578,7 @@ class Review:
             before = review_reads.indexed_problems(conn, checked)
         finally:
             conn.close()
-        out = []
+        out = refused
         for path, version in found.items():
             had = {(f.code, f.message) for f in before.get(path, ())
                    if f.severity == Severity.ERROR}
@@ -588,6 +591,9 @@ class Review:
         """The codes of the errors accepting would bring; Refused naming the first unless
         `override` (then they are recorded)."""
         errors = self._problems(changes, creators)
+        if never := [(p, m) for p, c, m in errors if c == "git_path"]:
+            raise Refused("; ".join(f"{inert(p)}: {inert(m)}" for p, m in never[:5])
+                          + "; no override: reject the proposal", rule="git_path")
         if errors and not override:
             first = errors[0]
             listing = "; ".join(f"{inert(p)}: [{c}] {inert(m)}" for p, c, m in errors[:5])
