@@ -87,8 +87,8 @@ def test_history_diff_is_coloured_in_the_theme_and_wrapped(window: MainWindow, q
         assert diff.lineWrapMode() == QPlainTextEdit.LineWrapMode.WidgetWidth
         # a long refs: line wraps within the view: its change stays on screen
         diff.setPlainText("+refs: [" + ", ".join(f"'kb/gotchas/db/{i:08x}.md'" for i in range(40)) + "]")
-        qtbot.wait(10)
-        assert doc.findBlockByNumber(0).layout().lineCount() > 1
+        # (laid out on the next event-loop turns: under load, more than 10 ms later)
+        qtbot.waitUntil(lambda: doc.findBlockByNumber(0).layout().lineCount() > 1, timeout=5000)
         assert diff.horizontalScrollBar().maximum() == 0
     finally:
         window.actions_by_name["theme_system"].trigger()
