@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCharts import QAbstractBarSeries, QBarCategoryAxis, QChart, QLineSeries
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel
 
 from factdesk.core import open_corpus
+from factdesk.gui.stacked_chart import StackedBarChart
 from factdesk.gui.transitions_panel import HYPOTHESES_ONLY, TransitionsPanel
 from factdesk.index.indexer import Indexer
 from factdesk.reflect.charts import outcomes_over_time, target_path, track_record_line
@@ -84,19 +84,12 @@ def panel(qtbot: Any, gen: tuple[Path, dict[str, Any], Indexer]) -> Iterator[Tra
     p.close_worker()
 
 
-def bar_totals(chart: QChart) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for series in chart.series():
-        if isinstance(series, QAbstractBarSeries):
-            for bars in series.barSets():
-                out[bars.label()] = sum(bars.at(i) for i in range(bars.count()))
-    return out
+def bar_totals(chart: StackedBarChart) -> dict[str, float]:
+    return {legend: total for legend, total in chart.totals().items()}
 
 
-def categories(chart: QChart) -> list[str]:
-    axes = [a for a in chart.axes() if isinstance(a, QBarCategoryAxis)]
-    assert len(axes) == 1
-    return list(axes[0].categories())
+def categories(chart: StackedBarChart) -> list[str]:
+    return list(chart.categories)
 
 
 def test_rows_are_the_manifest_transitions(panel: TransitionsPanel, gen: Any, qtbot: Any) -> None:
@@ -151,8 +144,9 @@ def test_charts_add_up_to_the_track_records(panel: TransitionsPanel, gen: Any) -
     for bucket in ("auto", "month", "week", "day"):
         panel.bucket_combo.setCurrentText(bucket)
         assert bar_totals(panel.months_chart) == outcomes, bucket
-        line = [s for s in panel.months_chart.series() if isinstance(s, QLineSeries)]
-        assert len(line) == 1 and all(0 <= p.y() <= 100 for p in line[0].points())
+        line = panel.months_chart.line
+        assert line is not None and len(line.values) == len(panel.months_chart.categories)
+        assert all(v is None or 0 <= v <= 100 for v in line.values)
     # by month it is exactly the data layer's monthly series
     panel.bucket_combo.setCurrentText("month")
     assert panel.month_points() == [(p.month, dict(p.counts)) for p in ref.monthly if p.group == "all"]
@@ -251,8 +245,8 @@ HOSTILE_AGENT = "<b>evil</b>"
 
 
 def test_corpus_text_is_never_markup(qtbot: Any, corpus: Corpus) -> None:
-    """A claimant id from the corpus is escaped in the charts (QtCharts renders rich text)
-    and every label of the panel is plain text."""
+    """A claimant id from the corpus reaches the charts as itself and is drawn as plain text
+    (QPainter.drawText: no markup), and every label of the panel is plain text."""
     rel = "kb/gotchas/db/e1e1e1e1.md"
     corpus.write(rel, "---\ntype: hypothesis\ndomain: [ledger-api]\nconfidence: 0.5\nsources: 1\n"
                       f"refs: []\nclaimant_agent_id: '{HOSTILE_AGENT}'\nclaimant_type: tool\n---\n"
@@ -265,7 +259,8 @@ def test_corpus_text_is_never_markup(qtbot: Any, corpus: Corpus) -> None:
     panel = make_panel(qtbot, corpus.root, indexer, date(2026, 11, 30))
     assert [(t.kind, t.reason, t.claimant) for t in panel.transitions] == \
         [("retracted", "refuted", HOSTILE_AGENT)]
-    assert categories(panel.records_chart) == ["&lt;b&gt;evil&lt;/b&gt;"]
+    assert categories(panel.records_chart) == [HOSTILE_AGENT]
+    assert not panel.records_chart.grab().isNull()  # (painted with the id as text)
     assert panel.model.index(0, 6).data() == f"{HOSTILE_AGENT} (tool)"
     labels = panel.findChildren(QLabel)
     assert labels

@@ -4,32 +4,20 @@ Reads `factdesk.reflect` only (no rules here): `cache.cached_walk` for the trans
 `queue.open_hypotheses` for what is still open or overdue, `stats.track_records` for the
 track records, `queue.methodology_counts` for reinforcement. All of it is computed off the
 GUI thread (`TransitionsWorker`, with its own read connection), like `factdesk transitions
---stats`. Corpus text shown in the charts is HTML-escaped: QtCharts renders its labels as
-rich text (RELIABILITY H01).
+--stats`. The charts are painted with QPainter (`gui/stacked_chart.py`): corpus text in them
+is drawn as plain text, never markup (RELIABILITY H01).
 """
 
 from __future__ import annotations
 
-import html
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCharts import (
-    QBarCategoryAxis,
-    QBarSet,
-    QChart,
-    QChartView,
-    QHorizontalStackedBarSeries,
-    QLineSeries,
-    QStackedBarSeries,
-    QValueAxis,
-)
 from PySide6.QtCore import (
     QEvent,
-    QMargins,
     QModelIndex,
     QObject,
     QPersistentModelIndex,
@@ -37,7 +25,7 @@ from PySide6.QtCore import (
     QThread,
     Signal,
 )
-from PySide6.QtGui import QColor, QKeyEvent, QPainter, QPen, QResizeEvent
+from PySide6.QtGui import QColor, QKeyEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QBoxLayout,
@@ -59,6 +47,7 @@ from PySide6.QtWidgets import (
 from factdesk.gui import theme
 from factdesk.gui.cells_model import CellsModel
 from factdesk.gui.panel import IndexChange, Window
+from factdesk.gui.stacked_chart import Line, Segment, StackedBarChart
 from factdesk.gui.workers import failure_text, let_finish
 from factdesk.index.indexer import Indexer
 from factdesk.model.words import count
@@ -140,11 +129,6 @@ def _when(ts: int) -> str:
     return datetime.fromtimestamp(ts).astimezone().strftime("%Y-%m-%d %H:%M")
 
 
-def chart_text(text: str) -> str:
-    """Corpus text for a QtCharts label (rendered as rich text there)."""
-    return html.escape(text, quote=False)
-
-
 # -- the transitions table --------------------------------------------------------------------
 
 
@@ -207,68 +191,6 @@ class TransitionsTable(QTableView):
             self.row_activated.emit(self.currentIndex().row())
             return
         super().keyPressEvent(event)
-
-
-# -- charts -----------------------------------------------------------------------------------
-
-
-def _chart(title: str) -> tuple[QChart, QChartView]:
-    chart = QChart()
-    chart.setTitle(title)
-    chart.setAnimationOptions(QChart.AnimationOption.NoAnimation)
-    legend = chart.legend()
-    legend.setAlignment(Qt.AlignmentFlag.AlignBottom)
-    chart.setMargins(QMargins(4, 4, 4, 4))
-    view = QChartView(chart)
-    view.setRenderHint(QPainter.RenderHint.Antialiasing)
-    view.setMinimumSize(320, 280)  # (legend and axis labels readable, not elided)
-    view.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # (reachable by Tab: a reader names it)
-    view.setAccessibleName(title)
-    _paint_chart(chart)
-    return chart, view
-
-
-def _paint_chart(chart: QChart) -> None:
-    """The chart in the scheme in use: the lists' background, the palette's text for the
-    title, legend and axes (QtCharts' own themes would recolour the bars)."""
-    base, text = QColor(theme.BASE.color), QColor(theme.TEXT.color)
-    chart.setBackgroundBrush(base)
-    chart.setTitleBrush(text)
-    chart.legend().setLabelColor(text)
-    for axis in chart.axes():
-        if axis.objectName() != "share":  # (the share axis keeps the line's colour)
-            axis.setLabelsColor(text)
-            axis.setLinePenColor(QColor(theme.DERIVED.color))
-        axis.setGridLineColor(QColor(theme.DERIVED.color).lighter(150) if not theme.is_dark()
-                              else QColor(theme.DERIVED.color).darker(180))
-
-
-def _clear(chart: QChart) -> None:
-    chart.removeAllSeries()
-    for axis in chart.axes():
-        chart.removeAxis(axis)
-
-
-def count_axis(peak: int) -> QValueAxis:
-    """A value axis of whole counts from 0 to at least `peak`, ticks at round steps."""
-    step = 1
-    while step * 6 < peak:
-        step = step * 5 // 2 if str(step).startswith("2") else step * 2
-    axis = QValueAxis()
-    axis.setLabelFormat("%d")
-    axis.setRange(0, max(step, -(-peak // step) * step))
-    axis.setTickType(QValueAxis.TickType.TicksDynamic)
-    axis.setTickAnchor(0)
-    axis.setTickInterval(step)
-    return axis
-
-
-def _bar_set(legend: str, fill: theme.Tone, values: Sequence[int]) -> QBarSet:
-    bars = QBarSet(legend)
-    bars.setColor(QColor(fill.color))
-    bars.setBorderColor(QColor(fill.color))
-    bars.append([float(v) for v in values])
-    return bars
 
 
 # -- the panel --------------------------------------------------------------------------------
@@ -371,9 +293,9 @@ class TransitionsPanel(QWidget):
         self.group_combo.addItem("Per claimant agent", "agent")
         self.group_combo.addItem("Per claimant type", "type")
         self.group_combo.currentIndexChanged.connect(lambda _i: self._fill_records())
-        self.records_chart, self.records_view = _chart("How predictions turned out")
+        self.records_chart = self.records_view = StackedBarChart(
+            "How predictions turned out", horizontal=True, parent=agents)
         self.records_view.setObjectName("transitionsRecordsChart")
-        self.records_chart.legend().setAlignment(Qt.AlignmentFlag.AlignRight)
         agents_layout.addWidget(self.group_combo)
         agents_layout.addWidget(self.records_view, 1)
 
@@ -388,7 +310,8 @@ class TransitionsPanel(QWidget):
         self.bucket_combo.addItems(list(BUCKETS))
         self.bucket_combo.currentIndexChanged.connect(lambda _i: self._fill_months())
         self.bucket = "month"  #: the time bucket the chart shows (what "auto" chose)
-        self.months_chart, self.months_view = _chart("Outcomes over time, and share that held")
+        self.months_chart = self.months_view = StackedBarChart(
+            "Outcomes over time, and share that held", parent=months)
         self.months_view.setObjectName("transitionsMonthsChart")
         combos = QHBoxLayout()
         combos.addWidget(self.month_combo, 2)
@@ -466,7 +389,7 @@ class TransitionsPanel(QWidget):
         if not isValid(self):
             return False
         for chart in (self.records_chart, self.months_chart):
-            _paint_chart(chart)
+            chart.update()  # (painted in the palette in use)
         if self.loaded:
             self._fill_records()
             self._fill_months()
@@ -626,30 +549,15 @@ class TransitionsPanel(QWidget):
         return self.reflection.by_type if by_type else self.reflection.by_agent
 
     def _fill_records(self) -> None:
-        chart = self.records_chart
-        _clear(chart)
         rows = [r for r in self.record_rows().values() if r.settled + r.open]
-        if not rows:
-            return
-        rows.reverse()  # horizontal bars are drawn bottom-up: keep the sorted order top-down
-        series = QHorizontalStackedBarSeries()
         counts = [segment_counts(r) for r in rows]
-        for attr, legend, color in RECORD_SEGMENTS:
-            series.append(_bar_set(legend, color, [c[attr] for c in counts]))
-        series.setBarWidth(0.7)
-        chart.addSeries(series)
-        categories = QBarCategoryAxis()
-        categories.append([chart_text(r.key) for r in rows])
-        chart.addAxis(categories, Qt.AlignmentFlag.AlignLeft)
-        series.attachAxis(categories)
-        values = count_axis(max(sum(c.values()) for c in counts))
-        chart.addAxis(values, Qt.AlignmentFlag.AlignBottom)
-        series.attachAxis(values)
-        _paint_chart(chart)
+        self.records_chart.set_data(
+            [r.key for r in rows],
+            [Segment(legend, color, [c[attr] for c in counts])
+             for attr, legend, color in RECORD_SEGMENTS])
         self.records_view.setAccessibleDescription("; ".join(
             f"{r.key}: " + ", ".join(f"{c[attr]} {legend}" for attr, legend, _f in RECORD_SEGMENTS
-                                     if c[attr]) for r, c in zip(reversed(rows), reversed(counts),
-                                                                 strict=True)))
+                                     if c[attr]) for r, c in zip(rows, counts, strict=True)))
 
     def month_points(self) -> list[tuple[str, dict[str, int]]]:
         """(period, outcome counts) for the claimants and time bucket chosen in the combos."""
@@ -662,50 +570,18 @@ class TransitionsPanel(QWidget):
         return points
 
     def _fill_months(self) -> None:
-        chart = self.months_chart
-        _clear(chart)
         points = self.month_points()
-        if not points:
-            return
-        series = QStackedBarSeries()
-        for attr, legend, color in RECORD_SEGMENTS:
-            if attr in OUTCOMES:
-                series.append(_bar_set(legend, color, [c[attr] for _m, c in points]))
-        series.setBarWidth(0.8)
-        chart.addSeries(series)
-        rate = QLineSeries()
-        rate.setName("% held")
-        pen = QPen(QColor(theme.HIT_RATE.color))
-        pen.setWidth(2)
-        rate.setPen(pen)
-        rate.setPointsVisible(True)
-        for i, (_m, c) in enumerate(points):
+        rates: list[float | None] = []
+        for _m, c in points:
             held = c["confirmed"] + c["promoted"]
             judged = held + c["refuted"]
-            if judged:
-                rate.append(float(i), 100.0 * held / judged)
-        chart.addSeries(rate)
-        chart.setTitle(f"Outcomes per {self.bucket}, and share that held")
-        months = QBarCategoryAxis()
-        months.append([period_label(m, self.bucket, len(points)) for m, _c in points])
-        chart.addAxis(months, Qt.AlignmentFlag.AlignBottom)
-        series.attachAxis(months)
-        rate.attachAxis(months)
-        if len(points) > 8:
-            months.setLabelsAngle(-90)
-        counts = count_axis(max(sum(c.values()) for _m, c in points))
-        chart.addAxis(counts, Qt.AlignmentFlag.AlignLeft)
-        series.attachAxis(counts)
-        share = QValueAxis()
-        share.setObjectName("share")
-        share.setRange(0, 100)
-        share.setLabelFormat("%d%%")
-        share.setLinePenColor(QColor(theme.HIT_RATE.color))
-        share.setLabelsColor(QColor(theme.HIT_RATE.color))
-        share.setGridLineVisible(False)
-        chart.addAxis(share, Qt.AlignmentFlag.AlignRight)
-        rate.attachAxis(share)
-        _paint_chart(chart)
+            rates.append(100.0 * held / judged if judged else None)
+        self.months_chart.set_title(f"Outcomes per {self.bucket}, and share that held")
+        self.months_chart.set_data(
+            [period_label(m, self.bucket, len(points)) for m, _c in points],
+            [Segment(legend, color, [c[attr] for _m, c in points])
+             for attr, legend, color in RECORD_SEGMENTS if attr in OUTCOMES],
+            line=Line("% held", theme.HIT_RATE, rates) if points else None)
         self.months_view.setAccessibleDescription("; ".join(
             f"{m}: " + ", ".join(f"{c[a]} {legend}" for a, legend, _f in RECORD_SEGMENTS
                                  if a in OUTCOMES and c[a]) for m, c in points))
