@@ -31,9 +31,9 @@ if TYPE_CHECKING:
 #: the first paint, issue 14); tests/test_cli.py holds it equal to click's registry
 COMMANDS = frozenset({
     "accept", "agents", "attest", "check", "dismiss", "duplicates", "edit", "embed",
-    "identity", "index", "mcp", "messages", "mislabels", "move", "move-to-messages",
-    "proposals", "queue", "recall", "redo", "reject", "relabel", "restore", "retract",
-    "search", "settle", "show", "similar", "sync", "transitions", "undo"})
+    "identity", "index", "mcp", "merge-reviewed", "messages", "mislabels", "move",
+    "move-to-messages", "proposals", "queue", "recall", "redo", "reject", "relabel", "restore",
+    "retract", "search", "settle", "show", "similar", "sync", "transitions", "undo"})
 _LOADED: list[click.Group] = []
 
 #: `factdesk --help` starts by saying what the command does without a sub-command (`\b`
