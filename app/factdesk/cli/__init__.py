@@ -32,9 +32,9 @@ if TYPE_CHECKING:
 #: the first paint, issue 14); tests/test_cli.py holds it equal to click's registry
 COMMANDS = frozenset({
     "accept", "agents", "attest", "check", "desktop", "dismiss", "duplicates", "edit", "embed",
-    "identity", "index", "mcp", "messages", "mislabels", "move", "move-to-messages", "new",
-    "proposals", "queue", "recall", "redo", "reject", "relabel", "restore", "retract",
-    "search", "settle", "show", "similar", "sync", "transitions", "undo"})
+    "identity", "index", "mcp", "merge-reviewed", "messages", "mislabels", "move",
+    "move-to-messages", "new", "proposals", "queue", "recall", "redo", "reject", "relabel",
+    "restore", "retract", "search", "settle", "show", "similar", "sync", "transitions", "undo"})
 _LOADED: list[click.Group] = []
 #: click's shell-completion variable (`_FACTDESK_COMPLETE=bash_source factdesk`, README)
 COMPLETE_VAR = "_FACTDESK_COMPLETE"

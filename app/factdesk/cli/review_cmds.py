@@ -19,6 +19,7 @@ import click
 
 from factdesk.cli.commands import FORMAT, KB, _exit, _open, _read, cli, say
 from factdesk.index.indexer import Indexer
+from factdesk.model.visible import utf8_safe
 from factdesk.review.checks import (
     check_all,
     check_proposal,
@@ -154,7 +155,7 @@ def show_cmd(ident: str, kb: Path, fmt: str, no_similar: bool) -> None:
     near = None if no_similar else near_duplicates(indexer, proposal)
     if fmt == "json":
         out: dict[str, Any] = proposal_dict(proposal)
-        out["diff"] = diff
+        out["diff"] = utf8_safe(diff) if diff else diff  # (valid UTF-8: a name that is not)
         out["near_duplicates"] = (None if near is None else
                                   [{"path": n.path, "similar": n.similar, "score": n.score}
                                    for n in near])

@@ -124,8 +124,9 @@ class Plan:
 
 
 #: what `inert` escapes: every C0/C1 control character and DEL (newlines, ESC …), the
-#: Unicode line and paragraph separators, and the bidirectional overrides and isolates
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+#: Unicode line and paragraph separators, the bidirectional overrides and isolates, and
+#: lone surrogates (a non-UTF-8 byte of a file name, read with `surrogateescape`: `\xNN`)
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 #: a reason line git or factdesk could mistake for a trailer (`Token: value`)
 _TRAILER_LIKE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*:")
@@ -137,7 +138,10 @@ def inert(text: str) -> str:
     start one that reads as a trailer, or drive a terminal. Idempotent."""
     def escape(m: re.Match[str]) -> str:
         ch = m.group(0)
-        return _NAMED.get(ch) or (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+        code = ord(ch)
+        if 0xDC80 <= code <= 0xDCFF:  # (the byte surrogateescape read: as visible.SURROGATES)
+            return f"\\x{code - 0xDC00:02x}"
+        return _NAMED.get(ch) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
 
     return _UNSAFE.sub(escape, text)
 

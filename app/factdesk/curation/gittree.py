@@ -43,9 +43,14 @@ def head_ref(gd: Path) -> str | None:
 
 def tree_entries(repo: Path, rev: str, paths: Sequence[str]) -> dict[str, tuple[str, str]]:
     """path → (mode, blob id) in commit `rev`, for those of `paths` it has (one `ls-tree`)."""
+    # a path git cannot take as a pathspec (an empty, `.` or `..` segment: an agent's tree
+    # may hold one, issue 22) is no file factdesk writes: absent here, never a failure
+    paths = [p for p in paths if not p.startswith("/") and
+             not {"", ".", ".."} & set(p.split("/"))]
     if rev == ZERO or not paths:
         return {}
-    out = _git(repo, "ls-tree", "-z", "--end-of-options", rev, "--", *paths).stdout
+    out = _git(repo, "ls-tree", "-z", "--end-of-options", rev, "--", *paths,
+               env={"GIT_LITERAL_PATHSPECS": "1"}).stdout
     entries = {}
     for entry in out.split(b"\0"):
         if b"\t" in entry:

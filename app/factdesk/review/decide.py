@@ -56,7 +56,7 @@ from factdesk.curation import Conflict, Curation, Identity, Refused
 from factdesk.curation.base import read_file
 from factdesk.curation.changes import ChangeSet, FieldChange, Plan, inert, run_plan, short, with_op
 from factdesk.curation.gittree import tree_entries
-from factdesk.curation.gitwrite import FileChange, current_branch
+from factdesk.curation.gitwrite import FileChange, current_branch, gitrepo_path_ok
 from factdesk.curation.trust import REVIEW_ACTIONS, Decision, trusted_decisions
 from factdesk.curation.undo import replay
 from factdesk.index import review_reads
@@ -117,6 +117,20 @@ class AgentCommit:
     def kb_facts(self, paths: Iterable[str] | None = None) -> list[str]:
         """Those of `paths` (default: all it decides) that are facts under kb/."""
         return [p for p in (self.facts if paths is None else paths) if p not in self.files]
+
+
+def unwritable(path: str) -> str | None:
+    """Why a proposed path can never be accepted (None: it can): a name that is not UTF-8,
+    or one the write path refuses (an empty, `.`, `..` or `.git` segment …). Such a path is
+    rejected like any other, and blocks nothing else (issue 22)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return "the name is not UTF-8 (shown with \\xNN escapes): factdesk writes no such file"
+    if not gitrepo_path_ok(path) or "." in path.split("/"):
+        return ("not a path inside the repository that factdesk writes (an empty, `.`, `..` "
+                "or `.git` segment)")
+    return None
 
 
 def _blob(sha: str) -> str | None:
@@ -282,6 +296,11 @@ class Review:
         decided = self.decided(tip)
         agents = self._selected(ids, tip, decided)
         chosen = self._chosen(agents, paths)
+        for a in agents:
+            for p in chosen[a.sha]:
+                if why := unwritable(p):
+                    raise Refused(f"{a.sha[:12]} {inert(p)}: {why}; reject it (a reject "
+                                  "records it)", rule="path")
         edits = dict(edits or {})
         for p in edits:
             if not any(p in chosen[a.sha] for a in agents):
@@ -358,7 +377,8 @@ class Review:
                        gitreview.range_commits(self.repo, f"{tip}..{branches[branch]}")]
         waiting = [a for a in commits if decided.is_open(a)]
         # (a file outside kb/ is never "clean": it waits for a decision of its own)
-        open_ = [a for a in waiting if a.kb_facts(decided.open_facts(a))]
+        open_ = [a for a in waiting if a.kb_facts(decided.open_facts(a))
+                 and not any(unwritable(p) for p in decided.open_facts(a))]
         if not open_:
             raise Refused(f"{inert(branch)}: no open proposal" + (
                 f" with a fact to take ({len(waiting)} wait for a decision on their files "
@@ -448,7 +468,10 @@ class Review:
         """sha → the facts of it the decision takes (all, or those of `paths`)."""
         if paths is None:
             return {a.sha: list(a.facts) for a in agents}
-        wanted = list(dict.fromkeys(paths))
+        # (a path as the queue shows it — inert, a non-UTF-8 byte as `\xNN` — names it too)
+        shown = {inert(p): p for a in agents for p in a.facts}
+        wanted = list(dict.fromkeys(p if any(p in a.facts for a in agents) else shown.get(p, p)
+                                    for p in paths))
         for p in wanted:
             if not any(p in a.facts for a in agents):
                 raise Refused(f"{inert(p)}: not a fact these proposals change", rule="path")

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from factdesk.model.visible import utf8_safe
+
 Change = Literal["added", "modified", "deleted"]
 Status = Literal["open", "accepted", "rejected", "partial"]
 #: knomit's operation tokens (FORMAT §5), read from the agent commit author's `+op`
@@ -153,6 +155,8 @@ class Queue:
 
 
 # -- JSON (the `factdesk proposals` contract; fields may be added, never renamed) --------------
+# (a path that is not UTF-8 shows each such byte as `\xNN`: the JSON is always valid UTF-8,
+# and `--path` takes that form back)
 
 
 def problem_dict(p: ReviewProblem) -> dict[str, object]:
@@ -161,7 +165,7 @@ def problem_dict(p: ReviewProblem) -> dict[str, object]:
 
 
 def fact_dict(f: ProposedFact) -> dict[str, object]:
-    return {"path": f.path, "change": f.change, "conflict": f.conflict,
+    return {"path": utf8_safe(f.path), "change": f.change, "conflict": f.conflict,
             "problems": [problem_dict(p) for p in f.problems or ()],
             "checked": f.problems is not None, "status": f.status,
             "old_blob": f.old_blob, "new_blob": f.new_blob,
@@ -171,7 +175,8 @@ def fact_dict(f: ProposedFact) -> dict[str, object]:
 
 
 def file_dict(f: ProposedFile) -> dict[str, object]:
-    return {"path": f.path, "change": f.change, "kind": f.kind, "summary": list(f.summary),
+    return {"path": utf8_safe(f.path), "change": f.change, "kind": f.kind,
+            "summary": [utf8_safe(line) for line in f.summary],
             "status": f.status, "old_blob": f.old_blob, "new_blob": f.new_blob}
 
 
@@ -179,7 +184,7 @@ def proposal_dict(p: Proposal) -> dict[str, object]:
     return {"id": p.sha, "branch": p.branch, "subject": p.subject, "op": p.op, "kind": p.kind,
             "status": p.status, "overridden": p.overridden,
             "facts": [fact_dict(f) for f in p.facts],
-            "other_files": list(p.other_files), "files": [file_dict(f) for f in p.files],
+            "other_files": [utf8_safe(o) for o in p.other_files], "files": [file_dict(f) for f in p.files],
             "author": p.author_name,
             "author_email": p.author_email, "time": p.time, "index": p.index,
             "decided_by": list(p.decided_by)}

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from factdesk.curation.changes import inert
 from factdesk.curation.trust import REVIEW_ACTIONS, Decision
 from factdesk.curation.undo import replay
 from factdesk.review.model import Status
@@ -83,7 +84,7 @@ def fact_status(verdict: Verdict | None, path: str) -> Status:
     if verdict is None:
         return "open"
     for paths, status in reversed(verdict.steps):
-        if not paths or path in paths:
+        if not paths or path in paths or inert(path) in paths:  # (trailers hold it inert)
             return status
     return "open"
 
