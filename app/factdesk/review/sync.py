@@ -186,7 +186,7 @@ def sync(repo: Path, *, remote: str | None = None, progress: Progress | None = N
         if not pushed.rejected:
             break
     _, after = current_branch(repo)
-    warnings += _fetch_warnings(fetched)
+    warnings += _fetch_warnings(repo, fetched, target, branch)
     if pushed is not None and pushed.rejected:
         warnings.append(f"{target} kept moving: {branch} was not pushed ({pushed.message}); "
                         "sync again")
@@ -236,10 +236,24 @@ def _fetch_all(repo: Path, names: list[str], target: str | None, only: bool, say
     return out
 
 
-def _fetch_warnings(fetched: list[gitremote.FetchResult]) -> list[str]:
-    """What a fetch left out: each remote branch git could not store here (issue 22 #11)."""
+def _fetch_warnings(repo: Path, fetched: list[gitremote.FetchResult], target: str,
+                    branch: str) -> list[str]:
+    """What a fetch left out: each remote branch git could not store here (issue 22 #11);
+    and each branch the remote rewrote (a forced push: what was on it is not any more)."""
     out: list[str] = []
     for f in fetched:
+        for u in f.updated:
+            if not u.forced or u.old is None or u.new is None:
+                continue
+            name = u.ref.removeprefix(f"refs/remotes/{f.remote}/")
+            lost = gitremote.commits_between(repo, u.new, u.old)
+            said = (f"{f.remote} rewrote {inert(name)} (a forced push): it was at {u.old[:12]}, "
+                    f"now at {u.new[:12]}, which does not contain it ({lost} commit"
+                    f"{'s' if lost != 1 else ''} no longer on it)")
+            if f.remote == target and name == branch and gitrepo.is_ancestor(repo, u.old, "HEAD"):
+                said += (f"; your {branch} keeps what it had, so the join brings those commits "
+                         f"back to {target} unless you undo them")
+            out.append(said)
         for b in f.skipped:
             said = (f"skipped {f.remote}'s branch {inert(b)} ({len(b.encode('utf-8', 'replace'))} "
                     f"bytes): git cannot store that name here; the other branches were "
