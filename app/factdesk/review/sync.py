@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from factdesk.corpus import githistory, gitremote, gitrepo
+from factdesk.corpus import githistory, gitremote, gitrepo, gitreview
 from factdesk.corpus.gitrepo import ZERO, GitError
 from factdesk.curation import trust
 from factdesk.curation.changes import inert, with_op
@@ -269,7 +269,9 @@ def _join(repo: Path, target: str, branch: str, curator: Identity | None, say: P
     factdesk action). The guard first (issue 22 #2): every commit that would arrive is
     classified (`trust.arrivals`); an agent commit that is no curator's decision stops the
     join (`AgentCommits`), or with `as_proposals` the remote's line from the oldest such
-    commit on goes to a local `agent/<id>` branch and only what lies below it is joined."""
+    commit on goes to a local `agent/<id>` branch and only what lies below it is joined (as
+    it does without `as_proposals` once a local `agent/*` branch holds the remote's tip: the
+    curator took them in already)."""
     for _ in range(ROUNDS):
         _, ours = current_branch(repo)
         theirs = gitremote.tracking_tip(repo, target, branch)
@@ -286,7 +288,8 @@ def _join(repo: Path, target: str, branch: str, curator: Identity | None, say: P
                       curator, target, branch)
                 return _Joined("started", _commit_count(repo, theirs))
             came = trust.arrivals(repo, theirs, ours)
-            joined_tip, held = _guard(came, theirs, target, branch, as_proposals)
+            queued_before = bool(gitreview.agent_branches_with(repo, theirs, local_only=True))
+            joined_tip, held = _guard(came, theirs, target, branch, as_proposals or queued_before)
             adopted = tuple(a for a in came if a.kind == OTHER and a not in held)
             done = _Joined("up-to-date")
             if joined_tip is not None and not gitrepo.is_ancestor(repo, joined_tip, ours):
