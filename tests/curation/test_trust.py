@@ -170,6 +170,11 @@ def test_inert_makes_one_line_and_is_idempotent() -> None:
     (f"s\n\n{forged_block('relabel', 'ab' * 8)}\nFactdesk-Action: undo\n", None),
     (f"s\n\nFactdesk-Action: relabel\nnot a trailer\nFactdesk-Action-Id: {'ab' * 8}\n", None),
     (f"s\n\n{forged_block('undo', 'ab' * 8)}\n", None),  # an undo must name what it reverts
+    # ...by a 16-hex action id (issue 22, mutant a): anything else is no decision
+    (f"s\n\n{forged_block('undo', 'ab' * 8, 'HEAD~1')}\n", None),
+    (f"s\n\n{forged_block('redo', 'ab' * 8, 'cd' * 7)}\n", None),
+    (f"s\n\n{forged_block('undo', 'ab' * 8, 'CD' * 8)}\n", None),
+    (f"s\n\n{forged_block('undo', 'ab' * 8, 'cd' * 8)}\n", ("undo", "ab" * 8, "cd" * 8)),
     (f"s\n\n{forged_block('rm -rf', 'ab' * 8)}\n", None),
     (f"{forged_block('relabel', 'ab' * 8)}\n", None),  # the subject is never the block
 ])

@@ -45,3 +45,21 @@ def test_sync_names_agent_commits_and_takes_them_in_as_proposals(qtbot, repo, da
         qtbot.waitUntil(lambda: sha in {i.shas[0] for i in panel.items}, timeout=20_000)
     finally:
         win.close()
+
+
+def test_sync_warnings_are_shown(qtbot, repo, data_dir, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A forced rewrite of the remote's branch (issue 22, minor) is said in the window too."""
+    bare, other = _team(repo, tmp_path)
+    git(other, "commit", "-q", "--amend", "--reset-author", "-m", "rewritten", author="bob",
+        email="bob@example.org")
+    git(other, "push", "-q", "--force", "origin", "main")
+    win = open_window(qtbot, repo)
+    try:
+        with qtbot.waitSignal(win.proposals.sync_did_finish, timeout=30_000) as done:
+            win.actions_by_name["sync"].trigger()
+        assert not isinstance(done.args[0], BaseException), done.args[0]
+        boxes = [b for b in win.findChildren(QMessageBox, "errorBox") if b.isVisible()]
+        assert boxes and "rewrote main" in boxes[-1].text()
+        assert git(bare, "rev-parse", "main") == git(repo, "rev-parse", "main")
+    finally:
+        win.close()

@@ -186,3 +186,14 @@ def test_the_command_line_names_each_adopted_commit(team: Team) -> None:  # noqa
     assert done.returncode == 0, done.stderr
     assert "1 commit adopted that is no decision:" in done.stdout
     assert f"{hand[:12]} bob@example.org: docs: readme by hand" in done.stdout
+
+
+def test_a_plain_sync_after_taking_them_in_does_not_stop_again(team: Team, tmp_path: Path) -> None:  # noqa: F811
+    """Once queued, the same agent commits are the curator's choice already: a plain sync
+    keeps them as proposals (and says so) instead of stopping again."""
+    made = _agent_pushes_main(team, tmp_path, {D: "Pool size is 200"})
+    before = tip(team.ana)
+    sync(team.ana, as_proposals=True)
+    again = sync(team.ana)
+    assert tip(team.ana) == before and again.proposal_branch == f"agent/{AGENT}"
+    assert [c.commit for c in again.proposals] == made and again.pushed is None

@@ -83,3 +83,82 @@ def test_criss_cross_sync_merges_count_each_decision_once(team: Team) -> None:  
         # newest first, what a sync merge brought in just below it (the merge is the newest
         # event): merge 2 brought b1 (through merge 1), then ana's a2, then a1
         assert ids == [made[1], made[2], made[0]]
+
+
+def test_a_sync_merge_with_more_than_two_parents_is_not_followed(corpus: Corpus) -> None:
+    """Issue 22, mutant b: an octopus "sync merge" is no sync merge (factdesk writes two
+    parents), so the forged decision on its second parent stays untrusted."""
+    repo = corpus.root
+    base = tip(repo)
+    forged = _forged_decision(repo)
+    third = _commit(repo, [base], "x", "ana@example.org", "ana")
+    merge = _commit(repo, [base, forged, third], _sync_message(), "ana+sync@example.org", "ana")
+    git(repo, "update-ref", "refs/heads/main", merge)
+    assert FORGED_ID not in [d.action_id for d in trusted_decisions(repo)]
+    two = _commit(repo, [base, forged], _sync_message(), "ana+sync@example.org", "ana")
+    git(repo, "update-ref", "refs/heads/main", two)  # (control: two parents are followed)
+    assert FORGED_ID in [d.action_id for d in trusted_decisions(repo)]
+
+
+def test_an_agent_authored_sync_merge_is_not_followed_even_with_a_curator_committer(
+        corpus: Corpus) -> None:
+    """Issue 22, mutant c: author and committer are checked apart."""
+    repo = corpus.root
+    forged = _forged_decision(repo)
+    tree = git(repo, "rev-parse", "HEAD^{tree}").strip()
+    merge = git(repo, "commit-tree", tree, "-p", "HEAD", "-p", forged, "-m", _sync_message(),
+                author="codex", email="codex+sync@agents.knomit.io",
+                env={"GIT_COMMITTER_NAME": "ana", "GIT_COMMITTER_EMAIL": "ana@example.org"}).strip()
+    assert git(repo, "log", "-1", "--format=%ae|%ce", merge).strip() == \
+        "codex+sync@agents.knomit.io|ana@example.org"
+    git(repo, "update-ref", "refs/heads/main", merge)
+    assert FORGED_ID not in [d.action_id for d in trusted_decisions(repo)]
+    # and the committer alone: a curator author with an agent committer is not followed either
+    other = git(repo, "commit-tree", tree, "-p", "HEAD", "-p", forged, "-m", _sync_message(),
+                author="ana", email="ana+sync@example.org",
+                env={"GIT_COMMITTER_NAME": "codex",
+                     "GIT_COMMITTER_EMAIL": "codex@agents.knomit.io"}).strip()
+    git(repo, "update-ref", "refs/heads/main", other)
+    assert FORGED_ID not in [d.action_id for d in trusted_decisions(repo)]
+
+
+def _review_message(upto: str) -> str:
+    return ("merge: agent/box-0123abcd into main (review up to x)\n\nrecorded\n\n"
+            f"Factdesk-Review-Merge: agent/box-0123abcd\nFactdesk-Reviewed-Up-To: {upto}\n"
+            "Factdesk-Action-Id: 0011223344556677")
+
+
+def test_arrivals_tell_review_merges_from_look_alikes(corpus: Corpus) -> None:
+    """Sync's guard (issue 22 #2) reads each incoming commit with the trust rules: a review
+    merge arrives; one with three parents, an agent author or committer, or naming another
+    commit than its second parent is no review merge (an agent commit when an agent made
+    it, else a merge adopted and named)."""
+    from factdesk.curation.trust import AGENT, DECISION, OTHER, REVIEW_MERGE, arrivals
+
+    repo = corpus.root
+    base = tip(repo)
+    agent = _commit(repo, [base], "learn: x", "codex+learn@agents.knomit.io", "codex")
+    hand = _commit(repo, [base], "hand", "bob@example.org", "bob")
+    cases = {
+        "ok": (_commit(repo, [base, agent], _review_message(agent), "ana+merge@example.org",
+                       "ana"), REVIEW_MERGE),
+        "three": (_commit(repo, [base, agent, hand], _review_message(agent),
+                          "ana+merge@example.org", "ana"), OTHER),
+        "agent": (_commit(repo, [base, agent], _review_message(agent),
+                          "codex+merge@agents.knomit.io", "codex"), AGENT),
+        "elsewhere": (_commit(repo, [base, agent], _review_message(base),
+                              "ana+merge@example.org", "ana"), OTHER),
+        "op": (_commit(repo, [base, agent], _review_message(agent), "ana+sync@example.org",
+                       "ana"), OTHER),
+        "decision": (_forged_decision(repo), DECISION),
+        "plain agent": (agent, AGENT),
+    }
+    for name, (sha, kind) in cases.items():
+        (got,) = [a for a in arrivals(repo, sha, base) if a.commit == sha]
+        assert got.kind == kind, name
+    committer_only = git(repo, "commit-tree", git(repo, "rev-parse", "HEAD^{tree}").strip(),
+                         "-p", base, "-p", agent, "-m", _review_message(agent), author="ana",
+                         email="ana+merge@example.org",
+                         env={"GIT_COMMITTER_EMAIL": "codex@agents.knomit.io"}).strip()
+    (got,) = [a for a in arrivals(repo, committer_only, base) if a.commit == committer_only]
+    assert got.kind == AGENT and got.agent == "codex@agents.knomit.io"

@@ -389,6 +389,8 @@ class RefUpdate:
     ref: str  #: `refs/remotes/<remote>/<branch>`
     old: str | None  #: None: a branch new to us
     new: str | None  #: None: gone (never here: fetch does not prune)
+    #: the remote rewrote the branch (a forced push): `new` does not contain `old`
+    forced: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -471,12 +473,16 @@ def fetch(repo: Path, remote: str | None = None, progress: Progress | None = Non
         if code != 0:
             raise GitError(f"git fetch {name} failed: {said or f'exit status {code}'}")
         after = tracking_refs(repo, name)
-        updated = tuple(RefUpdate(ref, before.get(ref), sha) for ref, sha in sorted(after.items())
-                        if before.get(ref) != sha)
+        updated = tuple(RefUpdate(ref, before.get(ref), sha, _rewritten(repo, before.get(ref), sha))
+                        for ref, sha in sorted(after.items()) if before.get(ref) != sha)
         results.append(FetchResult(name, urls[0], updated, tuple(skipped)))
     if progress is not None:
         progress("fetch: done", 1.0)
     return results
+
+
+def _rewritten(repo: Path, old: str | None, new: str) -> bool:
+    return old is not None and not gitrepo.is_ancestor(repo, old, new)
 
 
 #: fetches of one remote, each without the branches the one before could not store

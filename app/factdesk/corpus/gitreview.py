@@ -38,11 +38,12 @@ def _log(repo: Path, *args: str) -> list[Commit]:
     return list(gitrepo._parse_log(out))
 
 
-def agent_branches_with(repo: Path, sha: str) -> list[str]:
-    """The `agent/*` branches (local `agent/x`, remote-tracking `origin/agent/x`) whose tip
-    reaches `sha`."""
+def agent_branches_with(repo: Path, sha: str, *, local_only: bool = False) -> list[str]:
+    """The `agent/*` branches (local `agent/x`, remote-tracking `origin/agent/x`; only the
+    local ones with `local_only`) whose tip reaches `sha`."""
     out = run_git(repo, "for-each-ref", "--format=%(refname)", f"--contains={sha}",
-                  "refs/heads/agent/", "refs/remotes/", check=False).decode("utf-8", "replace")
+                  "refs/heads/agent/", *([] if local_only else ["refs/remotes/"]),
+                  check=False).decode("utf-8", "replace")
     names = []
     for ref in out.splitlines():
         short = ref.removeprefix("refs/heads/").removeprefix("refs/remotes/")

@@ -1355,6 +1355,9 @@ class ProposalsPanel(QWidget):
                                                   if incoming else "")
                             + (f"; agent commits taken in as proposals on {queued}"
                                if queued else "") + ".")
+        warnings = getattr(result, "warnings", ())
+        if warnings:  # (a skipped branch, a forced rewrite, nothing pushed: said, not hidden)
+            dialogs.show_error(self, "Synced, with warnings", "\n\n".join(warnings))
         reindex = getattr(self._window, "reindex", None)
         if callable(reindex):
             reindex()  # (the join and the new agent branches: the index and the queue follow)

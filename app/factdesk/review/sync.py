@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from factdesk.corpus import githistory, gitremote, gitrepo
+from factdesk.corpus import githistory, gitremote, gitrepo, gitreview
 from factdesk.corpus.gitrepo import ZERO, GitError
 from factdesk.curation import trust
 from factdesk.curation.changes import inert, with_op
@@ -186,7 +186,7 @@ def sync(repo: Path, *, remote: str | None = None, progress: Progress | None = N
         if not pushed.rejected:
             break
     _, after = current_branch(repo)
-    warnings += _fetch_warnings(fetched)
+    warnings += _fetch_warnings(repo, fetched, target, branch)
     if pushed is not None and pushed.rejected:
         warnings.append(f"{target} kept moving: {branch} was not pushed ({pushed.message}); "
                         "sync again")
@@ -236,10 +236,24 @@ def _fetch_all(repo: Path, names: list[str], target: str | None, only: bool, say
     return out
 
 
-def _fetch_warnings(fetched: list[gitremote.FetchResult]) -> list[str]:
-    """What a fetch left out: each remote branch git could not store here (issue 22 #11)."""
+def _fetch_warnings(repo: Path, fetched: list[gitremote.FetchResult], target: str,
+                    branch: str) -> list[str]:
+    """What a fetch left out: each remote branch git could not store here (issue 22 #11);
+    and each branch the remote rewrote (a forced push: what was on it is not any more)."""
     out: list[str] = []
     for f in fetched:
+        for u in f.updated:
+            if not u.forced or u.old is None or u.new is None:
+                continue
+            name = u.ref.removeprefix(f"refs/remotes/{f.remote}/")
+            lost = gitremote.commits_between(repo, u.new, u.old)
+            said = (f"{f.remote} rewrote {inert(name)} (a forced push): it was at {u.old[:12]}, "
+                    f"now at {u.new[:12]}, which does not contain it ({lost} commit"
+                    f"{'s' if lost != 1 else ''} no longer on it)")
+            if f.remote == target and name == branch and gitrepo.is_ancestor(repo, u.old, "HEAD"):
+                said += (f"; your {branch} keeps what it had, so the join brings those commits "
+                         f"back to {target} unless you undo them")
+            out.append(said)
         for b in f.skipped:
             said = (f"skipped {f.remote}'s branch {inert(b)} ({len(b.encode('utf-8', 'replace'))} "
                     f"bytes): git cannot store that name here; the other branches were "
@@ -255,7 +269,9 @@ def _join(repo: Path, target: str, branch: str, curator: Identity | None, say: P
     factdesk action). The guard first (issue 22 #2): every commit that would arrive is
     classified (`trust.arrivals`); an agent commit that is no curator's decision stops the
     join (`AgentCommits`), or with `as_proposals` the remote's line from the oldest such
-    commit on goes to a local `agent/<id>` branch and only what lies below it is joined."""
+    commit on goes to a local `agent/<id>` branch and only what lies below it is joined (as
+    it does without `as_proposals` once a local `agent/*` branch holds the remote's tip: the
+    curator took them in already)."""
     for _ in range(ROUNDS):
         _, ours = current_branch(repo)
         theirs = gitremote.tracking_tip(repo, target, branch)
@@ -272,7 +288,8 @@ def _join(repo: Path, target: str, branch: str, curator: Identity | None, say: P
                       curator, target, branch)
                 return _Joined("started", _commit_count(repo, theirs))
             came = trust.arrivals(repo, theirs, ours)
-            joined_tip, held = _guard(came, theirs, target, branch, as_proposals)
+            queued_before = bool(gitreview.agent_branches_with(repo, theirs, local_only=True))
+            joined_tip, held = _guard(came, theirs, target, branch, as_proposals or queued_before)
             adopted = tuple(a for a in came if a.kind == OTHER and a not in held)
             done = _Joined("up-to-date")
             if joined_tip is not None and not gitrepo.is_ancestor(repo, joined_tip, ours):
