@@ -21,7 +21,14 @@ from factdesk.errors import FactdeskError
 from factdesk.index.indexer import Indexer
 from factdesk.index.query import includes_messages, vocabulary_hints
 from factdesk.index.rows import fact_payload
-from factdesk.index.search import all_problems, fact_count, get_fact_row, problems_for, search
+from factdesk.index.search import (
+    AmbiguousName,
+    all_problems,
+    fact_count,
+    get_fact_row,
+    problems_for,
+    search,
+)
 from factdesk.model.visible import for_terminal
 from factdesk.model.weight import is_stale
 from factdesk.model.words import count
@@ -211,7 +218,14 @@ def show(fact: str, kb: Path, fmt: str, with_messages: bool) -> None:
             return None
         return fact_payload(row, [dict(p) for p in problems_for(conn, row["path"])])
 
-    data = _read(indexer, read)
+    try:
+        data = _read(indexer, read)
+    except AmbiguousName as many:  # every match, named (issue 22 #9)
+        if fmt == "json":
+            click.echo(json.dumps({"ambiguous": [{"path": p, "title": t, "status": st}
+                                                 for p, t, st in many.matches]},
+                                  indent=2, ensure_ascii=False))
+        raise
     if data is None:
         raise click.ClickException(f"no fact matches {fact!r}"
                                    + (" (a factdesk action is pending)" if indexer.pending else ""))

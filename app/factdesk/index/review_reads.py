@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 
 from factdesk.corpus.codec import parse_fact
 from factdesk.corpus.ontology import check_ontology, topic_problems
+from factdesk.index import dup_ids
 from factdesk.index.curation_reads import stored_repo_ids
 from factdesk.index.history import path_history
 from factdesk.index.rows import fact_from_row, rows_in
@@ -85,11 +86,16 @@ def check_proposed(conn: sqlite3.Connection, setting: RuleSetting,
         today=setting.today, retracted=FactsView(conn, gone, status="retracted"),
         creators={**who, **creators}, history_known=setting.history_known)
     out: dict[str, CheckedVersion] = {}
+    # (an 8-hex name another fact has, or another version of the decision: issue 22 #9)
+    twins = dup_ids.among([p for p in checked if p in outcomes], conn,
+                          gone=[p for p, data in versions.items() if data is None])
     for path in checked:
         outcome = outcomes.get(path)
         if outcome is None:
             continue
         found = list(outcome.problems)
+        if path in twins:
+            found.append(dup_ids.problem(path, twins[path]))
         fact = outcome.fact
         recorded = computed = None
         if fact is not None:
@@ -110,6 +116,9 @@ def indexed_problems(conn: sqlite3.Connection, paths: Sequence[str]) -> dict[str
     for r in rows_in(conn, "SELECT path, line, code, severity, message FROM problems "
                            "WHERE path IN ({marks})", list(paths)):
         out.setdefault(r[0], []).append(Problem(r[0], r[1], r[2], Severity(r[3]), r[4]))
+    for path in paths:  # (derived, never stored: index.dup_ids)
+        for found in dup_ids.problems_for(conn, path):
+            out.setdefault(path, []).append(found)
     return out
 
 

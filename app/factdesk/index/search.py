@@ -14,7 +14,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from factdesk.index import columns
+from factdesk.errors import FactdeskError
+from factdesk.index import columns, dup_ids
 from factdesk.index.query import CompiledQuery, compile_query, revision_resolver
 from factdesk.index.rows import (
     HEAD_SUMS,
@@ -27,6 +28,7 @@ from factdesk.index.rows import (
     verify,
 )
 from factdesk.index.schema import RowDamaged, note_damage
+from factdesk.model.fact import Problem
 
 if TYPE_CHECKING:  # numpy is imported where it is used: not on the window's start-up path
     import numpy as np
@@ -502,8 +504,22 @@ def _fact_row(conn: sqlite3.Connection, ref: str) -> Any:
     rows = conn.execute("SELECT * FROM facts WHERE path LIKE ?",
                         ("%/" + ref.lower().removesuffix(".md") + ".md",)).fetchall()
     if len(rows) > 1:  # a moved fact leaves its old path behind, retracted: the live one
-        rows = [r for r in rows if r["status"] != "retracted"]
-    return rows[0] if len(rows) == 1 else None
+        rows = [r for r in rows if r["status"] != "retracted"] or rows
+    if len(rows) > 1:  # 8-hex names are not unique (FORMAT §1.4): every match, named
+        raise AmbiguousName(ref, [(r["path"], r["title"] or "", r["status"]) for r in rows])
+    return rows[0] if rows else None
+
+
+class AmbiguousName(FactdeskError, LookupError):
+    """A file name that names more than one fact (issue 22 #9): `matches` lists each as
+    (path, title, status)."""
+
+    def __init__(self, ref: str, matches: Sequence[tuple[str, str, str]]) -> None:
+        self.ref = ref
+        self.matches = sorted(matches)
+        listed = "\n".join(f"  {p}  [{st}]  {t}" for p, t, st in self.matches)
+        super().__init__(f"{ref!r} is ambiguous: {len(self.matches)} facts have that name "
+                         f"(name one by its path):\n{listed}")
 
 
 def resolve_local_ref(conn: sqlite3.Connection, raw: str, target: str) -> Any:
@@ -532,16 +548,25 @@ def cited_by(conn: sqlite3.Connection, path: str) -> list[sqlite3.Row]:
     return rows
 
 
-def problems_for(conn: sqlite3.Connection, path: str) -> list[sqlite3.Row]:
-    return conn.execute("SELECT * FROM problems WHERE path = ? ORDER BY severity, line, code",
-                        (path,)).fetchall()
+def problems_for(conn: sqlite3.Connection, path: str) -> list[dict[str, Any]]:
+    """The findings of the fact at `path`, with the derived `dup_id` (index.dup_ids)."""
+    rows = [dict(r) for r in conn.execute(
+        "SELECT * FROM problems WHERE path = ? ORDER BY severity, line, code", (path,))]
+    return rows + [_as_row(p) for p in dup_ids.problems_for(conn, path)]
 
 
 def all_problems(conn: sqlite3.Connection) -> list[dict[str, Any]]:
-    """Every problem of the corpus, as `check` lists them (by path, line, code)."""
-    return [dict(r) for r in conn.execute(
-        "SELECT p.path, p.line, p.code, p.severity, p.message FROM problems p "
-        "ORDER BY p.path, p.line, p.code")]
+    """Every problem of the corpus, as `check` lists them (by path, line, code), with the
+    derived `dup_id` warnings (index.dup_ids)."""
+    rows = [dict(r) for r in conn.execute(
+        "SELECT p.path, p.line, p.code, p.severity, p.message FROM problems p")]
+    rows += [_as_row(p) for p in dup_ids.all_problems(conn)]
+    return sorted(rows, key=lambda r: (r["path"], r["line"], r["code"]))
+
+
+def _as_row(p: Problem) -> dict[str, Any]:
+    return {"path": p.path, "line": p.line, "code": p.code, "severity": str(p.severity),
+            "message": p.message}
 
 
 def fact_count(conn: sqlite3.Connection) -> int:
