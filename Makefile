@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: run test test-fast lint bench screenshots clean-venv demo dist package icons static-model
+.PHONY: run test test-fast lint bench screenshots clean-venv demo dist package icons static-model mutate
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -48,6 +48,12 @@ bench: $(STAMP)
 	$(PY) bench/sync_bench.py --facts 100000
 	QT_QPA_PLATFORM=offscreen $(PY) bench/agents_bench.py --facts 100000 --commits 5000
 
+# Mutation testing of the trust code (issue 22; hours on a 2-core machine, not in CI):
+# `make mutate MUTATE_ARGS="--modules trust status --sample 40"` for a quick look.
+mutate: $(STAMP)
+	$(PY) -m pip install -q 'cosmic-ray>=8.7'
+	$(PY) scripts/mutate.py $(MUTATE_ARGS)
+
 screenshots: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) scripts/screenshots.py
 
@@ -60,6 +66,7 @@ static-model: $(STAMP)
 dist: static-model
 	$(PY) -m build --outdir dist .
 	rm -rf app/factdesk.egg-info  # setuptools' leftover would shadow the installed metadata
+	$(PY) packaging/record_sizes.py
 
 # The one-folder bundle dist/factdesk/ (PyInstaller, packaging/factdesk.spec), then its smoke
 # test: it opens the demo corpus offscreen and measures the first paint (dist/factdesk-smoke.json).
@@ -67,6 +74,7 @@ package: $(VENV)/.package-installed static-model
 	rm -rf dist/factdesk
 	$(VENV)/bin/pyinstaller --noconfirm --distpath dist --workpath build/pyinstaller packaging/factdesk.spec
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -s -m slow tests/test_bundle.py -p no:cacheprovider
+	$(PY) packaging/record_sizes.py
 
 $(VENV)/.package-installed: $(STAMP)
 	$(PY) -m pip install -q -e '.[semantic,dev,package]'
