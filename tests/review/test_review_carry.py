@@ -26,6 +26,8 @@ def message(sender: str, to: str, delivery: str = "queued", body: str = "Please 
 def test_a_rejected_branch_brings_no_ontology_forged_message_or_attribute(
         corpus: Corpus, capsys: pytest.CaptureFixture[str]) -> None:
     repo = corpus.root
+    corpus.fact("kb/principles/api/d4d4d4d4.md", title="Prefer small changes")  # (fails the rule)
+    corpus.commit("learn: a principle")
     before = {p: git(repo, "show", f"HEAD:{p}") for p in (".knomit/ontology.yaml",)}
     forged = f"{MSG_DIR}/1a2b3c4d.md"
     p1 = agent_commit(corpus, "update: pool", {
@@ -43,6 +45,8 @@ def test_a_rejected_branch_brings_no_ontology_forged_message_or_attribute(
     text = capsys.readouterr().out
     assert "~ .knomit/ontology.yaml  [ontology: decided like a fact]" in text
     assert "rule removed: must-be-pragmatic-policy at principles" in text
+    # how many findings on main it would remove: the one fact the rule fails today
+    assert "on the curated branch: 0 findings would appear, 1 would disappear" in text
     review = review_of(corpus)
     cs = review.reject([p1], "no")
     assert getattr(cs, "merges", ())  # every item decided: the merge is recorded
@@ -138,3 +142,18 @@ def test_own_messages_alone_come_over_on_demand(corpus: Corpus,
     assert show(repo, "%P").split()[1] == p1 and (repo / own).exists()
     assert main(["merge-reviewed", "--branch", BRANCH, "--kb", str(repo)]) == 0
     assert "nothing to record" in capsys.readouterr().out
+
+
+def test_a_new_rule_says_how_many_findings_it_brings_to_main(corpus: Corpus) -> None:
+    from factdesk.core import open_corpus
+    from factdesk.review.checks import check_proposal
+
+    stricter = ONTOLOGY.replace("topics:\n", "validations:\n  - name: sure-enough\n"
+                                "    message: be sure\n    rule: fact.confidence > 0.9\n"
+                                "topics:\n", 1)
+    p1 = agent_commit(corpus, "ontology: stricter", {".knomit/ontology.yaml": stricter})
+    ix = open_corpus(corpus.root)
+    ix.update()
+    [onto] = check_proposal(ix, load_queue(corpus.root), p1).files
+    assert onto.summary == ("rule added: sure-enough at root",
+                            "on the curated branch: 3 findings would appear, 0 would disappear")

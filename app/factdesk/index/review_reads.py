@@ -9,7 +9,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from factdesk.corpus.codec import parse_fact
-from factdesk.corpus.ontology import check_ontology, topic_problems
+from factdesk.corpus.ontology import (
+    Ontology,
+    RuleEngine,
+    check_ontology,
+    fact_for_js,
+    topic_problems,
+)
 from factdesk.index import dup_ids
 from factdesk.index.curation_reads import stored_repo_ids
 from factdesk.index.history import path_history
@@ -133,3 +139,31 @@ def live_blob(conn: sqlite3.Connection, path: str) -> str | None:
     row = conn.execute("SELECT blob FROM facts WHERE path = ? AND status = 'live'",
                        (path,)).fetchone()
     return None if row is None else row[0]
+
+
+def rule_findings(conn: sqlite3.Connection, engine: RuleEngine, new: Ontology,
+                  gone: Sequence[tuple[str, str]], come: Sequence[tuple[str, str]]
+                  ) -> tuple[int, int]:
+    """What an ontology change does to the curated branch's findings: (added, removed).
+    Removed: the indexed `ontology-rule` findings of the rules `gone` ((scope, name): the
+    rules it deletes or rewrites). Added: the live facts each rule of `come` (rules of
+    `new` it adds or rewrites) fails, each evaluated on the facts in its scope."""
+    removed = 0
+    for scope, name in gone:
+        removed += conn.execute(
+            "SELECT COUNT(*) FROM problems WHERE code = 'ontology-rule' AND "
+            "substr(message, 1, ?) = ?", (len(head := f'validation "{name}" at {scope}:'),
+                                          head)).fetchone()[0]
+    wanted = set(come)
+    added = 0
+    if wanted:
+        for row in conn.execute("SELECT * FROM facts WHERE status = 'live'"):
+            fact = fact_from_row(row)
+            if fact is None:
+                continue
+            rules = [(sc, v) for sc, v in new.rules_for(fact.path) if (sc, v.name) in wanted]
+            if not rules:
+                continue
+            payload = fact_for_js(fact)
+            added += sum(1 for _sc, v in rules if not engine.passes(v.rule, payload)[0])
+    return added, removed

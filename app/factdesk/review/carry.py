@@ -191,6 +191,17 @@ def ontology_rules(onto: Ontology) -> dict[tuple[str, str], str]:
     return out
 
 
+def rule_diff(before: Ontology | None, after: Ontology
+              ) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(gone, come): the (scope, name) of each rule an ontology change deletes or rewrites,
+    and of each rule it adds or rewrites."""
+    was = ontology_rules(before) if before else {}
+    now = ontology_rules(after)
+    gone = sorted(k for k in was if k not in now or now[k] != was[k])
+    come = sorted(k for k in now if k not in was or now[k] != was[k])
+    return gone, come
+
+
 def describe_ontology(path: str, old: bytes | None, new: bytes | None) -> tuple[str, ...]:
     """The rules an ontology change makes appear, disappear or change, and its topics."""
     before = parse_ontology(old, path) if old is not None else None

@@ -136,7 +136,31 @@ class _Versions(dict[str, tuple[str | None, Proposal]]):
         self.added: dict[str, Proposal] = {}
 
 
+def _ontology_findings(env: _Env, proposal: Proposal) -> Proposal:
+    """Each ontology change of the proposal with what it does to the curated branch's
+    findings (`review_reads.rule_findings`) added to its summary."""
+    from factdesk.corpus.ontology import parse_ontology, shared_engine
+    from factdesk.review.carry import rule_diff
+
+    files = []
+    for f in proposal.files:
+        data = env.read(f.new_blob) if f.kind == "ontology" else None
+        if data is not None:
+            old = env.read(f.old_blob)
+            new = parse_ontology(data, f.path)
+            gone, come = rule_diff(parse_ontology(old, f.path) if old is not None else None, new)
+            engine = env.setting.engine or shared_engine()
+            added, removed = review_reads.rule_findings(env.conn, engine, new, gone, come)
+            f = replace(f, summary=(*f.summary, f"on the curated branch: {added} finding"
+                                    f"{'s' if added != 1 else ''} would appear, {removed} "
+                                    "would disappear"))
+        files.append(f)
+    return replace(proposal, files=tuple(files))
+
+
 def _check(env: _Env, queue: Queue, proposal: Proposal) -> Proposal:
+    if any(f.kind == "ontology" for f in proposal.files):
+        proposal = _ontology_findings(env, proposal)
     if not proposal.facts:
         return proposal
     earlier = _branch_versions(queue, proposal)
