@@ -86,7 +86,7 @@ def _trim(session: Path, sample: int | None, seed: int) -> int:
                 or ("ReplaceComparisonOperator" in op and not op.endswith(KEEP_COMPARISONS))]
         kept = [j for j, _op in rows if j not in set(drop)]
         if sample is not None and sample < len(kept):
-            rng = random.Random(seed)
+            rng = random.Random(seed)  # noqa: S311  (a reproducible sample, not a secret)
             drop += [j for j in kept if j not in set(rng.sample(kept, sample))]
         for job in drop:
             db.execute("DELETE FROM mutation_specs WHERE job_id = ?", (job,))

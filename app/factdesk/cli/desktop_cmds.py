@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import click
-
 from factdesk.cli.commands import _exit, cli, say
 from factdesk.desktop import install, launcher, uninstall
 
