@@ -25,3 +25,9 @@ class IndexBusy(FactdeskError):
 class IndexUnwritable(FactdeskError):
     """The index's folder (`.git/factdesk`) cannot be written: said in words; the index is
     never taken for a damaged one and moved aside."""
+
+
+class IndexDiskFull(FactdeskError):
+    """The disk holding the index is full (SQLITE_FULL, ENOSPC, or an I/O error with no room
+    left): said in words; the index is kept as it was, never taken for a damaged one and
+    set aside (RELIABILITY F09, issue 22 #10)."""

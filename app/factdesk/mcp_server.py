@@ -11,15 +11,32 @@ Uses the official `mcp` Python SDK (the optional extra `factdesk[mcp]`).
 
 from __future__ import annotations
 
+import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import anyio
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.stdio import stdio_server
+from mcp.shared._context_streams import create_context_streams
+from mcp.shared.message import SessionMessage
 from mcp.types import ToolAnnotations
+from mcp_types import (
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    ErrorData,
+    JSONRPCError,
+    jsonrpc_message_adapter,
+)
+from pydantic import ValidationError
 
 from factdesk.core import open_corpus
 from factdesk.curation import recover_before_reads
+from factdesk.errors import FactdeskError, FactNotFound, QueryError
 from factdesk.index import recall_reads
 from factdesk.index.indexer import Indexer
 from factdesk.index.query import includes_messages
@@ -58,31 +75,38 @@ def build_server(kb: Path) -> MCPServer:
         """Live facts for a query, ranked, each as an attributed sentence ("codex (tool)
         reports: …"); plain text only for ground truth. include_agent_comm adds the
         agents' messages the query finds."""
-        results = recall(indexer, query, limit=max(1, min(limit, 200)),
-                         include_agent_comm=include_agent_comm, attestations=attestations)
-        return _noted(indexer, {"results": [r.as_dict() for r in results]})
+        with _reasons(ToolError):
+            results = recall(indexer, _text("query", query), limit=max(1, min(limit, 200)),
+                             include_agent_comm=include_agent_comm, attestations=attestations)
+            return _noted(indexer, {"results": [r.as_dict() for r in results]})
 
     @server.tool(name="search", annotations=READ_ONLY)
     def search_tool(query: str, limit: int = 20) -> dict[str, Any]:
         """Search facts with factdesk's query language (type:hypothesis confidence:<0.5
         "retry limit" …; include:messages adds the message store)."""
-        hits: list[Any] = indexer.read(lambda conn: search(conn, query, limit=max(1, min(limit, 500))))
-        if includes_messages(query):
-            hits += message_hits(indexer, query, limit=limit)
-        return _noted(indexer, {"results": [h.as_dict() for h in hits]})
+        with _reasons(ToolError):
+            asked = _text("query", query)
+            hits: list[Any] = indexer.read(lambda conn: search(conn, asked,
+                                                               limit=max(1, min(limit, 500))))
+            if includes_messages(asked):
+                hits += message_hits(indexer, asked, limit=limit)
+            return _noted(indexer, {"results": [h.as_dict() for h in hits]})
 
     @server.tool(name="show", annotations=READ_ONLY)
-    def show_tool(fact: str) -> dict[str, Any]:
-        """One fact (by id, path or 8-hex name): fields, envelope, attribution, recorded and
-        computed evidence weight, problems, and the messages that reference it."""
-        data = _show(indexer, fact)
-        if data is None:
-            raise ValueError(f"no fact matches {fact!r}"
-                             + (f" ({note})" if (note := indexer.pending.note()) else ""))
-        if note := indexer.pending.note(data["path"]):
-            data["pending"] = note
-        data["messages"] = [m.as_dict() for m in messages_referencing(indexer, data["path"])]
-        return data
+    def show_tool(fact: str | int) -> dict[str, Any]:
+        """One fact (by id — the `id` search gives, a number — path or 8-hex name):
+        fields, envelope, attribution, recorded and computed evidence weight, problems, and
+        the messages that reference it."""
+        with _reasons(ToolError):
+            ref = _text("fact", str(fact))
+            data = _show(indexer, ref)
+            if data is None:
+                raise FactNotFound(f"no fact matches {ref!r}"
+                                   + (f" ({note})" if (note := indexer.pending.note()) else ""))
+            if note := indexer.pending.note(data["path"]):
+                data["pending"] = note
+            data["messages"] = [m.as_dict() for m in messages_referencing(indexer, data["path"])]
+            return data
 
     @server.resource("factdesk://facts", name="facts", mime_type="application/json")
     def facts_resource() -> dict[str, Any]:
@@ -94,13 +118,38 @@ def build_server(kb: Path) -> MCPServer:
     @server.resource("factdesk://fact/{ref}", name="fact", mime_type="text/markdown")
     def fact_resource(ref: str) -> str:
         """One fact as attributed markdown: the sentence an agent is shown, then the body."""
-        data = _show(indexer, ref)
-        if data is None:
-            raise ValueError(f"no fact matches {ref!r}")
-        return (f"{data['attribution']}\n\n`{data['path']}` · {data['type']} · status "
-                f"{data['status']}\n\n{data['body']}\n")
+        with _reasons(ResourceError):
+            data = _show(indexer, _text("ref", ref))
+            if data is None:
+                raise FactNotFound(f"no fact matches {ref!r}")
+            return (f"{data['attribution']}\n\n`{data['path']}` · {data['type']} · status "
+                    f"{data['status']}\n\n{data['body']}\n")
 
     return server
+
+
+@contextmanager
+def _reasons(kind: type[ToolError] | type[ResourceError]) -> Iterator[None]:
+    """A failure a user can act on (a bad query, no such fact, an ambiguous name, a busy or
+    full index) reaches the client with its reason as the error's text (issue 22 #13: the
+    SDK says only "Error executing tool search" for any other exception). Text that could
+    not be sent (a lone surrogate) is escaped."""
+    try:
+        yield
+    except FactdeskError as exc:
+        raise kind(str(exc).encode("utf-8", "backslashreplace").decode("utf-8")) from exc
+
+
+def _text(name: str, value: str) -> str:
+    """`value`, refused in words when it is no text (a lone surrogate, `"\\ud800"`: JSON
+    can write one, UTF-8 cannot; SQLite and the reply could not carry it)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = value[exc.start:exc.end].encode("utf-8", "backslashreplace").decode("ascii")
+        raise QueryError(f"the {name} holds a lone surrogate ({bad}) at character "
+                         f"{exc.start + 1}: it is not text; send valid Unicode") from None
+    return value
 
 
 def _noted(indexer: Indexer, result: dict[str, Any]) -> dict[str, Any]:
@@ -122,4 +171,68 @@ def _show(indexer: Indexer, ref: str) -> dict[str, Any] | None:
 
 def serve(kb: Path) -> None:
     """Run the server over stdin/stdout until the client closes it."""
-    build_server(kb).run("stdio")
+    anyio.run(_serve_stdio, build_server(kb))
+
+
+async def _serve_stdio(server: MCPServer) -> None:
+    """The SDK's stdio transport (`MCPServer.run("stdio")`), with an answer for every line
+    (issue 22 #13): the SDK's reader hands a line its parser refuses to the session, which
+    only logs it, so the client waits forever. Here such a line is read again with Python's
+    `json`: not JSON → JSON-RPC's parse error (-32700, id null); JSON that is no JSON-RPC
+    message → -32600 (with its id when it has one); a message whose strings hold a lone
+    surrogate escape (`"\\ud800"`: valid JSON, which pydantic's parser refuses) → served
+    (the tools then refuse such text in words)."""
+    lowlevel = server._lowlevel_server  # (what `run_stdio_async` runs)
+    async with stdio_server() as (read_stream, write_stream):
+        inbox_writer, inbox = create_context_streams[SessionMessage | Exception](0)
+
+        async def relay() -> None:
+            async with inbox_writer:
+                async for item in read_stream:
+                    if isinstance(item, Exception):
+                        answer = _read_again(item)
+                        if isinstance(answer, JSONRPCError):
+                            await write_stream.send(SessionMessage(answer))
+                            continue
+                        item = answer
+                    await inbox_writer.send(item)
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(relay)
+            await lowlevel.run(inbox, write_stream, lowlevel.create_initialization_options())
+            tasks.cancel_scope.cancel()
+
+
+def _read_again(exc: Exception) -> SessionMessage | Exception | JSONRPCError:
+    """A line the SDK's parser refused: the message Python's `json` reads in it, or the
+    JSON-RPC error that answers it (the exception itself when its line is unknown)."""
+    errors = exc.errors() if isinstance(exc, ValidationError) else []
+    data = errors[0].get("input") if errors else None
+    if isinstance(data, str) and errors[0].get("type") == "json_invalid":
+        try:
+            data = json.loads(data)
+        except ValueError as bad:
+            return _error(None, PARSE_ERROR, f"Parse error: {bad}")
+    elif not isinstance(data, dict):
+        return exc
+    try:
+        return SessionMessage(jsonrpc_message_adapter.validate_python(data, by_name=False))
+    except ValidationError:
+        given = data.get("id") if isinstance(data, dict) else None
+        ident = given if isinstance(given, (str, int)) and not isinstance(given, bool) else None
+        return _error(_text_or_none(ident), INVALID_REQUEST, "Invalid Request: not a JSON-RPC "
+                      "2.0 request, notification or response")
+
+
+def _text_or_none(ident: str | int | None) -> str | int | None:
+    if isinstance(ident, str):
+        try:
+            return _text("id", ident)
+        except QueryError:
+            return None
+    return ident
+
+
+def _error(ident: str | int | None, code: int, message: str) -> JSONRPCError:
+    text = message.encode("utf-8", "backslashreplace").decode("utf-8")
+    return JSONRPCError(jsonrpc="2.0", id=ident, error=ErrorData(code=code, message=text))

@@ -502,7 +502,9 @@ def test_a_database_error_that_is_not_damage_leaves_the_index_in_place(
         raise sqlite3.OperationalError("database or disk is full")
 
     monkeypatch.setattr(indexer_module.schema, "create_indexes", disk_full)
-    with pytest.raises(sqlite3.OperationalError, match="disk is full"):
+    from factdesk.errors import IndexDiskFull
+
+    with pytest.raises(IndexDiskFull, match="is full"):  # (in words: issue 22 #10)
         ix.update(rebuild=True)
     assert not list(ix.path.parent.glob("*.corrupt-*"))
     assert dump(ix) == before

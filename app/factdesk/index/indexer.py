@@ -49,7 +49,7 @@ from factdesk.corpus.scan import (
     scan,
     stat_paths,
 )
-from factdesk.errors import IndexBusy
+from factdesk.errors import FactdeskError, IndexBusy, IndexDiskFull
 from factdesk.fsio import read_config
 from factdesk.index import (
     authority_recheck,
@@ -195,7 +195,9 @@ class Indexer:
             try:
                 return self._update_locked(rebuild, progress, hint, started, thorough,
                                            damaged=damaged)
-            except sqlite3.OperationalError as exc:
+            except (sqlite3.DatabaseError, OSError) as exc:
+                if (full := self._full(exc)) is not None:
+                    raise full from exc
                 if not schema.is_busy(exc):
                     raise
                 raise IndexBusy(
@@ -215,8 +217,12 @@ class Indexer:
             self.before_read()
         try:
             self.update(thorough=thorough, lock_wait=schema.BUSY_TIMEOUT_MS / 1000)
-        except IndexBusy as exc:
-            if not schema.is_usable(self.path):
+        except (IndexBusy, IndexDiskFull) as exc:  # (the index as it was, said: F08, F09)
+            try:
+                usable = schema.is_usable(self.path)
+            except schema.DAMAGE:
+                usable = False  # (too full to open it even to read)
+            if not usable:
                 raise
             self.stale = str(exc)
         read_from = locking.inode(self.path)
@@ -226,6 +232,8 @@ class Indexer:
         except schema.RowDamaged as exc:  # rows that fail their checksums: repair them
             damaged = sorted({*exc.ids, *schema.take_damage(self.path)})
         except schema.DAMAGE as exc:
+            if (full := self._full(exc)) is not None:
+                raise full from exc
             if not schema.is_damage(exc):
                 raise
         with locking.update_lock(self.path):
@@ -796,6 +804,14 @@ class Indexer:
     def _pending_now(self) -> pending.Pending:
         self.pending = pending.read_pending(self.repo, self.git_dir, self.root)
         return self.pending
+
+    def _full(self, exc: BaseException) -> IndexDiskFull | None:
+        """`exc` in words when it is the disk being full (never damage: issue 22 #10)."""
+        if isinstance(exc, FactdeskError) or not schema.is_disk_full(exc, self.path.parent):
+            return None
+        return IndexDiskFull(
+            f"the disk holding the index ({self.path.parent}) is full ({exc}): the index was "
+            "kept as it was and nothing was changed; free some space and try again")
 
     def _set_aside(self) -> None:
         if (kept := schema.move_aside(self.path)) is not None:

@@ -7,6 +7,7 @@ is the same loop with its own message)."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import sqlite3
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from factdesk import faults
-from factdesk.errors import IndexBusy, IndexUnwritable
+from factdesk.errors import IndexBusy, IndexDiskFull, IndexUnwritable
 
 _T = TypeVar("_T")
 
@@ -71,6 +72,10 @@ def ensure_writable(folder: Path) -> None:
         with contextlib.suppress(OSError):
             os.unlink(probe)
     except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise IndexDiskFull(f"{folder}: the disk holding the index is full "
+                                f"({exc.strerror or exc}); nothing was changed: free some "
+                                "space and try again") from exc
         raise IndexUnwritable(
             f"{folder}: the index's folder cannot be written ({exc.strerror or exc}); "
             "factdesk keeps its index there and changed nothing: make it writable, "

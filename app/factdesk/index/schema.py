@@ -8,7 +8,9 @@ is left alone (`index_path`).
 
 from __future__ import annotations
 
+import errno
 import functools
+import os
 import sqlite3
 import threading
 import time
@@ -332,7 +334,9 @@ def is_usable(path: Path, *, thorough: bool = False) -> bool:
             return bool(done and done[0] == "1")
         finally:
             conn.close()
-    except DAMAGE:  # (a damaged schema's SQL, quoted in an error message, is not UTF-8)
+    except DAMAGE as exc:  # (a damaged schema's SQL, quoted in an error message, is not UTF-8)
+        if is_disk_full(exc, path.parent):  # no room to open it: no damage (issue 22 #10)
+            raise
         return False
 
 
@@ -361,6 +365,33 @@ def is_damage(exc: BaseException) -> bool:
     if code is None:
         return str(exc).startswith(_NOT_UTF8)
     return bool(code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB))
+
+
+#: below this much room, an I/O error writing the index is the disk being full (tmpfs says
+#: SQLITE_IOERR_SHMSIZE when the WAL's shared memory cannot grow)
+LOW_ROOM = 1 << 20
+
+
+def is_disk_full(exc: BaseException, folder: Path) -> bool:
+    """The write failed for want of room, not damage (issue 22 #10): SQLITE_FULL, ENOSPC,
+    EDQUOT or EFBIG, or an I/O error or a file SQLite could not make while the file system
+    holding `folder` has less than `LOW_ROOM` free."""
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is None:
+        return "database or disk is full" in str(exc)
+    if code & 0xFF == sqlite3.SQLITE_FULL:
+        return True
+    if code & 0xFF not in (sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN):
+        return False
+    try:
+        st = os.statvfs(folder)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < LOW_ROOM
 
 
 def is_busy(exc: BaseException) -> bool:
