@@ -6,14 +6,15 @@ envelope, attribution, weights and problems, and the messages that reference it)
 Resources: `factdesk://facts` (the newest live facts) and `factdesk://fact/{ref}` (one fact,
 by id or 8-hex name, as attributed markdown). Nothing here writes to the corpus.
 
-Uses the official `mcp` Python SDK (the optional extra `factdesk[mcp]`).
+Uses the official `mcp` Python SDK (a dependency of every install).
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -70,7 +71,7 @@ def build_server(kb: Path) -> MCPServer:
         "known about a topic: every claim is attributed to its claimant unless it is ground "
         "truth. Messages between agents are left out unless asked for."))
 
-    @server.tool(name="recall", annotations=READ_ONLY)
+    @_tool(server, "recall")
     def recall_tool(query: str, limit: int = 10, include_agent_comm: bool = False) -> dict[str, Any]:
         """Live facts for a query, ranked, each as an attributed sentence ("codex (tool)
         reports: …"); plain text only for ground truth. include_agent_comm adds the
@@ -80,7 +81,7 @@ def build_server(kb: Path) -> MCPServer:
                              include_agent_comm=include_agent_comm, attestations=attestations)
             return _noted(indexer, {"results": [r.as_dict() for r in results]})
 
-    @server.tool(name="search", annotations=READ_ONLY)
+    @_tool(server, "search")
     def search_tool(query: str, limit: int = 20) -> dict[str, Any]:
         """Search facts with factdesk's query language (type:hypothesis confidence:<0.5
         "retry limit" …; include:messages adds the message store)."""
@@ -92,7 +93,7 @@ def build_server(kb: Path) -> MCPServer:
                 hits += message_hits(indexer, asked, limit=limit)
             return _noted(indexer, {"results": [h.as_dict() for h in hits]})
 
-    @server.tool(name="show", annotations=READ_ONLY)
+    @_tool(server, "show")
     def show_tool(fact: str | int) -> dict[str, Any]:
         """One fact (by id — the `id` search gives, a number — path or 8-hex name):
         fields, envelope, attribution, recorded and computed evidence weight, problems, and
@@ -150,6 +151,18 @@ def _text(name: str, value: str) -> str:
         raise QueryError(f"the {name} holds a lone surrogate ({bad}) at character "
                          f"{exc.start + 1}: it is not text; send valid Unicode") from None
     return value
+
+
+def _tool(server: MCPServer, name: str) -> Callable[[Callable[..., Any]], Any]:
+    """Register a read-only tool whose description is its docstring as one line of prose:
+    the SDK hands the docstring over as written, indentation and line breaks included, and
+    clients show (and models read) that verbatim."""
+
+    def register(fn: Callable[..., Any]) -> Any:
+        description = " ".join((inspect.getdoc(fn) or "").split())
+        return server.tool(name=name, annotations=READ_ONLY, description=description)(fn)
+
+    return register
 
 
 def _noted(indexer: Indexer, result: dict[str, Any]) -> dict[str, Any]:

@@ -9,11 +9,9 @@ import os
 import sys
 from pathlib import Path
 
-import pytest
+import mcp  # noqa: F401  (a dependency of every install: this test runs everywhere)
 
 from tests.conftest import Corpus
-
-mcp = pytest.importorskip("mcp", reason="the optional `mcp` package (factdesk[mcp]) is not installed")
 
 APP = Path(__file__).resolve().parents[2] / "app"
 

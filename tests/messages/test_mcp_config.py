@@ -48,3 +48,15 @@ def test_the_printed_config_starts_a_server_the_sdk_client_uses(corpus: Corpus, 
     line = shlex.split(capsys.readouterr().out)
     assert line[:5] == ["claude", "mcp", "add", "factdesk", "--"]
     assert line[5:] == [config["command"], *config["args"]]
+
+
+def test_tool_descriptions_are_prose_without_docstring_indentation(corpus: Corpus) -> None:
+    """Clients show a tool's description verbatim (and models read it): no line breaks or
+    leading spaces carried over from the docstring."""
+    from factdesk.mcp_server import build_server
+
+    tools = asyncio.run(build_server(corpus.root).list_tools())
+    assert {t.name for t in tools} >= {"search", "show", "recall"}
+    for tool in tools:
+        text = tool.description or ""
+        assert text and "\n" not in text and "  " not in text, (tool.name, text)
