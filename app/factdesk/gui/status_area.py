@@ -50,6 +50,9 @@ class StatusArea(QObject):
         for widget in (self.commit_notice, self.review_label, self.legend_label, self.sync_bar,
                        self.progress, self.count_label):
             self._bar.addPermanentWidget(widget)
+        # a temporary message gets the legend's room while it shows: the permanent widgets
+        # once cut it or drew over it at 1366 pixels (issue 24 item 11)
+        self._bar.messageChanged.connect(lambda text: self.legend_label.setVisible(not text))
         table.rows_did_change.connect(lambda _n: self.show_count())
         table.view.selectionModel().selectionChanged.connect(lambda *_: self.show_count())
 
