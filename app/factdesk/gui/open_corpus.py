@@ -348,6 +348,36 @@ def _platform() -> str:
     return QGuiApplication.platformName()
 
 
+def folder_rows(dialog: QDialog, form: QFormLayout, start: str, name: str,
+                labels: tuple[str, str]) -> tuple[QLineEdit, QLabel]:
+    """A dialog's "folder to put it in" row (a line and Choose…) and the "what it makes" row
+    under it (plain text, wrapped); object names `<name>Parent`, `<name>ChooseParent`,
+    `<name>Target`."""
+    folder = QLineEdit(start, dialog)
+    folder.setObjectName(f"{name}Parent")
+    choose = QPushButton("Choose…", dialog)
+    choose.setObjectName(f"{name}ChooseParent")
+
+    def chosen() -> None:
+        picked = QFileDialog.getExistingDirectory(dialog, labels[0].replace("&", ""), folder.text())
+        if picked:
+            folder.setText(picked)
+
+    choose.clicked.connect(chosen)
+    row = QHBoxLayout()
+    row.addWidget(folder, 1)
+    row.addWidget(choose)
+    caption = QLabel(labels[0], dialog)
+    caption.setBuddy(folder)
+    form.addRow(caption, row)
+    target = QLabel("", dialog)
+    target.setObjectName(f"{name}Target")
+    target.setTextFormat(Qt.TextFormat.PlainText)
+    target.setWordWrap(True)
+    form.addRow(labels[1], target)
+    return folder, target
+
+
 class CloneDialog(QDialog):
     """Clone from URL…: the URL, the folder to clone into, a progress bar and Cancel. The
     clone runs in the background; when it ends the corpus opens in the window's place."""
@@ -372,21 +402,8 @@ class CloneDialog(QDialog):
         self.url.setObjectName("cloneUrl")
         self.url.setPlaceholderText("https://example.org/team/kb.git")
         form.addRow("&URL", self.url)
-        self.parent_folder = QLineEdit(str(self._default_parent()), self)
-        self.parent_folder.setObjectName("cloneParent")
-        choose = QPushButton("Choose…", self)
-        choose.setObjectName("cloneChooseParent")
-        choose.clicked.connect(self._choose_parent)
-        row = QHBoxLayout()
-        row.addWidget(self.parent_folder, 1)
-        row.addWidget(choose)
-        into = QLabel("Clone &into", self)
-        into.setBuddy(self.parent_folder)
-        form.addRow(into, row)
-        self.target = QLabel("", self)
-        self.target.setObjectName("cloneTarget")
-        self.target.setTextFormat(Qt.TextFormat.PlainText)
-        form.addRow("Folder", self.target)
+        self.parent_folder, self.target = folder_rows(
+            self, form, str(self._default_parent()), "clone", ("Clone &into", "Folder"))
         self.progress = QProgressBar(self)
         self.progress.setObjectName("cloneProgress")
         self.progress.setRange(0, 1000)
@@ -418,11 +435,6 @@ class CloneDialog(QDialog):
     def _default_parent(self) -> Path:
         saved = self._settings.value(CLONE_PARENT_KEY, "")
         return Path(str(saved)) if saved else Path.home() / "factdesk"
-
-    def _choose_parent(self) -> None:
-        chosen = QFileDialog.getExistingDirectory(self, "Clone into", self.parent_folder.text())
-        if chosen:
-            self.parent_folder.setText(chosen)
 
     def destination(self) -> Path | None:
         url, parent = self.url.text().strip(), self.parent_folder.text().strip()

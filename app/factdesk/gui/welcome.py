@@ -16,7 +16,6 @@ from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
-    QFileDialog,
     QFormLayout,
     QFrame,
     QHBoxLayout,
@@ -31,7 +30,7 @@ from shiboken6 import isValid
 from factdesk.curation.identity import MissingIdentity, curator_identity
 from factdesk.curation.newcorpus import create_corpus, slug, topic_names
 from factdesk.errors import FactdeskError
-from factdesk.gui.open_corpus import in_background
+from factdesk.gui.open_corpus import folder_rows, in_background
 
 NEW_PARENT_KEY = "corpora/new_parent"
 WELCOME_KEY = "welcome/done"
@@ -64,21 +63,8 @@ class NewCorpusDialog(QDialog):
         self.topics.setObjectName("newTopics")
         form.addRow("&Topics", self.topics)
         saved = str(settings.value(NEW_PARENT_KEY, "") or "")
-        self.parent_folder = QLineEdit(saved or str(Path.home() / "factdesk"), self)
-        self.parent_folder.setObjectName("newParent")
-        choose = QPushButton("Choose…", self)
-        choose.clicked.connect(self._choose_parent)
-        row = QHBoxLayout()
-        row.addWidget(self.parent_folder, 1)
-        row.addWidget(choose)
-        inside = QLabel("&In folder", self)
-        inside.setBuddy(self.parent_folder)
-        form.addRow(inside, row)
-        self.target = QLabel("", self)
-        self.target.setObjectName("newTarget")
-        self.target.setTextFormat(Qt.TextFormat.PlainText)
-        self.target.setWordWrap(True)
-        form.addRow("Creates", self.target)
+        self.parent_folder, self.target = folder_rows(
+            self, form, saved or str(Path.home() / "factdesk"), "new", ("&In folder", "Creates"))
         self.message = QLabel("", self)
         self.message.setObjectName("newMessage")
         self.message.setTextFormat(Qt.TextFormat.PlainText)
@@ -108,11 +94,6 @@ class NewCorpusDialog(QDialog):
         self.target.setText(str(dest) if dest is not None else "—")
         self.adjustSize()
         self.create_button.setEnabled(dest is not None and not self.running)
-
-    def _choose_parent(self) -> None:
-        chosen = QFileDialog.getExistingDirectory(self, "Create in", self.parent_folder.text())
-        if chosen:
-            self.parent_folder.setText(chosen)
 
     def start(self) -> None:
         """Create (the button, or Enter): checks the topics at once, the rest in the background."""
