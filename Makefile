@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: run test test-fast lint bench screenshots clean-venv demo dist package icons static-model mutate
+.PHONY: run test test-fast test-servers lint bench screenshots clean-venv demo dist package icons static-model mutate
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,13 @@ test: $(STAMP)
 
 test-fast: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m "not slow and not gui" $(PYTEST_ARGS)
+
+# Sync, clone, fetch and push through real servers on 127.0.0.1 (slow, so `make test` skips
+# them): git's smart HTTP over https (`git http-backend`, a self-signed certificate given to
+# git through GIT_SSL_CAINFO) and an sshd with key authentication (skipped with the reason
+# where there is no sshd: apt-get install openssh-server). tests/review/test_sync_servers.py
+test-servers: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -rs -m slow tests/review/test_sync_servers.py $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check app tests bench scripts packaging

@@ -134,6 +134,33 @@ def test_the_users_own_ssh_command_is_used(hostile: tuple[Path, Path, Path], tmp
     assert not marker.exists()
 
 
+def test_an_ssh_remotes_upload_and_receive_pack_are_gits_own(
+        hostile: tuple[Path, Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 25 #7: git takes the *first* `remote.<r>.uploadpack` (`receivepack`) it reads,
+    so the override given with `-c` after the repository's value was ignored, and over ssh
+    the user's account on the server ran the repository's command. The ssh program here is
+    the user's own, noting the command it is asked to run on the server."""
+    ana, _bare, marker = hostile
+    git(ana, "config", "remote.sshy.uploadpack", f"touch {marker}-upload;")
+    git(ana, "config", "remote.sshy.receivepack", f"touch {marker}-receive;")
+    asked = tmp_path / "asked"
+    wrapper = tmp_path / "ssh"
+    wrapper.write_text(f"#!/bin/sh\necho \"$*\" >> '{asked}'\nexit 1\n")
+    wrapper.chmod(0o755)
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    monkeypatch.delenv("GIT_SSH_COMMAND", raising=False)
+    subprocess.run(["git", "config", "--global", "core.sshCommand", str(wrapper)], check=True)
+    with pytest.raises(GitError, match="git fetch sshy failed"):
+        gitremote.fetch(ana, "sshy")
+    with pytest.raises(GitError, match="git push sshy failed"):
+        gitremote.push(ana, "sshy", "main")
+    said = asked.read_text()
+    assert "git-upload-pack '/kb.git'" in said and "git-receive-pack '/kb.git'" in said, said
+    assert "touch" not in said and not list(tmp_path.glob("pwned*"))
+
+
 def test_a_remote_name_or_branch_that_reads_as_an_option_is_refused(
         hostile: tuple[Path, Path, Path]) -> None:
     ana, _bare, marker = hostile

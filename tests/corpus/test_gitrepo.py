@@ -295,6 +295,33 @@ def test_the_users_own_drivers_are_kept_and_the_repositorys_replaced(
         repo, "config", "filter.mine.clean").decode()
 
 
+def test_the_users_credential_helper_answers_beside_a_repositorys_url_helper(
+        corpus: Corpus, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 25 #7: the reset of the repository's `credential.<url>.helper` came after the
+    user's own helper was put back, and emptied the list again: git found no helper and
+    asked for a password it could not prompt for."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    mine = home / "mine.sh"
+    mine.write_text("#!/bin/sh\n[ \"$1\" = get ] && printf 'username=ana\\npassword=pw\\n'\n"
+                    "exit 0\n")
+    mine.chmod(0o755)
+    subprocess.run(["git", "config", "--global", "credential.helper", str(mine)], check=True)
+    marker = tmp_path / "pwned"
+    evil = tmp_path / "evil.sh"
+    evil.write_text(f"#!/bin/sh\necho \"$*\" >> '{marker}'\nexit 1\n")
+    evil.chmod(0o755)
+    repo = corpus.root
+    git(repo, "config", "credential.helper", str(evil))
+    git(repo, "config", "credential.https://example.com.helper", str(evil))
+    git(repo, "config", "credential.https://example.com/kb.git.helper", str(evil))
+    said = gitrepo.run_git(repo, "credential", "fill",
+                           input=b"protocol=https\nhost=example.com\npath=kb.git\n\n")
+    assert b"username=ana" in said and b"password=pw" in said
+    assert not marker.exists()
+
+
 def test_the_overrides_follow_a_config_change_and_cost_a_few_stats(corpus: Corpus,
                                                                    tmp_path: Path) -> None:
     repo = corpus.root

@@ -14,6 +14,9 @@ amended): the fixed options and the overrides of the repository's program keys
 - fetch names its refspec itself (`+refs/heads/*:refs/remotes/<name>/*`, `--refmap=`,
   `--no-tags`): a configured refspec never writes a local branch; push names exactly one
   branch, never with `+` or `--force`, and a rejected push comes back as a `PushResult`;
+- a repository's own `remote.<r>.uploadpack` / `receivepack` never names the command: git
+  takes the first value it reads, so the override goes on the command line
+  (`--upload-pack`, `--receive-pack`: `_pack_program`), over ssh as well;
 - a remote on this machine (a path, file://) runs its `upload-pack` / `receive-pack` here:
   they are started with hooks off (`core.hooksPath=/dev/null`), so a hook in the remote
   repository never runs on the user's machine either. A remote reached over ssh or https runs
@@ -105,6 +108,21 @@ def local_program(command: str, url: str, base: Path) -> str:
     neutral = gitrepo.config_neutralisers(where) if where.is_dir() else ()
     git_word, _, rest = command.partition(" ")
     return " ".join(shlex.quote(a) for a in (git_word, *FIXED, *neutral)) + " " + rest
+
+
+def _pack_program(repo: Path, remote: str, key: str) -> list[str]:
+    """`--upload-pack=…` (`--receive-pack=…`) for a remote reached over ssh when the
+    repository's config names `remote.<remote>.uploadpack` (`receivepack`): the value
+    `gitrepo` overrides it with (the user's own, else git's program). git takes the *first*
+    such value it reads, so a `-c` after the repository's is ignored, and over ssh the
+    user's account on the server would run the repository's command (issue 25 #7)."""
+    args = gitrepo.config_neutralisers(repo)
+    want = f"remote.{remote}.{key}="
+    for i in range(1, len(args), 2):
+        if args[i - 1] == "-c" and args[i].startswith(want):
+            option = "--upload-pack" if key == "uploadpack" else "--receive-pack"
+            return [f"{option}={args[i].removeprefix(want)}"]
+    return []
 
 
 def _checked_name(name: str, what: str) -> str:
@@ -447,7 +465,7 @@ def fetch(repo: Path, remote: str | None = None, progress: Progress | None = Non
         urls = remote_urls(repo, name)
         before = tracking_refs(repo, name)
         extra = ([f"--upload-pack={local_program(LOCAL_UPLOAD_PACK, urls[0], repo)}"]
-                 if is_local(urls[0]) else [])
+                 if is_local(urls[0]) else _pack_program(repo, name, "uploadpack"))
 
         def scaled(what: str, fraction: float, i: int = i) -> None:
             if progress is not None:
@@ -522,7 +540,7 @@ def push(repo: Path, remote: str, branch: str, progress: Progress | None = None)
     _checked_name(branch, "branch name")
     urls = remote_urls(repo, remote, push=True)
     extra = ([f"--receive-pack={local_program(LOCAL_RECEIVE_PACK, urls[0], repo)}"]
-             if is_local(urls[0]) else [])
+             if is_local(urls[0]) else _pack_program(repo, remote, "receivepack"))
     ref = f"refs/heads/{branch}"
     code, out, said = _run(
         _remote_argv(repo, "push", "--porcelain", "--progress", "--no-verify", "--no-signed",

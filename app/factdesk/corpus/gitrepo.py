@@ -208,6 +208,7 @@ def _read_neutralisers(repo: Path) -> tuple[tuple[Path, ...], tuple[str, ...]]:
         return (), ()
     files: list[Path] = []
     trusted: dict[str, list[str]] = {}
+    trusted_lists: list[tuple[str, str, tuple[str, str]]] = []  # (key, value, entry), in order
     untrusted: dict[str, tuple[str, str]] = {}  # key as printed → (section, name) entry
     parts = proc.stdout.split(b"\0")
     for i in range(0, len(parts) - 2, 3):
@@ -236,7 +237,10 @@ def _read_neutralisers(repo: Path) -> tuple[tuple[Path, ...], tuple[str, ...]]:
             untrusted.setdefault(name, entry)
         else:
             trusted.setdefault(name, []).append(value)
+            if entry in _LISTS and "=" not in name and "\n" not in name:  # (what -c can name)
+                trusted_lists.append((name, value, entry))
     args: list[str] = []
+    reset: list[tuple[str, str]] = []
     for name, entry in untrusted.items():
         if "=" in name.partition(".")[2].rpartition(".")[0] or "\n" in name:
             raise UnsafeConfig(f"this repository's git config sets {name!r}, a program key that "
@@ -245,9 +249,19 @@ def _read_neutralisers(repo: Path) -> tuple[tuple[Path, ...], tuple[str, ...]]:
         inert = PROGRAM_KEYS[entry]
         values = trusted.get(name, [])
         if entry in _LISTS:
-            args += ["-c", f"{name}={inert}", *(a for v in values for a in ("-c", f"{name}={v}"))]
+            if entry not in reset:
+                reset.append(entry)
         else:
             args += ["-c", f"{name}={values[-1] if values else inert}"]
+    for entry in reset:
+        # A list is emptied once, by its key with no subsection (`credential.helper=` empties
+        # the helpers of every URL, `credential.<url>.helper` included), and only then are
+        # the user's own values put back, each under its own key, in git's order. (A reset
+        # per key came after the user's helper for the key before it, and emptied it again:
+        # issue 25 #7.)
+        args += ["-c", f"{entry[0]}.{entry[1]}={PROGRAM_KEYS[entry]}"]
+        args += [a for name, value, e in trusted_lists if e == entry
+                 for a in ("-c", f"{name}={value}")]
     return tuple(files), tuple(args)
 
 
