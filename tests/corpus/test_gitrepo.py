@@ -420,7 +420,9 @@ APP = Path(__file__).resolve().parents[2] / "app" / "factdesk"
 #: top of gitrepo; ops.py and indexer.py are to switch to corpus.githistory's helpers
 #: (remove them here when they do); demo.py builds its repository through run_git
 GIT_OUTSIDE_CORPUS = {"curation/gitwrite.py", "curation/gittree.py", "curation/recovery.py",
-                      "demo.py"}
+                      "demo.py",
+                      # (no git: the desktop's own cache tools after `desktop install`)
+                      "desktop.py"}
 RUNNERS = {"run_git", "git_argv", "GitRun", "_git"}
 VERBS = {"add", "cat-file", "checkout", "commit", "commit-tree", "config", "diff", "diff-tree",
          "for-each-ref", "hash-object", "init", "log", "ls-files", "ls-tree", "merge-base", "mktree",

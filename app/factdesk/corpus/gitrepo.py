@@ -695,3 +695,16 @@ def blob_id(data: bytes) -> str:
     import hashlib
 
     return hashlib.sha1(b"blob %d\x00" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def init_with_first_commit(dest: Path, message: str, author: tuple[str, str],
+                           branch: str = "main") -> str:
+    """`git init -b branch` in `dest`, then one commit of everything in it by `author`
+    (name, e-mail) as author and committer, hooks never run; returns its sha."""
+    name, email = author
+    env = {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email,
+           "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email}
+    run_git(dest, "init", "-q", "-b", branch)
+    run_git(dest, "add", "-A")
+    run_git(dest, "commit", "-q", "--no-verify", "-m", message, env=env)
+    return run_git(dest, "rev-parse", "HEAD").decode().strip()

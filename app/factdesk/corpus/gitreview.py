@@ -110,3 +110,14 @@ def first_parent_since(repo: Path, old: str, new: str) -> list[str] | None:
     if len(oldest) < 2 or oldest[1] != old:
         return None
     return [line.split()[0] for line in out]
+
+
+def set_branch(repo: Path, ref: str, new: str, old: str | None, reason: str) -> None:
+    """Point `ref` at `new` if it still holds `old` (None: absent) — a compare-and-swap."""
+    run_git(repo, "update-ref", "-m", reason, "--end-of-options", ref, new, old or "0" * 40)
+
+
+def commit_count(repo: Path, tip: str) -> int:
+    """How many commits `tip` reaches (0 when it names nothing)."""
+    out = run_git(repo, "rev-list", "--count", "--end-of-options", tip, "--", check=False)
+    return int(out.decode().strip() or 0)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from factdesk.corpus.gitrepo import GitError, run_git
+from factdesk.corpus.gitrepo import GitError, init_with_first_commit
 from factdesk.curation.writetypes import Identity
 from factdesk.errors import FactdeskError
 
@@ -73,12 +73,8 @@ def create_corpus(dest: Path, *, name: str, topics: list[str], curator: Identity
     try:
         dest.mkdir(parents=True, exist_ok=True)
         _write(dest, name, topics, curator)
-        run_git(dest, "init", "-q", "-b", "main")
-        run_git(dest, "add", "-A")
-        env = {"GIT_AUTHOR_NAME": curator.name, "GIT_AUTHOR_EMAIL": curator.email,
-               "GIT_COMMITTER_NAME": curator.name, "GIT_COMMITTER_EMAIL": curator.email}
         message = f"init: create knowledge base\n\nknomit-repo-nonce: {secrets.token_hex(6)}\n"
-        run_git(dest, "commit", "-q", "--no-verify", "-m", message, env=env)
+        init_with_first_commit(dest, message, (curator.name, curator.email))
     except (OSError, GitError) as exc:
         _undo(dest, made)
         raise NewCorpusError(f"could not create the knowledge base at {dest}: {exc}") from exc

@@ -366,8 +366,7 @@ def _queue_as_proposals(repo: Path, tip: str, held: tuple[Arrival, ...]) -> str:
         if now is not None and gitrepo.is_ancestor(repo, tip, now):
             return name
         if now is None or gitrepo.is_ancestor(repo, now, tip):
-            gitrepo.run_git(repo, "update-ref", "-m", "factdesk sync: agent commits as proposals",
-                            "--end-of-options", ref, tip, now or ZERO)
+            gitreview.set_branch(repo, ref, tip, now, "factdesk sync: agent commits as proposals")
             return name
     raise Refused(f"cannot queue {tip[:12]} as proposals: agent/{aid} and agent/{aid}-{tip[:8]} "
                   "hold other commits", rule="sync")
@@ -384,8 +383,7 @@ def _nothing_to_start(repo: Path, target: str, branch: str) -> str:
 
 
 def _commit_count(repo: Path, tip: str) -> int:
-    out = gitrepo.run_git(repo, "rev-list", "--count", "--end-of-options", tip, "--", check=False)
-    return int(out.decode().strip() or 0)
+    return gitreview.commit_count(repo, tip)
 
 
 def _move(repo: Path, tip: str, ours: str, subject: str, curator: Identity | None, target: str,
