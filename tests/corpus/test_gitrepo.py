@@ -295,6 +295,18 @@ def test_the_users_own_drivers_are_kept_and_the_repositorys_replaced(
         repo, "config", "filter.mine.clean").decode()
 
 
+def test_a_repository_cannot_turn_tls_checking_off(corpus: Corpus) -> None:
+    """A hostile `.git/config` with `http.sslVerify=false` (or per URL) would let anyone
+    answer factdesk's fetch and push, and take the user's credential helper's password."""
+    repo = corpus.root
+    git(repo, "config", "http.sslVerify", "false")
+    git(repo, "config", "http.https://kb.example.org/.sslVerify", "false")
+    effective = gitrepo.run_git(repo, "config", "--bool", "--get-urlmatch", "http.sslVerify",
+                                "https://kb.example.org/team/kb.git").decode().strip()
+    assert effective == "true"
+    assert gitrepo.run_git(repo, "config", "--bool", "http.sslVerify").decode().strip() == "true"
+
+
 def test_the_users_credential_helper_answers_beside_a_repositorys_url_helper(
         corpus: Corpus, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 25 #7: the reset of the repository's `credential.<url>.helper` came after the

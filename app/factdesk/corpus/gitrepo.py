@@ -94,6 +94,9 @@ PROGRAM_KEYS: dict[tuple[str, str], str] = {
     ("web", "browser"): "", ("browser", "cmd"): "", ("browser", "path"): "",
     ("man", "cmd"): "", ("man", "path"): "", ("man", "viewer"): "",
     ("sendemail", "smtpserver"): "", ("sendemail", "tocmd"): "", ("sendemail", "cccmd"): "",
+    # not a program, but a repository must not turn TLS checking off either: the user's
+    # credential helper would hand its password to whoever answers (http.<url>.sslVerify too)
+    ("http", "sslverify"): "true",
 }
 #: keys git reads as a list, where an empty value resets what came before
 _LISTS = {("credential", "helper")}
