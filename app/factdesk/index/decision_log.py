@@ -119,6 +119,8 @@ def _open(path: Path) -> sqlite3.Connection:
 def _connect(path: Path) -> sqlite3.Connection:
     try:
         return _open(path)
+    except sqlite3.OperationalError:  # (locked, read-only: not damage; git is read instead)
+        raise
     except sqlite3.DatabaseError:
         if path.exists():
             path.replace(path.with_name(f"{path.name}.corrupt-{int(time.time())}"))
