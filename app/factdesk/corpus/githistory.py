@@ -113,12 +113,12 @@ def one_line_log(repo: Path, rev_range: str, paths: Sequence[str] = ()) -> str:
                    *paths, check=False).decode("utf-8", "replace").strip()
 
 
-def messages_with(repo: Path, rev_range: str, needle: str, *, depth: int = 2000,
+def messages_with(repo: Path, rev_range: str, needle: str, *,
                   first_parent: bool = True) -> list[tuple[str, str, str]]:
     """(sha, subject, whole message) of the commits of `rev_range` (first-parent ones only,
-    unless told otherwise) whose message holds `needle` (a fixed string), newest first, at
-    most `depth` of them."""
-    out = run_git(repo, "log", *(["--first-parent"] if first_parent else []), f"-n{depth}",
+    unless told otherwise) whose message holds `needle` (a fixed string), newest first, all
+    of them (no depth cap: a cap lets older commits silently drop out, issue 23 #7)."""
+    out = run_git(repo, "log", *(["--first-parent"] if first_parent else []),
                   "--format=%x01%H%x00%s%x00%B", "--fixed-strings", f"--grep={needle}",
                   "--end-of-options", rev_range, "--", check=False)
     found = []
@@ -130,8 +130,8 @@ def messages_with(repo: Path, rev_range: str, needle: str, *, depth: int = 2000,
 
 @dataclass(frozen=True, slots=True)
 class LoggedCommit:
-    """One commit of `decision_log`: its id, parents, author and committer e-mail, subject
-    and whole message."""
+    """One commit of `decision_log`: its id, parents, author and committer e-mail, subject,
+    whole message and its final trailer block (`trailer_lines`, parsed once here)."""
 
     sha: str
     parents: tuple[str, ...]
@@ -139,16 +139,25 @@ class LoggedCommit:
     committer_email: str
     subject: str
     message: str
+    trailers: tuple[tuple[str, str], ...] | None
+
+    @classmethod
+    def of(cls, sha: str, parents: tuple[str, ...], author: str, committer: str, subject: str,
+           message: str) -> LoggedCommit:
+        block = trailer_lines(message)
+        return cls(sha, parents, author, committer, subject, message,
+                   None if block is None else tuple(block))
 
 
-def decision_log(repo: Path, tip: str, needle: str, *, depth: int = 2000, merges: bool = False,
+def decision_log(repo: Path, tip: str, needle: str, *, merges: bool = False,
                  exclude: Sequence[str] = ()) -> list[LoggedCommit]:
     """The non-merge commits on `tip`'s first-parent line whose message holds `needle` (a
-    fixed string; "": every commit), newest first, at most `depth` of them (the curation
-    trust rule reads these). `merges`: the merge commits too; `exclude`: stop at commits these reach (the
-    line of a sync merge's second parent, down to what its first parent has)."""
+    fixed string; "": every commit), newest first, all of them (the curation trust rule
+    reads these; no depth cap: issue 23 #7, `index.decision_log` keeps them cheap).
+    `merges`: the merge commits too; `exclude`: stop at commits these reach (the line of a
+    sync merge's second parent, down to what its first parent has)."""
     grep = ["--fixed-strings", f"--grep={needle}"] if needle else []
-    out = run_git(repo, "log", "--first-parent", *([] if merges else ["--no-merges"]), f"-n{depth}",
+    out = run_git(repo, "log", "--first-parent", *([] if merges else ["--no-merges"]),
                   "--format=%x01%H%x00%P%x00%ae%x00%ce%x00%s%x00%B", *grep,
                   "--end-of-options", tip,
                   *(f"^{rev}" for rev in exclude), "--", check=False)
@@ -156,8 +165,16 @@ def decision_log(repo: Path, tip: str, needle: str, *, depth: int = 2000, merges
     for chunk in out.split(b"\x01")[1:]:
         sha, parents, author, committer, subject, body = (
             chunk.decode("utf-8", "replace").split("\x00", 5))
-        found.append(LoggedCommit(sha, tuple(parents.split()), author, committer, subject, body))
+        found.append(LoggedCommit.of(sha, tuple(parents.split()), author, committer, subject,
+                                     body))
     return found
+
+
+def replace_refs(repo: Path) -> str:
+    """`refname objectname` of every replace ref, one a line ("" when there is none): what
+    makes git show a commit with other parents or another message than its id names."""
+    return run_git(repo, "for-each-ref", "--format=%(refname) %(objectname)",
+                   "refs/replace/").decode("utf-8", "replace")
 
 
 def agent_refs(repo: Path) -> list[tuple[str, str]]:

@@ -386,7 +386,7 @@ def _action_in_history(repo: Path, ref: str, action_id: str, base: str,
     action whose bytes are not in the history: issue 15 #2's neighbour)."""
     rng = ref if base == ZERO else f"{base}..{ref}"
     for sha, _subject, body in githistory.messages_with(
-            repo, rng, f"Factdesk-Action-Id: {action_id}", depth=50, first_parent=False):
+            repo, rng, f"Factdesk-Action-Id: {action_id}", first_parent=False):
         if githistory.final_trailers(body).get("Factdesk-Action-Id") != action_id:
             continue
         held = tree_entries(repo, sha, list(blobs))

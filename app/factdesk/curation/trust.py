@@ -50,12 +50,14 @@ verified, since verifying runs a program.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from factdesk.corpus import githistory, gitrepo
 from factdesk.corpus.registry_io import load_registry
 from factdesk.corpus.registry_trust import is_agent_identity
+from factdesk.index import decision_log
 from factdesk.model.registry import Registry, op_token
 
 AGENT_DOMAIN = "agents.knomit.io"
@@ -106,7 +108,10 @@ def trailer_block(message: str) -> list[tuple[str, str]] | None:
 def decision_in(message: str) -> tuple[str, str, str | None] | None:
     """(action, action id, reverted id) from the message's final trailer block, or None
     when it records no well-formed decision."""
-    block = trailer_block(message)
+    return _decision_of(trailer_block(message))
+
+
+def _decision_of(block: Sequence[tuple[str, str]] | None) -> tuple[str, str, str | None] | None:
     if block is None:
         return None
     found: dict[str, list[str]] = {}
@@ -126,18 +131,20 @@ def decision_in(message: str) -> tuple[str, str, str | None] | None:
     return action, action_id, reverts
 
 
-def trusted_decisions(repo: Path, tip: str | None = None, *, registry: Registry | None = None,
-                      depth: int = 2000) -> list[Decision]:
+def trusted_decisions(repo: Path, tip: str | None = None, *, registry: Registry | None = None
+                      ) -> list[Decision]:
     """The curators' decisions on the first-parent line from `tip` (default: HEAD), newest
-    first (the rules in the module doc). `registry`: the corpus's, read from the work tree
-    if None. Empty on an empty branch. `tip` may be a range `old..new` (the decisions the
-    line gained since `old`, when `old` is on it: review/decide.py keeps the rest)."""
+    first (the rules in the module doc), all of them: no depth cap (issue 23 #7; the commits
+    are read through `index.decision_log`, which parses each once and reads only new ones).
+    `registry`: the corpus's, read from the work tree if None. Empty on an empty branch.
+    `tip` may be a range `old..new` (the decisions the line gained since `old`, when `old`
+    is on it: review/decide.py keeps the rest)."""
     if tip is None:
         tip = gitrepo.head_sha(repo)
         if tip is None:
             return []
     registry = registry if registry is not None else load_registry(repo)
-    return _decisions_on(repo, tip, (), registry, depth, set())
+    return _decisions_on(repo, tip, (), registry, set())
 
 
 def is_sync_merge(parents: tuple[str, ...], author: str, committer: str, message: str,
@@ -145,10 +152,14 @@ def is_sync_merge(parents: tuple[str, ...], author: str, committer: str, message
     """Whether a merge commit on a trusted first-parent line is a curator's sync merge
     (rule 1): two parents, `Factdesk-Action: sync` and one action id in its final trailer
     block, author `+sync`, neither author nor committer an agent identity."""
+    return _sync_merge(parents, author, committer, trailer_block(message), registry)
+
+
+def _sync_merge(parents: tuple[str, ...], author: str, committer: str,
+                block: Sequence[tuple[str, str]] | None, registry: Registry) -> bool:
     if len(parents) != 2 or is_agent_identity(committer, registry) or \
             is_agent_identity(author, registry) or op_token(author) != SYNC_ACTION:
         return False
-    block = trailer_block(message)
     if block is None:
         return False
     actions = [v.strip() for k, v in block if k == "Factdesk-Action"]
@@ -156,39 +167,37 @@ def is_sync_merge(parents: tuple[str, ...], author: str, committer: str, message
     return actions == [SYNC_ACTION] and len(ids) == 1 and bool(_ACTION_ID.match(ids[0]))
 
 
-def _decisions_on(repo: Path, tip: str, exclude: tuple[str, ...], registry: Registry, depth: int,
+def _decisions_on(repo: Path, tip: str, exclude: tuple[str, ...], registry: Registry,
                   seen: set[str]) -> list[Decision]:
     """The decisions on `tip`'s first-parent line (stopping at what `exclude` reaches), a
-    trusted sync merge's second-parent line read in its place (rule 1)."""
+    trusted sync merge's second-parent line read in its place (rule 1). The verdicts are
+    recomputed on each read from the cached, parsed commits: they depend on the registry
+    and on where the sync merges sit."""
     decisions: list[Decision] = []
-    for logged in githistory.decision_log(repo, tip, "Factdesk-Action-Id: ", depth=depth,
-                                          merges=True, exclude=exclude):
-        if len(decisions) >= depth:
-            break
+    for logged in decision_log.line(repo, tip, exclude):
         if logged.sha in seen:
             continue
         seen.add(logged.sha)
         if len(logged.parents) > 1:
-            if is_sync_merge(logged.parents, logged.author_email, logged.committer_email,
-                             logged.message, registry):
+            if _sync_merge(logged.parents, logged.author_email, logged.committer_email,
+                           logged.trailers, registry):
                 decisions += _decisions_on(repo, logged.parents[1], (*exclude, logged.parents[0]),
-                                           registry, depth - len(decisions), seen)
+                                           registry, seen)
             continue
         decision = _decision(logged, registry)
         if decision is not None:
             decisions.append(decision)
-    return decisions[:depth]
+    return decisions
 
 
 def _decision(logged: githistory.LoggedCommit, registry: Registry) -> Decision | None:
     """The decision a non-merge commit of a trusted line records (rules 3 to 5), else None."""
-    author, committer, body = logged.author_email, logged.committer_email, logged.message
-    if len(logged.parents) > 1 or is_agent_identity(committer, registry):
+    author, committer, block = logged.author_email, logged.committer_email, logged.trailers
+    if len(logged.parents) > 1 or is_agent_identity(committer, registry) or block is None:
         return None
-    found = decision_in(body)
+    found = _decision_of(block)
     if found is None:
         return None
-    block = tuple(trailer_block(body) or ())
     if found[0] in REVIEW_ACTIONS:
         named = [v.strip() for k, v in block if k == "Factdesk-Proposal"]
         if not named or not all(_SHA.match(v) for v in named):
@@ -264,15 +273,14 @@ def arrivals(repo: Path, tip: str, have: str | None, *, registry: Registry | Non
 def _arrivals(repo: Path, tip: str, exclude: tuple[str, ...], registry: Registry,
               top: str | None, seen: set[str]) -> list[Arrival]:
     out: list[Arrival] = []
-    for logged in githistory.decision_log(repo, tip, "", depth=1_000_000, merges=True,
-                                          exclude=exclude):
+    for logged in githistory.decision_log(repo, tip, "", merges=True, exclude=exclude):
         if logged.sha in seen:
             continue
         seen.add(logged.sha)
         author, committer = logged.author_email, logged.committer_email
         below: list[Arrival] = []
-        if len(logged.parents) > 1 and is_sync_merge(logged.parents, author, committer,
-                                                     logged.message, registry):
+        if len(logged.parents) > 1 and _sync_merge(logged.parents, author, committer,
+                                                   logged.trailers, registry):
             kind = SYNC_MERGE
             below = _arrivals(repo, logged.parents[1], (*exclude, logged.parents[0]), registry,
                               top or logged.sha, seen)

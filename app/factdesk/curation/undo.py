@@ -101,7 +101,7 @@ class UndoOps(CurationBase):
                     extra_trailers=(("Reverts", target.action_id),))
 
 
-def read_stacks(repo: Path, depth: int = 2000) -> tuple[list[ActionRecord], list[ActionRecord]]:
+def read_stacks(repo: Path) -> tuple[list[ActionRecord], list[ActionRecord]]:
     """(undo stack, redo stack), top last, from the curators' decisions on the branch
     (`trust.trusted_decisions`: never an agent's commit, never a trailer outside a
     message's final block)."""
@@ -111,7 +111,7 @@ def read_stacks(repo: Path, depth: int = 2000) -> tuple[list[ActionRecord], list
         return [], []
     if tip == ZERO:
         return [], []
-    return replay(trusted_decisions(repo, tip, depth=depth))
+    return replay(trusted_decisions(repo, tip))
 
 
 def replay(decisions: Sequence[Decision]) -> tuple[list[ActionRecord], list[ActionRecord]]:
