@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 
 from factdesk.core import open_corpus
-from factdesk.review.agent_write import AgentIdentity, AgentWriter, AgentWriteRefused, \
-    Limits, agent_identity
+from factdesk.review.agent_write import AgentIdentity, AgentWriter, AgentWriteRefused, Limits, agent_identity
 from factdesk.review.proposals import load_queue
 from tests.conftest import Corpus, git
 

@@ -337,7 +337,7 @@ class AgentWriter:
                                           committer=self.identity.committer)
             if gittree.swap_ref(self.repo, ref, sha, tip, f"factdesk mcp: {message[:200]}"):
                 return sha, path, warnings
-            time.sleep(random.uniform(0.005, 0.03) * min(attempt + 1, 8))
+            time.sleep(random.uniform(0.005, 0.03) * min(attempt + 1, 8))  # noqa: S311 (jitter)
         raise AgentWriteRefused("busy", f"{self.identity.branch} kept moving under other writers "
                                 "(40 tries): nothing was written; write again")
 
