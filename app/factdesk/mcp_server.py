@@ -175,6 +175,17 @@ def _write_tools(server: MCPServer, writer: AgentWriter) -> None:
             return cast("dict[str, Any]", _refused(exc))
 
 
+    @_tool(server, "my_proposals")
+    def my_proposals(status: str = "all", limit: int = 50) -> dict[str, Any]:
+        """Your own proposals (on agent/<you>), newest first: each with its status (open,
+        accepted, rejected, partial), its facts and, once a curator decided it, the
+        curator's reason. `status` filters (all, open, accepted, rejected, partial)."""
+        try:
+            return writer.my_proposals(status, limit)
+        except FactdeskError as exc:
+            return cast("dict[str, Any]", _refused(exc))
+
+
 def _refused(exc: FactdeskError) -> CallToolResult:
     """A write's refusal as the tool's error result, its text exactly the refusal's
     (`[H1] …`): a raised ToolError would reach the client as "Error executing tool

@@ -120,3 +120,22 @@ def test_a_merged_branch_restarts_from_the_curated_tip(corpus: Corpus) -> None:
     second = w.propose_fact("Two", "B", "observation", topic="gotchas")
     parent = git(corpus.root, "rev-parse", f"{second['sha']}^").strip()
     assert parent == main != first["sha"]
+
+
+def test_my_proposals_shows_status_and_the_curators_reason(corpus: Corpus) -> None:
+    from factdesk.curation import Identity
+    from factdesk.review.decide import Review
+
+    w = _writer(corpus)
+    kept = w.propose_fact("Kept", "B", "observation", topic="gotchas")
+    dropped = w.propose_fact("Dropped", "B", "observation", topic="gotchas")
+    assert [p["status"] for p in w.my_proposals()["proposals"]] == ["open", "open"]
+    Review(open_corpus(corpus.root), Identity("ana", "ana@example.org")).reject(
+        [dropped["sha"]], "a duplicate of the pool fact")
+    mine = {p["sha"]: p for p in w.my_proposals()["proposals"]}
+    assert mine[dropped["sha"]]["status"] == "rejected"
+    assert mine[dropped["sha"]]["reason"] == "a duplicate of the pool fact"
+    assert mine[kept["sha"]]["status"] == "open" and mine[kept["sha"]]["reason"] is None
+    assert [p["sha"] for p in w.my_proposals("rejected")["proposals"]] == [dropped["sha"]]
+    with pytest.raises(AgentWriteRefused, match=r"^\[input\] status"):
+        w.my_proposals("bogus")

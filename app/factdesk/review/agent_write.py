@@ -51,6 +51,7 @@ from factdesk.model.enums import Severity as _Severity
 from factdesk.model.fact import Problem
 from factdesk.model.refs import local_targets
 from factdesk.model.words import an
+from factdesk.review.proposals import load_queue
 
 if TYPE_CHECKING:
     import sqlite3
@@ -319,6 +320,35 @@ class AgentWriter:
             return {p: reader.read(blob, limit=MAX_BYTES) for p, (_mode, blob) in entries.items()}
         finally:
             reader.close()
+
+    # -- my_proposals -------------------------------------------------------------------------
+
+    def my_proposals(self, status: str = "all", limit: int = 50) -> dict[str, Any]:
+        """This agent's proposals on `agent/<id>`, newest first, with their status (open,
+        accepted, rejected, partial) and, once decided, the curator's reason →
+        `{"branch", "proposals": [{"sha", "subject", "status", "time", "facts": [{"path",
+        "change", "status"}], "decided_by", "reason"}]}`. A read: no rate, nothing written."""
+        if status not in ("all", "open", "accepted", "rejected", "partial"):
+            raise AgentWriteRefused("input", f"status {status!r}: one of all, open, accepted, "
+                                    "rejected, partial")
+        queue = load_queue(self.repo, branch=self.identity.branch)
+        mine = [p for p in queue.proposals if status in ("all", p.status)]
+        mine = sorted(mine, key=lambda p: p.time, reverse=True)[:max(1, min(limit, 500))]
+        return {"branch": self.identity.branch, "proposals": [
+            {"sha": p.sha, "subject": p.subject, "status": p.status, "time": p.time,
+             "facts": [{"path": f.path, "change": f.change, "status": f.status}
+                       for f in p.facts],
+             "decided_by": p.decided_by[0] if p.decided_by else None,
+             "reason": self._reason(p.decided_by[0]) if p.decided_by else None}
+            for p in mine]}
+
+    def _reason(self, commit: str) -> str | None:
+        """The `Factdesk-Reason` a decision commit records (data: handed over as text)."""
+        message = gitrepo.run_git(self.repo, "log", "-1", "--format=%B", "--end-of-options",
+                                  commit, check=False).decode("utf-8", "replace")
+        found = [v.strip() for k, v in githistory.trailer_lines(message) or ()
+                 if k == "Factdesk-Reason"]
+        return found[-1] if found else None
 
     # -- the commit ---------------------------------------------------------------------------
 
