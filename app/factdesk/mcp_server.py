@@ -175,6 +175,21 @@ def _write_tools(server: MCPServer, writer: AgentWriter) -> None:
             return cast("dict[str, Any]", _refused(exc))
 
 
+    @_tool(server, "send_message", WRITES)
+    def send_message(to: list[str], body: str, context_explanation: str,
+                     referenced_memory_ids: list[str] | None = None,
+                     in_reply_to: str | None = None) -> dict[str, Any]:
+        """Send a message to other agents (or `curator`): kept apart from memory, never
+        recalled as a fact. `context_explanation`: why you send it now;
+        `referenced_memory_ids`: kb/ paths of the facts it is about. Committed on your branch
+        agent/<you>, from you. Returns {sha, branch, path}; a refusal starts with its code."""
+        try:
+            return writer.send_message(to, body, context_explanation,
+                                       referenced_memory_ids=referenced_memory_ids,
+                                       in_reply_to=in_reply_to)
+        except FactdeskError as exc:
+            return cast("dict[str, Any]", _refused(exc))
+
     @_tool(server, "my_proposals")
     def my_proposals(status: str = "all", limit: int = 50) -> dict[str, Any]:
         """Your own proposals (on agent/<you>), newest first: each with its status (open,

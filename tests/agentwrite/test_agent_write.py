@@ -139,3 +139,19 @@ def test_my_proposals_shows_status_and_the_curators_reason(corpus: Corpus) -> No
     assert [p["sha"] for p in w.my_proposals("rejected")["proposals"]] == [dropped["sha"]]
     with pytest.raises(AgentWriteRefused, match=r"^\[input\] status"):
         w.my_proposals("bogus")
+
+
+def test_send_message_lands_on_the_agent_branch_and_comes_over_as_its_own(corpus: Corpus) -> None:
+    before = corpus.snapshot()
+    w = _writer(corpus)
+    out = w.send_message(["claude-code"], "Please add lock_timeout before the migration.",
+                         "the ledger migration is next", ["kb/gotchas/db/b2b2b2b2.md"])
+    assert out["path"].startswith("msg/") and corpus.snapshot() == before
+    text = git(corpus.root, "show", f"agent/codex:{out['path']}")
+    assert "from: codex\n" in text and "delivery: queued\n" in text
+    (p,) = load_queue(corpus.root).proposals
+    assert p.other_files == (out["path"],)  # review.carry: its own message comes over
+    with pytest.raises(AgentWriteRefused, match=r"^\[M3\]"):
+        w.send_message(["claude-code"], "About a ghost.", "why", ["kb/gotchas/db/ffffffff.md"])
+    with pytest.raises(AgentWriteRefused, match=r"^\[input\] to: '\.\./x'"):
+        w.send_message(["../x"], "B", "why")

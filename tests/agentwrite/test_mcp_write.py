@@ -55,7 +55,7 @@ def test_an_agent_proposes_over_mcp(corpus: Corpus) -> None:
          "topic": "gotchas"},
         _fact("Ana prefers tabs", claimant_agent_id="ana", claimant_type="user"),
     ]))
-    assert tools == ["my_proposals", "propose_fact", "recall", "search", "show"]
+    assert tools == ["my_proposals", "propose_fact", "recall", "search", "send_message", "show"]
     (ok, first), (refused, h1), (ok3, third) = out
     assert not ok and first["branch"] == "agent/codex" and first["topic"] == "gotchas"
     assert refused and h1.startswith("[H1] a hypothesis needs a settlement criterion"), h1

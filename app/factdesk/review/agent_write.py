@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from factdesk.corpus import githistory, gitrepo
 from factdesk.corpus.codec import MAX_BYTES, parse_fact
+from factdesk.corpus.messages import parse_message, serialize_message
 from factdesk.corpus.registry_io import load_registry
 from factdesk.corpus.writer import FieldValue, WriteRefused, serialize_fact
 from factdesk.curation import gittree
@@ -49,6 +50,7 @@ from factdesk.model.authority import forbidden_reason
 from factdesk.model.enums import ClaimantType, FactType, Kind, Origin
 from factdesk.model.enums import Severity as _Severity
 from factdesk.model.fact import Problem
+from factdesk.model.messages import message_path
 from factdesk.model.refs import local_targets
 from factdesk.model.words import an
 from factdesk.review.proposals import load_queue
@@ -320,6 +322,59 @@ class AgentWriter:
             return {p: reader.read(blob, limit=MAX_BYTES) for p, (_mode, blob) in entries.items()}
         finally:
             reader.close()
+
+    # -- send_message -------------------------------------------------------------------------
+
+    def send_message(self, to: Sequence[str], body: str, context_explanation: str,
+                     referenced_memory_ids: Sequence[str] | None = None,
+                     in_reply_to: str | None = None) -> dict[str, Any]:
+        """A message from this agent (FORMAT §14: `msg/<yyyy>/<mm>/<8 hex>.md`, `from` the
+        server's id, delivery `queued`), one commit on `agent/<id>` → `{sha, branch, path}`.
+        Checked first as review's carry rule checks an agent's own message (it parses with
+        no error of its own) and every referenced id is a live fact (M3)."""
+        self.rate.take()
+        lim = self.limits
+        recipients = _items("to", to, lim)
+        if not recipients:
+            raise AgentWriteRefused("input", "to is empty: name at least one agent id (or curator)")
+        for who in recipients:
+            if not _ID_RE.fullmatch(who) or ".." in who:
+                raise AgentWriteRefused("input", f"to: {who!r} is no agent id")
+        body = _text("body", body, multiline=True)
+        if not body.strip() or len(body.encode("utf-8")) > lim.body_bytes:
+            raise AgentWriteRefused("input", f"the body must hold text, at most {lim.body_bytes} "
+                                    "bytes")
+        why = _line("context_explanation", context_explanation, lim.settlement_chars)
+        refs = _items("referenced_memory_ids", referenced_memory_ids, lim)
+        reply = _optional_line("in_reply_to", in_reply_to, lim.item_chars)
+        sent = now_rfc3339()
+        fields: dict[str, object] = {
+            "from": self.identity.id, "to": recipients, "sent": sent, "delivery": "queued",
+            "context_explanation": why, "referenced_memory_ids": refs, "in_reply_to": reply}
+        try:
+            path = message_path(self.identity.id, sent, body)
+            data = serialize_message(fields, body)
+        except (ValueError, TypeError) as exc:
+            raise AgentWriteRefused("input", str(exc)) from None
+
+        def make(base: str) -> tuple[dict[str, bytes], str]:
+            if gittree.tree_entries(self.repo, base, [path]):
+                raise AgentWriteRefused("input", f"{path} exists: this message was sent already")
+            return {path: data}, path
+
+        def check(files: Mapping[str, bytes], base: str) -> list[Problem]:
+            found = list(parse_message(path, data).problems)
+            wanted = [r for r in refs if r.startswith("kb/")]
+            live = self.indexer.read(lambda conn: review_reads.live_paths(conn, wanted))
+            own = set(gittree.tree_entries(self.repo, base, [r for r in wanted if r not in live]))
+            found += [Problem(path, 1, "M3", _Severity.ERROR,
+                              f"referenced_memory_ids: {r} is no fact of kb/: name live facts")
+                      for r in refs if r not in live and r not in own]
+            return found
+
+        sha, path, _warnings = self._write(make, check, f"message: to {', '.join(recipients)}",
+                                           self.identity.author("message"))
+        return {"sha": sha, "branch": self.identity.branch, "path": path, "sent": sent}
 
     # -- my_proposals -------------------------------------------------------------------------
 
