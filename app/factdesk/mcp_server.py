@@ -1,10 +1,13 @@
-"""`factdesk mcp --kb PATH`: curated memory for agents over MCP (stdio), read-only.
+"""`factdesk mcp --kb PATH [--agent ID]`: curated memory for agents over MCP (stdio).
 
 Tools: `search` (the query language, `include:messages` included), `show` (one fact with its
 envelope, attribution, weights and problems, and the messages that reference it) and
 `recall` (live facts, ranked, rendered by the authority table — `factdesk recall`).
 Resources: `factdesk://facts` (the newest live facts) and `factdesk://fact/{ref}` (one fact,
-by id or 8-hex name, as attributed markdown). Nothing here writes to the corpus.
+by id or 8-hex name, as attributed markdown). Without `--agent` nothing here writes to the
+corpus. With `--agent ID` (issue 26) the server also writes for that one agent: `propose_fact`
+(a new fact, checked by the rules before it is written, committed on `agent/<ID>` with git's
+plumbing: `review.agent_write`); a refusal is a tool error whose text starts with `[CODE]`.
 
 Uses the official `mcp` Python SDK (a dependency of every install).
 """
@@ -17,7 +20,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -29,8 +32,10 @@ from mcp.types import ToolAnnotations
 from mcp_types import (
     INVALID_REQUEST,
     PARSE_ERROR,
+    CallToolResult,
     ErrorData,
     JSONRPCError,
+    TextContent,
     jsonrpc_message_adapter,
 )
 from pydantic import ValidationError
@@ -44,6 +49,7 @@ from factdesk.index.query import includes_messages
 from factdesk.index.rows import fact_payload
 from factdesk.index.search import get_fact_row, problems_for, search
 from factdesk.recall import Attestations, message_hits, messages_referencing, recall
+from factdesk.review.agent_write import AgentWriter, agent_identity
 from factdesk.version import version
 
 if TYPE_CHECKING:
@@ -55,10 +61,16 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempot
 LISTED = 500
 
 
-def build_server(kb: Path) -> MCPServer:
+WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+                         open_world_hint=False)
+
+
+def build_server(kb: Path, agent: str | None = None) -> MCPServer:
     """The server over the corpus at `kb` (opened once; every call brings its index up to
-    date first, as the command line does)."""
+    date first, as the command line does). `agent`: the id it writes for (its write tools
+    are added); AgentWriteRefused when the registry refuses that id."""
     indexer = open_corpus(kb)
+    identity = agent_identity(indexer.repo, agent) if agent is not None else None
     # each read first finishes or rolls back an action a crash left half-done, when no
     # action holds the writer lock; else the pending files are served as HEAD has them
     # (issue 22 #3): the one write this server makes is recovery's, never the corpus's own
@@ -116,6 +128,9 @@ def build_server(kb: Path) -> MCPServer:
             return recall_reads.newest_live(conn, LISTED)
         return {"facts": indexer.read(work)}
 
+    if identity is not None:
+        _write_tools(server, AgentWriter(indexer, identity))
+
     @server.resource("factdesk://fact/{ref}", name="fact", mime_type="text/markdown")
     def fact_resource(ref: str) -> str:
         """One fact as attributed markdown: the sentence an agent is shown, then the body."""
@@ -127,6 +142,71 @@ def build_server(kb: Path) -> MCPServer:
                     f"{data['status']}\n\n{data['body']}\n")
 
     return server
+
+
+def _write_tools(server: MCPServer, writer: AgentWriter) -> None:
+    """The tools an agent writes with (docs/mcp.md is their contract)."""
+
+    @_tool(server, "propose_fact", WRITES)
+    def propose_fact(title: str, body: str, type: str, kind: str | None = None,
+                     origin: str | None = None, confidence: float | None = None,
+                     refs: list[str] | None = None, domain: list[str] | None = None,
+                     entities: list[str] | None = None, claim_type: str | None = None,
+                     subject_kind: str | None = None, subject_ref: str | None = None,
+                     settle_by: str | None = None, settlement: str | None = None,
+                     topic: str | None = None, category: str | None = None) -> dict[str, Any]:
+        """Propose a new fact to the curated memory. It is checked by the corpus's rules
+        first, then committed on your own branch agent/<you> for a curator to decide; you are
+        always its claimant. `type`: a knomit type (observation, concept, process, principle,
+        pattern, reference, synthesis, insight, hypothesis, methodology; pragmatic: policy,
+        heuristic). Where it lands: kb/<topic>/<category>/<8 hex>.md, `topic` a top-level
+        topic of the ontology, else the first segment of domain[0]. A hypothesis needs
+        settle_by (YYYY-MM-DD) and settlement. Returns {sha, branch, path, topic,
+        topic_from}; a refusal is an error starting with the rule's code, e.g. "[H1] …",
+        saying how to write it legally."""
+        try:
+            return writer.propose_fact(
+                title, body, type, kind=kind, origin=origin, confidence=confidence, refs=refs,
+                domain=domain, entities=entities, claim_type=claim_type,
+                subject_kind=subject_kind, subject_ref=subject_ref, settle_by=settle_by,
+                settlement=settlement, topic=topic, category=category)
+        except FactdeskError as exc:
+            # (the SDK passes a CallToolResult through whatever the annotation says)
+            return cast("dict[str, Any]", _refused(exc))
+
+
+    @_tool(server, "send_message", WRITES)
+    def send_message(to: list[str], body: str, context_explanation: str,
+                     referenced_memory_ids: list[str] | None = None,
+                     in_reply_to: str | None = None) -> dict[str, Any]:
+        """Send a message to other agents (or `curator`): kept apart from memory, never
+        recalled as a fact. `context_explanation`: why you send it now;
+        `referenced_memory_ids`: kb/ paths of the facts it is about. Committed on your branch
+        agent/<you>, from you. Returns {sha, branch, path}; a refusal starts with its code."""
+        try:
+            return writer.send_message(to, body, context_explanation,
+                                       referenced_memory_ids=referenced_memory_ids,
+                                       in_reply_to=in_reply_to)
+        except FactdeskError as exc:
+            return cast("dict[str, Any]", _refused(exc))
+
+    @_tool(server, "my_proposals")
+    def my_proposals(status: str = "all", limit: int = 50) -> dict[str, Any]:
+        """Your own proposals (on agent/<you>), newest first: each with its status (open,
+        accepted, rejected, partial), its facts and, once a curator decided it, the
+        curator's reason. `status` filters (all, open, accepted, rejected, partial)."""
+        try:
+            return writer.my_proposals(status, limit)
+        except FactdeskError as exc:
+            return cast("dict[str, Any]", _refused(exc))
+
+
+def _refused(exc: FactdeskError) -> CallToolResult:
+    """A write's refusal as the tool's error result, its text exactly the refusal's
+    (`[H1] …`): a raised ToolError would reach the client as "Error executing tool
+    propose_fact: [H1] …", and agents match on the leading `[CODE]` (docs/mcp.md)."""
+    text = str(exc).encode("utf-8", "backslashreplace").decode("utf-8")
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
 @contextmanager
@@ -153,14 +233,16 @@ def _text(name: str, value: str) -> str:
     return value
 
 
-def _tool(server: MCPServer, name: str) -> Callable[[Callable[..., Any]], Any]:
-    """Register a read-only tool whose description is its docstring as one line of prose:
-    the SDK hands the docstring over as written, indentation and line breaks included, and
-    clients show (and models read) that verbatim."""
+def _tool(server: MCPServer, name: str, annotations: ToolAnnotations = READ_ONLY
+          ) -> Callable[[Callable[..., Any]], Any]:
+    """Register a tool (read-only unless `annotations` say otherwise) whose description is
+    its docstring as one line of prose: the SDK hands the docstring over as written,
+    indentation and line breaks included, and clients show (and models read) that
+    verbatim."""
 
     def register(fn: Callable[..., Any]) -> Any:
         description = " ".join((inspect.getdoc(fn) or "").split())
-        return server.tool(name=name, annotations=READ_ONLY, description=description)(fn)
+        return server.tool(name=name, annotations=annotations, description=description)(fn)
 
     return register
 
@@ -182,9 +264,9 @@ def _show(indexer: Indexer, ref: str) -> dict[str, Any] | None:
     return indexer.read(work)
 
 
-def serve(kb: Path) -> None:
+def serve(kb: Path, agent: str | None = None) -> None:
     """Run the server over stdin/stdout until the client closes it."""
-    anyio.run(_serve_stdio, build_server(kb))
+    anyio.run(_serve_stdio, build_server(kb, agent))
 
 
 async def _serve_stdio(server: MCPServer) -> None:

@@ -4,7 +4,8 @@
     factdesk messages mark MSG... --delivery read --reason "…"
     factdesk move-to-messages FACT --to AGENT [--to AGENT] [--from AGENT] --reason "…"
     factdesk recall QUERY [--kb PATH] [--limit N] [--include-agent-comm] [--format markdown|json]
-    factdesk mcp [--kb PATH]          (the same reads as an MCP server over stdio)
+    factdesk mcp [--kb PATH] [--agent ID]   (the same reads as an MCP server over stdio;
+                                             with --agent, that agent's write tools too)
 """
 
 from __future__ import annotations
@@ -101,10 +102,15 @@ def recall_cmd(query: str, kb: Path, limit: int, include_agent_comm: bool, fmt: 
               help="print how an MCP client starts this server for --kb, and exit: the "
                    "`mcpServers` JSON desktop clients read (json, the default) or a "
                    "`claude mcp add` line (claude)")
-def mcp_cmd(kb: Path, print_config: str | None) -> None:
-    """Serve search, show and recall (read-only) as an MCP server over stdio."""
+@click.option("--agent", "agent", default=None, metavar="ID",
+              help="serve write tools for this agent id too (propose_fact …): what it "
+                   "writes is checked by the rules and committed on agent/ID; its type comes "
+                   "from .factdesk/agents.yaml (unregistered: unverified; a user is refused)")
+def mcp_cmd(kb: Path, print_config: str | None, agent: str | None) -> None:
+    """Serve search, show and recall (read-only) as an MCP server over stdio; with --agent,
+    also the tools that agent proposes facts with (docs/mcp.md)."""
     if print_config is not None:
-        click.echo(mcp_config(kb, print_config))
+        click.echo(mcp_config(kb, print_config, agent))
         _exit(0)
         return
     try:
@@ -112,24 +118,30 @@ def mcp_cmd(kb: Path, print_config: str | None) -> None:
     except ImportError as exc:  # (a broken install: `mcp` is a dependency)
         raise click.ClickException(
             f"the MCP server needs the `mcp` package ({exc}); reinstall factdesk") from None
-    serve(kb)
+    from factdesk.review.agent_write import AgentWriteRefused
+
+    try:
+        serve(kb, agent)
+    except AgentWriteRefused as exc:  # (the identity: said before any client is served)
+        raise click.ClickException(f"--agent {agent}: {exc}") from None
     _exit(0)
 
 
-def mcp_launch(kb: Path) -> list[str]:
+def mcp_launch(kb: Path, agent: str | None = None) -> list[str]:
     """The command line that starts this install's MCP server on `kb`: this interpreter
     (or this bundle's executable) with absolute paths, so it runs whatever the client's
     PATH and working folder are."""
     folder = str(Path(kb).expanduser().resolve())
+    tail = ["--agent", agent] if agent else []
     if getattr(sys, "frozen", False):  # the PyInstaller bundle
-        return [sys.executable, "mcp", "--kb", folder]
-    return [sys.executable, "-m", "factdesk", "mcp", "--kb", folder]
+        return [sys.executable, "mcp", "--kb", folder, *tail]
+    return [sys.executable, "-m", "factdesk", "mcp", "--kb", folder, *tail]
 
 
-def mcp_config(kb: Path, style: str) -> str:
+def mcp_config(kb: Path, style: str, agent: str | None = None) -> str:
     """`json`: the `mcpServers` block desktop MCP clients read; `claude`: the line that adds
     the server to Claude Code."""
-    command = mcp_launch(kb)
+    command = mcp_launch(kb, agent)
     if style == "claude":
         return shlex.join(["claude", "mcp", "add", "factdesk", "--", *command])
     return json.dumps({"mcpServers": {"factdesk": {"command": command[0], "args": command[1:]}}},

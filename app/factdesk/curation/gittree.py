@@ -332,3 +332,33 @@ def sync_index(repo: Path, paths: Sequence[str], entries: Mapping[str, str | Non
         if held:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(lock)
+
+
+# -- commits on a branch nobody has checked out (an agent's own, issue 26) ---------------------
+
+
+def commit_files_on(repo: Path, base: str, files: Mapping[str, bytes], message: str, *,
+                    author: Identity, committer: Identity) -> str:
+    """A commit on `base` (ZERO: a root commit) whose tree is `base`'s with each of `files`
+    set to its bytes: objects, trees and the commit only (`hash-object`, `mktree`,
+    `commit-tree`). The work tree, git's index and every ref are left alone."""
+    paths = list(files)
+    blobs = _store_blobs(repo, [files[p] for p in paths])
+    return _build_commit(repo, base, dict(zip(paths, blobs, strict=True)), message, author,
+                         committer)
+
+
+def swap_ref(repo: Path, ref: str, new: str, old: str | None, reason: str) -> bool:
+    """Move `ref` to `new` only if it still holds `old` (None: only if it does not exist),
+    in one `update-ref` (git's lock file makes it a compare-and-swap). False when another
+    writer moved it first, or held its lock (the caller retries from the new tip)."""
+    proc = _git(repo, "update-ref", "-m", reason, "--end-of-options", ref, new, old or ZERO,
+                check=False)
+    return proc.returncode == 0
+
+
+def ref_tip(repo: Path, ref: str) -> str | None:
+    """The commit `ref` (a full ref name) holds, None when it does not exist."""
+    out = _git(repo, "rev-parse", "-q", "--verify", "--end-of-options", f"{ref}^{{commit}}",
+               check=False).stdout.decode().strip()
+    return out or None
