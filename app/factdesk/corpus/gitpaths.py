@@ -63,8 +63,13 @@ def _ntfs_is_dotgitmodules(component: str) -> bool:
                 and _only_spaces_and_dots(low[short.end():]))
 
 
-def git_refuses(path: str, *, symlink: bool = False) -> str | None:
-    """Why git refuses `path` on some platform (in words), or None when every git takes it."""
+def git_refuses(path: str, *, symlink: bool = False, windows: bool = True) -> str | None:
+    """Why git refuses `path` on some platform (in words), or None when every git takes it.
+    `windows=False`: only the rules that guard the repository itself (empty, absolute and
+    dot components, `.git` in any spelling, a drive letter) — what a curator's own commit
+    of a name already in the history is held to; a name Windows alone cannot hold is
+    refused where it would come in (review, accept), not where a curator removes or
+    restores it."""
     if not path:
         return "an empty path"
     if re.match(r"[A-Za-z]:", path):
@@ -78,6 +83,8 @@ def git_refuses(path: str, *, symlink: bool = False) -> str | None:
             return f"{part!r} is git's own folder `.git` on NTFS or HFS+, in any case"
         if symlink and (_hfs_is(part, ".gitmodules") or _ntfs_is_dotgitmodules(part)):
             return f"{part!r} as a symbolic link is `.gitmodules` on NTFS or HFS+"
+        if not windows:
+            continue
         if _WINDOWS_CHARS.search(part):
             return f"{part!r} holds a character Windows does not allow in a name"
         if part.endswith((" ", ".")):

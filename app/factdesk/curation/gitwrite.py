@@ -183,9 +183,9 @@ def commit_files(repo: Path, changes: Sequence[FileChange], message: str, *,
     paths = [c.path for c in changes]
     if len(set(paths)) != len(paths):
         raise Refused("an action may change each file once")
-    for p in paths:
-        if why := git_refuses(p):
-            raise Refused(f"{p!r}: not a path factdesk writes: git refuses it ({why})",
+    for c in changes:  # (removing a bad path is always allowed: it takes it out)
+        if c.new is not None and (why := git_refuses(c.path, windows=False)):
+            raise Refused(f"{c.path!r}: not a path factdesk writes: git refuses it ({why})",
                           rule="git_path")
     with writer_lock(repo):
         gd = gitrepo.git_dir(repo)

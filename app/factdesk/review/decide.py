@@ -56,7 +56,7 @@ from factdesk.curation import Conflict, Curation, Identity, Refused
 from factdesk.curation.base import read_file
 from factdesk.curation.changes import ChangeSet, FieldChange, Plan, inert, run_plan, short, with_op
 from factdesk.curation.gittree import tree_entries
-from factdesk.curation.gitwrite import FileChange, current_branch, gitrepo_path_ok
+from factdesk.curation.gitwrite import FileChange, current_branch
 from factdesk.curation.trust import REVIEW_ACTIONS, Decision, trusted_decisions
 from factdesk.curation.undo import replay
 from factdesk.index import review_reads
@@ -127,10 +127,19 @@ def unwritable(path: str) -> str | None:
         path.encode("utf-8")
     except UnicodeEncodeError:
         return "the name is not UTF-8 (shown with \\xNN escapes): factdesk writes no such file"
-    if not gitrepo_path_ok(path) or "." in path.split("/"):
-        return ("not a path inside the repository that factdesk writes (an empty, `.`, `..` "
-                "or `.git` segment)")
+    if why := git_refuses(path):
+        return f"git refuses this path on some platform ({why}); no override takes it"
     return None
+
+
+def _path_rule(path: str) -> str:
+    """`path` for a name that leaves its folder or is not UTF-8, `git_path` for one a git
+    somewhere refuses (`.git` in any spelling, a Windows-only name)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return "path"
+    return "path" if any(p in ("", ".", "..") for p in path.split("/")) else "git_path"
 
 
 def _blob(sha: str) -> str | None:
@@ -300,7 +309,7 @@ class Review:
             for p in chosen[a.sha]:
                 if why := unwritable(p):
                     raise Refused(f"{a.sha[:12]} {inert(p)}: {why}; reject it (a reject "
-                                  "records it)", rule="path")
+                                  "records it)", rule=_path_rule(p))
         edits = dict(edits or {})
         for p in edits:
             if not any(p in chosen[a.sha] for a in agents):
