@@ -123,7 +123,7 @@ def parse_fact(path: str, data: bytes, *, without: tuple[str, ...] = ()) -> Pars
     if without:
         entries = {k: e for k, e in entries.items() if k not in without}
     try:
-        fact = _build(path, entries, stripped.rstrip(), title_line)
+        fact = _build(path, entries, stripped.rstrip(), title_line, problems)
     except yamlv3.FieldError as exc:
         return _broken_fields(path, exc, entries, stripped, title_line, text)
     for key, scalar in yamlv3.impossible_dates(front, entries):
@@ -185,7 +185,10 @@ def _broken_fields(path: str, first: yamlv3.FieldError, entries: dict[str, yamlv
                         salvaged=salvaged)
 
 
-def _build(path: str, entries: dict[str, yamlv3.Entry], region: str, title_line: int) -> Fact:
+def _build(path: str, entries: dict[str, yamlv3.Entry], region: str, title_line: int,
+           warnings: list[Problem] | None = None) -> Fact:
+    """The fact `entries` and the body region write; `warnings` (when given) gets the
+    problems knomit would not have (an envelope key it never reads)."""
     def get(key: str) -> object | None:
         entry = entries.get(key)
         return entry.value if entry else None
@@ -239,7 +242,8 @@ def _build(path: str, entries: dict[str, yamlv3.Entry], region: str, title_line:
     if not title:
         raise yamlv3.FieldError("missing_h1", "empty title heading")
     body = lines[1].strip() if len(lines) > 1 else ""
-    envelope = Envelope(**{key: string(key) for key in ENVELOPE_KEYS})
+    envelope = Envelope(**{key: _envelope_value(path, entries, key, warnings)
+                           for key in ENVELOPE_KEYS})
     # (knomit's `expires` has no field here yet: kept with the unknown keys, so that it is
     # shown and searchable as written rather than read and then shown nowhere)
     known = (set(KNOMIT_KEYS) | set(ENVELOPE_KEYS)) - {"expires"}
@@ -264,6 +268,24 @@ def _build(path: str, entries: dict[str, yamlv3.Entry], region: str, title_line:
         key_lines={k: e.line + 1 for k, e in entries.items()},
         title_line=title_line,
     )
+
+
+def _envelope_value(path: str, entries: dict[str, yamlv3.Entry], key: str,
+                    warnings: list[Problem] | None) -> str | None:
+    """An envelope key's text. knomit never reads factdesk's envelope keys (FORMAT §13),
+    so a value it could not have decoded (a list, a map, `!!null x`) does not cost the fact:
+    the key is taken as absent, with an `envelope_shape` warning."""
+    entry = entries.get(key)
+    if entry is None:
+        return None
+    try:
+        return yamlv3.as_string(entry.value, key)
+    except yamlv3.FieldError as exc:
+        if warnings is not None:
+            warnings.append(Problem(path, entry.line + 1, "envelope_shape", Severity.WARNING,
+                                    f"{exc.message}: read as if absent (knomit does not read "
+                                    "factdesk's envelope keys, so it loads this fact)"))
+        return None
 
 
 def _body_only_invalid(data: bytes) -> int | None:
