@@ -38,3 +38,17 @@ def test_a_wrong_shape_envelope_key_is_ignored_as_knomit_ignores_it(
     assert found(fact_file(line + "\n")) == [("envelope_shape", "warning", 3)]
     message = out.problems[0].message
     assert f"{key} must be a string, got a {shape}" in message and "knomit" in message
+
+
+# --- 2. `motifs` not a list: a version difference --------------------------------------------
+
+@pytest.mark.parametrize("line", ["motifs: abc-def", "motifs: {a: b}"])
+def test_motifs_not_a_list_is_refused_as_knomits_motif_branch_refuses_it(line: str) -> None:
+    """knomit v0.5.3 (no `motifs` field) ignores the key; knomit's motif branch, whose
+    format factdesk reads, refuses the file. factdesk refuses it too, and says which
+    knomit loads it."""
+    out = parse_fact(PATH, fact_file(line + "\n"))
+    assert out.fact is None
+    assert [(p.code, p.line) for p in out.problems] == [("field_shape", 3)]
+    message = out.problems[0].message
+    assert "motif branch refuses" in message and "v0.5.3" in message and "ignores" in message

@@ -201,6 +201,12 @@ def _build(path: str, entries: dict[str, yamlv3.Entry], region: str, title_line:
         value = get(key)
         return () if value is None else yamlv3.as_string_list(value, key)
 
+    try:
+        motifs = strings("motifs")
+    except yamlv3.FieldError as exc:  # (a version difference: docs/format.md)
+        raise yamlv3.FieldError(exc.code, f"{exc.message}: knomit's motif branch refuses this "
+                                "file too (knomit v0.5.3, which has no motifs, ignores the key)",
+                                "motifs") from None
     kind = string("kind") or Kind.EPISTEMIC
     type_ = string("type") or ("observation" if kind == Kind.EPISTEMIC else "")
     if kind not in (Kind.EPISTEMIC, Kind.PRAGMATIC):
@@ -259,7 +265,7 @@ def _build(path: str, entries: dict[str, yamlv3.Entry], region: str, title_line:
         domain=strings("domain"),
         entities=strings("entities"),
         refs=strings("refs"),
-        motifs=drop_invalid_motifs(strings("motifs")),
+        motifs=drop_invalid_motifs(motifs),
         confidence=confidence,
         sources=sources,
         evidence_weight=weight,
