@@ -52,3 +52,36 @@ def test_motifs_not_a_list_is_refused_as_knomits_motif_branch_refuses_it(line: s
     assert [(p.code, p.line) for p in out.problems] == [("field_shape", 3)]
     message = out.problems[0].message
     assert "motif branch refuses" in message and "v0.5.3" in message and "ignores" in message
+
+
+# --- 3. Go's strings.TrimSpace, not Python's str.strip ----------------------------------------
+
+@pytest.mark.parametrize(("rest", "title", "body"), [
+    ("# T\x1f\n\nbody\x1c\n", "T\x1f", "body\x1c"),  # kept at the ends, as Go keeps them
+    ("# \x1e\n\nbody\n", "\x1e", "body"),  # a title Python's strip empties: knomit reads it
+    ("#\x1d T \x1f\n", "\x1d T \x1f", ""),
+    ("# T\u3000\xa0\x85\n\n\u2028body\u205f\n", "T", "body"),  # what both trim
+])
+def test_title_and_body_are_trimmed_as_go_trims_them(rest: str, title: str, body: str) -> None:
+    """U+001C–U+001F are whitespace to Python's `str.strip`, not to Go's `unicode.IsSpace`
+    (`strings.TrimSpace`): knomit keeps them at the ends of the title and body."""
+    out = parse_fact(PATH, fact_file("", rest))
+    assert out.fact is not None, out.problems
+    assert (out.fact.title, out.fact.body) == (title, body)
+
+
+@pytest.mark.parametrize("rest", ["\x1d# T\n\nbody\n", "\x1c\n# T\n"])
+def test_a_separator_before_the_title_line_is_no_title_as_knomit_says(rest: str) -> None:
+    """knomit trims the region after the frontmatter with Go's TrimSpace: a leading U+001D
+    stays, and the first line does not start with `#` ("no title heading found")."""
+    assert found(fact_file("", rest)) == [("missing_h1", "error", 4)]
+
+
+def test_a_written_title_reads_back_as_written() -> None:
+    from factdesk.corpus.writer import edit_text, serialize_fact
+
+    data = serialize_fact({"type": "observation"}, "T\x1f", "body\x1c")
+    fact = parse_fact(PATH, data).fact
+    assert fact is not None and (fact.title, fact.body) == ("T\x1f", "body\x1c")
+    edited = parse_fact(PATH, edit_text(data, title="U\x1e", body="b\x1d")).fact
+    assert edited is not None and (edited.title, edited.body) == ("U\x1e", "b\x1d")

@@ -24,6 +24,15 @@ from factdesk.model.motifs import MAX_MOTIFS, drop_invalid_motifs
 
 BOM = b"\xef\xbb\xbf"
 MAX_BYTES = 2 * 1024 * 1024
+#: Go's `unicode.IsSpace`, the set `strings.TrimSpace` trims. Python's `str.strip` trims
+#: U+001C–U+001F too, which knomit keeps at the ends of a title or body (issue 22)
+GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + (
+    "\u2028\u2029\u202f\u205f\u3000")
+
+
+def go_trim_space(text: str) -> str:
+    """Go's `strings.TrimSpace` (knomit trims the title and body with it)."""
+    return text.strip(GO_SPACE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +120,7 @@ def parse_fact(path: str, data: bytes, *, without: tuple[str, ...] = ()) -> Pars
     front = text[4 : end + 1]
     region_start = end + 5
     region = text[region_start:]
-    stripped = region.lstrip()
+    stripped = region.lstrip(GO_SPACE)
     leading = region[: len(region) - len(stripped)]
     title_line = 3 + front.count("\n") + leading.count("\n")
     try:
@@ -123,7 +132,7 @@ def parse_fact(path: str, data: bytes, *, without: tuple[str, ...] = ()) -> Pars
     if without:
         entries = {k: e for k, e in entries.items() if k not in without}
     try:
-        fact = _build(path, entries, stripped.rstrip(), title_line, problems)
+        fact = _build(path, entries, stripped.rstrip(GO_SPACE), title_line, problems)
     except yamlv3.FieldError as exc:
         return _broken_fields(path, exc, entries, stripped, title_line, text)
     for key, scalar in yamlv3.impossible_dates(front, entries):
@@ -170,7 +179,7 @@ def _broken_fields(path: str, first: yamlv3.FieldError, entries: dict[str, yamlv
     while (key := found[-1].key) in rest and key not in ("kind", "type"):
         del rest[key]
         try:
-            salvaged = _build(path, rest, region.rstrip(), title_line)
+            salvaged = _build(path, rest, region.rstrip(GO_SPACE), title_line)
             break
         except yamlv3.FieldError as exc:
             found.append(exc)
@@ -244,10 +253,10 @@ def _build(path: str, entries: dict[str, yamlv3.Entry], region: str, title_line:
     first = lines[0]
     if not first.startswith("#"):
         raise yamlv3.FieldError("missing_h1", "no title heading found")
-    title = first.lstrip("#").strip()
+    title = go_trim_space(first.lstrip("#"))
     if not title:
         raise yamlv3.FieldError("missing_h1", "empty title heading")
-    body = lines[1].strip() if len(lines) > 1 else ""
+    body = go_trim_space(lines[1]) if len(lines) > 1 else ""
     envelope = Envelope(**{key: _envelope_value(path, entries, key, warnings)
                            for key in ENVELOPE_KEYS})
     # (knomit's `expires` has no field here yet: kept with the unknown keys, so that it is
@@ -362,5 +371,5 @@ def _nul_in_frontmatter(path: str, data: bytes) -> ParseOutcome | None:
 def _guess_title(text: str) -> str:
     for line in text.split("\n"):
         if line.startswith("#"):
-            return line.lstrip("#").strip()[:300]
+            return go_trim_space(line.lstrip("#"))[:300]
     return ""
