@@ -85,3 +85,18 @@ def test_a_written_title_reads_back_as_written() -> None:
     assert fact is not None and (fact.title, fact.body) == ("T\x1f", "body\x1c")
     edited = parse_fact(PATH, edit_text(data, title="U\x1e", body="b\x1d")).fact
     assert edited is not None and (edited.title, edited.body) == ("U\x1e", "b\x1d")
+
+
+# --- 4. evidence_weight: .nan / .inf ---------------------------------------------------------
+
+@pytest.mark.parametrize("value", [".nan", ".NaN", ".inf", "-.inf", "+.Inf", "!!float .nan"])
+def test_a_nonfinite_evidence_weight_is_read_as_knomit_reads_it(value: str) -> None:
+    """knomit has no check on evidence_weight: NaN and ±Inf load. factdesk reads the fact
+    too, counts the weight as not recorded (nothing non-finite reaches SQLite, JSON or a
+    sort), and warns at its line."""
+    out = parse_fact(PATH, fact_file(f"evidence_weight: {value}\nsources: 2\n"))
+    assert out.fact is not None, out.problems
+    assert out.fact.evidence_weight is None and out.fact.sources == 2
+    assert [(p.code, p.severity.value, p.line) for p in out.problems] == [
+        ("evidence_weight_nonfinite", "warning", 3)]
+    assert "knomit reads it" in out.problems[0].message

@@ -243,9 +243,14 @@ def _build(path: str, entries: dict[str, yamlv3.Entry], region: str, title_line:
     weight = None
     if "evidence_weight" in entries:
         weight = yamlv3.as_float(get("evidence_weight"), "evidence_weight")
-        if not math.isfinite(weight):
-            raise yamlv3.FieldError("evidence_weight_type", "evidence_weight is not finite",
-                                    "evidence_weight")
+        if not math.isfinite(weight):  # (knomit has no check on this field: it loads)
+            if warnings is not None:
+                warnings.append(Problem(path, entries["evidence_weight"].line + 1,
+                                        "evidence_weight_nonfinite", Severity.WARNING,
+                                        f"evidence_weight is {weight}: knomit reads it (it "
+                                        "checks nothing on this field); factdesk counts the "
+                                        "weight as not recorded"))
+            weight = None
     origin_raw = string("origin")
     origin = (origin_raw if origin_raw and is_legal_origin_for_type(origin_raw, type_)
               else default_origin(type_))
