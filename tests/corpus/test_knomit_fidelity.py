@@ -100,3 +100,33 @@ def test_a_nonfinite_evidence_weight_is_read_as_knomit_reads_it(value: str) -> N
     assert [(p.code, p.severity.value, p.line) for p in out.problems] == [
         ("evidence_weight_nonfinite", "warning", 3)]
     assert "knomit reads it" in out.problems[0].message
+
+
+# --- 5. `!!null x`: yaml.v3 cannot decode text under a null tag -------------------------------
+
+@pytest.mark.parametrize("line", [
+    "domain: !!null x", "entities: [!!null x, a]", "confidence: !!null x", 'type: !!null "x"',
+    "origin: !!null authored",
+])
+def test_text_under_a_null_tag_is_refused_as_knomit_refuses_it(line: str) -> None:
+    """yaml.v3: "cannot decode !!str `x` as a !!null" — knomit refuses the file."""
+    out = parse_fact(PATH, ("---\n" + line + "\n---\n# T\n").encode())
+    assert out.fact is None
+    assert [(p.code, p.line) for p in out.problems] == [("yaml_value", 2)]
+    assert "as a !!null" in out.problems[0].message
+
+
+@pytest.mark.parametrize(("line", "want"), [
+    ("domain: !!null", ()), ('domain: !!null ""', ()), ("domain: !!null ~", ()),
+    ('domain: [!!null "", a]', ("a",)), ("domain: [!!null null, a]", ("a",)),
+])
+def test_a_null_tag_on_a_null_is_null(line: str, want: tuple[str, ...]) -> None:
+    out = parse_fact(PATH, fact_file(line + "\n"))
+    assert out.fact is not None and out.fact.domain == want and not out.problems
+
+
+def test_text_under_a_null_tag_outside_knomits_fields_costs_nothing() -> None:
+    """An unknown key is never decoded by knomit; an envelope key is not read by it."""
+    out = parse_fact(PATH, fact_file("note: !!null x\nclaim_type: !!null x\n"))
+    assert out.fact is not None and out.fact.envelope.claim_type is None
+    assert [(p.code, p.line) for p in out.problems] == [("envelope_shape", 4)]

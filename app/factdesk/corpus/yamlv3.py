@@ -68,8 +68,10 @@ class Scalar(NamedTuple):
 
     @property
     def is_null(self) -> bool:
+        """A null as yaml.v3 decodes it: `~`, `null`, empty, or a null tag on one of those
+        (`!!null x` is no null: yaml.v3 cannot decode it, and `resolved` says so)."""
         if self.tag is not None:
-            return self.tag == "!!null"
+            return self.tag == "!!null" and self.text in _NULLS
         return self.style is None and self.text in _NULLS
 
 
@@ -467,6 +469,8 @@ def as_string_list(value: object, key: str) -> tuple[str, ...]:
     if isinstance(value, Scalar):
         if value.is_null:
             return ()
+        if value.tag is not None:  # (yaml.v3 checks a tag before the shape: `!!null x`)
+            resolved(value, key)
         raise FieldError(
             f"{key}_shape" if key == "refs" else "field_shape",
             f"cannot unmarshal !!str `{value.text[:40]}` into []string ({key} must be a list)",
