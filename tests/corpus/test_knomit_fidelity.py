@@ -5,9 +5,12 @@ that factdesk reads (`knomit_unreadable`), or listed in docs/format.md."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from factdesk.corpus.codec import parse_fact
+from tests.conftest import Corpus
 
 PATH = "kb/t/x/f.md"
 
@@ -130,3 +133,47 @@ def test_text_under_a_null_tag_outside_knomits_fields_costs_nothing() -> None:
     out = parse_fact(PATH, fact_file("note: !!null x\nclaim_type: !!null x\n"))
     assert out.fact is not None and out.fact.envelope.claim_type is None
     assert [(p.code, p.line) for p in out.problems] == [("envelope_shape", 4)]
+
+
+# --- 6. `?` inside a flow item: yaml.v3 refuses it -------------------------------------------
+
+@pytest.mark.parametrize(("front", "item"), [
+    ("entities: [Is it safe?, x]\n", "Is it safe?"),
+    ("domain: [a?b]\n", "a?b"),
+    ("note: {q: why?}\n", "why?"),  # (a key knomit never decodes: the scanner still fails)
+    ("refs: [x,\n  does it hold? maybe]\n", "does it hold? maybe"),
+])
+def test_a_question_mark_in_a_flow_item_is_read_and_said_knomit_unreadable(
+        front: str, item: str) -> None:
+    """yaml.v3 ends a plain scalar at `?` in a flow collection and then refuses the file
+    ("did not find expected ',' or ']'"); libyaml reads the item whole. The form agents
+    write most (`[Is it safe?, x]`): read, with a `knomit_unreadable` warning, since the
+    agents' own knomit will not see the fact."""
+    out = parse_fact(PATH, fact_file(front))
+    assert out.fact is not None, out.problems
+    assert [(p.code, p.severity.value, p.line) for p in out.problems] == [
+        ("knomit_unreadable", "warning", 3 + front.split(item)[0].count("\n"))]
+    message = out.problems[0].message
+    assert message.startswith("knomit will not load this file: ") and repr(item) in message
+    assert "the agents' own knomit will not see this fact" in message
+
+
+@pytest.mark.parametrize("front", [
+    "entities: ['Is it safe?', \"why?\"]\n", "title: Is it safe?\n", "domain:\n  - is it?\n",
+])
+def test_a_question_mark_knomit_reads_is_no_finding(front: str) -> None:
+    out = parse_fact(PATH, fact_file(front))
+    assert out.fact is not None and out.problems == ()
+
+
+def test_check_says_which_facts_knomit_cannot_load(corpus: Corpus,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """`factdesk check` lists the fact (a warning: factdesk serves it) and says why."""
+    from factdesk.cli import main
+
+    corpus.write("kb/t/x/abababab.md", fact_file("entities: [Is it safe?, x]\n"))
+    assert main(["check", "--kb", str(corpus.root), "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    found = [w for w in out["warnings"] if w["code"] == "knomit_unreadable"]
+    assert [(w["path"], w["line"]) for w in found] == [("kb/t/x/abababab.md", 3)]
+    assert "the agents' own knomit will not see this fact" in found[0]["message"]

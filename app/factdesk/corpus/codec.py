@@ -124,13 +124,14 @@ def parse_fact(path: str, data: bytes, *, without: tuple[str, ...] = ()) -> Pars
     leading = region[: len(region) - len(stripped)]
     title_line = 3 + front.count("\n") + leading.count("\n")
     try:
-        entries = yamlv3.compose_mapping(front)
+        entries, notes = yamlv3.compose_document(front)
     except yamlv3.YamlError as exc:
         where = f" (column {exc.column})" if exc.column else ""
         return _fail(path, exc.code, exc.message + where, exc.line + 1, text=text,
                      title=_guess_title(stripped))
     if without:
         entries = {k: e for k, e in entries.items() if k not in without}
+    problems += [Problem(path, n.line + 1, n.code, Severity.WARNING, n.message) for n in notes]
     try:
         fact = _build(path, entries, stripped.rstrip(GO_SPACE), title_line, problems)
     except yamlv3.FieldError as exc:

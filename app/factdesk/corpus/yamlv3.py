@@ -141,8 +141,28 @@ class _Walk:
         return False
 
 
+class Note(NamedTuple):
+    """Something knomit reads differently from what the text suggests (a warning): `code`,
+    the 1-based frontmatter line, and the message."""
+
+    code: str
+    line: int
+    message: str
+
+
+#: the start of a `knomit_unreadable` warning's message (and its end, after the reason)
+UNREADABLE = "knomit will not load this file: "
+UNREADABLE_END = "; the agents' own knomit will not see this fact"
+
+
 def compose_mapping(text: str) -> dict[str, Entry]:
     """Compose `text` (the frontmatter, LF line endings) into top-level entries."""
+    return compose_document(text)[0]
+
+
+def compose_document(text: str) -> tuple[dict[str, Entry], list[Note]]:
+    """`compose_mapping`, with the notes on what knomit's yaml.v3 reads otherwise."""
+    notes: list[Note] = []
     try:
         node = yaml.compose(text, Loader=_Composer)
     except yaml.MarkedYAMLError as exc:
@@ -157,7 +177,9 @@ def compose_mapping(text: str) -> dict[str, Entry]:
     except (ValueError, RecursionError) as exc:
         raise YamlError("yaml_value", f"YAML: {exc}") from None
     if node is None:
-        return {}
+        return {}, notes
+    if "?" in text:
+        notes.extend(_flow_questions(node, text))
     if not isinstance(node, yaml.MappingNode):
         raise YamlError("frontmatter_not_mapping", "frontmatter must be a mapping",
                         node.start_mark.line + 1)
@@ -193,7 +215,33 @@ def compose_mapping(text: str) -> dict[str, Entry]:
         for key, value_node in values.items():
             if not out[key].shared and walk.shared(value_node):
                 out[key] = out[key]._replace(shared=True)
-    return out
+    return out, notes
+
+
+def _flow_questions(node: yaml.Node, text: str) -> list[Note]:
+    """A `?` inside a plain scalar in a flow collection (`[Is it safe?, x]`): libyaml reads
+    the item whole, yaml.v3 ends the scalar there and refuses the file ("did not find
+    expected ',' or ']'"), whichever key holds it."""
+    todo: list[tuple[yaml.Node, bool]] = [(node, False)]
+    seen: set[int] = set()
+    while todo:
+        n, flow = todo.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if isinstance(n, yaml.ScalarNode):
+            if flow and not n.style and "?" in n.value:
+                at = text.find("?", n.start_mark.index)
+                return [Note("knomit_unreadable", text.count("\n", 0, at) + 1,
+                             f"{UNREADABLE}its YAML reader (yaml.v3) ends the flow item "
+                             f"{n.value[:80]!r} at the '?' and refuses the frontmatter (quote "
+                             f"the item){UNREADABLE_END}")]
+        elif isinstance(n, yaml.SequenceNode):
+            todo.extend((c, flow or bool(n.flow_style)) for c in reversed(n.value))
+        elif isinstance(n, yaml.MappingNode):
+            for k, v in reversed(n.value):
+                todo.extend(((v, flow or bool(n.flow_style)), (k, flow or bool(n.flow_style))))
+    return []
 
 
 def _entry(key: str, key_node: yaml.Node, value_node: yaml.Node, walk: _Walk | None
