@@ -177,3 +177,27 @@ def test_check_says_which_facts_knomit_cannot_load(corpus: Corpus,
     found = [w for w in out["warnings"] if w["code"] == "knomit_unreadable"]
     assert [(w["path"], w["line"]) for w in found] == [("kb/t/x/abababab.md", 3)]
     assert "the agents' own knomit will not see this fact" in found[0]["message"]
+
+
+# --- 7. `:` ending a flow item: yaml.v3 keeps it in the item ---------------------------------
+
+@pytest.mark.parametrize(("front", "key", "want"), [
+    ("entities: [TODO:]\n", "entities", ("TODO:",)),
+    ("entities: [a, TODO:, x]\n", "entities", ("a", "TODO:", "x")),
+    ("domain: [a:b:]\n", "domain", ("a:b:",)),
+    ("refs: [x,\n  see:]\n", "refs", ("x", "see:")),
+])
+def test_a_colon_ending_a_flow_item_is_read_as_knomit_reads_it(
+        front: str, key: str, want: tuple[str, ...]) -> None:
+    """yaml.v3 keeps a `:` followed by `,` `]` or `}` in the plain scalar (`[TODO:]` is
+    "TODO:"); libyaml refused the file ("found unexpected ':'")."""
+    out = parse_fact(PATH, fact_file(front))
+    assert out.fact is not None, out.problems
+    assert getattr(out.fact, key) == want and out.problems == ()
+
+
+def test_a_colon_ending_a_flow_map_value_and_the_forms_both_refuse() -> None:
+    out = parse_fact(PATH, fact_file("note: {k: v:}\n"))
+    assert out.fact is not None and out.fact.extra["note"] == {"k": "v:"}
+    for front in ("domain: [a:?]\n", "domain: [a:[b]]\n", "domain: [a:{b}]\n"):
+        assert [p.code for p in parse_fact(PATH, fact_file(front)).problems] == ["yaml_syntax"]

@@ -164,7 +164,7 @@ def compose_document(text: str) -> tuple[dict[str, Entry], list[Note]]:
     """`compose_mapping`, with the notes on what knomit's yaml.v3 reads otherwise."""
     notes: list[Note] = []
     try:
-        node = yaml.compose(text, Loader=_Composer)
+        node = _compose(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 1
@@ -216,6 +216,61 @@ def compose_document(text: str) -> tuple[dict[str, Entry], list[Note]]:
             if not out[key].shared and walk.shared(value_node):
                 out[key] = out[key]._replace(shared=True)
     return out, notes
+
+
+#: how many `:` a frontmatter may have masked (`_compose`) before its error stands
+_MAX_MASKED = 64
+
+
+def _compose(text: str) -> yaml.Node | None:
+    """libyaml's node tree of `text`, tokenised where yaml.v3 tokenises otherwise: a `:`
+    followed by `,` `]` or `}` inside a plain scalar in a flow collection stays in the
+    scalar (`[TODO:]` is "TODO:"; libyaml refuses it: "found unexpected ':'"). Such a
+    colon is given to libyaml as a private-use character of the same length, put back in
+    every scalar after; the spans stay those of `text`."""
+    masked = text
+    colon = None
+    for _ in range(_MAX_MASKED):
+        try:
+            node = yaml.compose(masked, Loader=_Composer)
+            break
+        except yaml.MarkedYAMLError as exc:
+            at = exc.problem_mark.index if exc.problem_mark else -1
+            if exc.problem != "found unexpected ':'" or masked[at:at + 1] != ":" or (
+                    masked[at + 1:at + 2] not in (",", "]", "}")):
+                raise
+            colon = colon or _unused_char(text)
+            masked = masked[:at] + colon + masked[at + 1:]
+    else:
+        return yaml.compose(masked, Loader=_Composer)  # (raises)
+    if colon is not None and node is not None:
+        _unmask(node, {ord(colon): ":"})
+    return node
+
+
+def _unused_char(text: str, *taken: str) -> str:
+    """A private-use character that `text` does not hold."""
+    for code in range(0xE000, 0xF900):
+        if chr(code) not in text and chr(code) not in taken:
+            return chr(code)
+    raise YamlError("yaml_syntax", "YAML: no private-use character is free to tokenise with")
+
+
+def _unmask(node: yaml.Node, table: dict[int, str]) -> None:
+    """Put the masked characters back in every scalar of `node` (keys too)."""
+    todo, seen = [node], set()
+    while todo:
+        n = todo.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if isinstance(n, yaml.ScalarNode):
+            n.value = n.value.translate(table)
+        elif isinstance(n, yaml.SequenceNode):
+            todo.extend(n.value)
+        elif isinstance(n, yaml.MappingNode):
+            for k, v in n.value:
+                todo.extend((k, v))
 
 
 def _flow_questions(node: yaml.Node, text: str) -> list[Note]:
