@@ -201,3 +201,46 @@ def test_a_colon_ending_a_flow_map_value_and_the_forms_both_refuse() -> None:
     assert out.fact is not None and out.fact.extra["note"] == {"k": "v:"}
     for front in ("domain: [a:?]\n", "domain: [a:[b]]\n", "domain: [a:{b}]\n"):
         assert [p.code for p in parse_fact(PATH, fact_file(front)).problems] == ["yaml_syntax"]
+
+
+# --- 8. `...` (or `--- x`) inside the frontmatter: yaml.v3 reads the first document ----------
+
+@pytest.mark.parametrize(("front", "line"), [
+    ("domain: [a]\n...\nentities: [b]\n", 4),
+    ("domain: [a]\n--- x\n", 4),
+    ("domain: [a]\n...\n--- \nentities: [b]\n", 4),
+    ("domain: [a]\n... \n[not, a, map]\n", 4),
+])
+def test_keys_after_a_document_end_are_dropped_as_knomit_drops_them(
+        front: str, line: int) -> None:
+    """knomit decodes the first YAML document only: the later keys are not read (libyaml
+    refused the file: "expected a single document"). Read so, with a warning at the
+    marker's line, since the writer surely meant those keys."""
+    out = parse_fact(PATH, fact_file(front))
+    assert out.fact is not None, out.problems
+    assert out.fact.domain == ("a",) and out.fact.entities == ()
+    assert [(p.code, p.severity.value, p.line) for p in out.problems] == [
+        ("yaml_document_end", "warning", line)]
+    assert "knomit" in out.problems[0].message
+
+
+@pytest.mark.parametrize("front", ["domain: [a]\n...\n", "domain: [a]\n...\n# a comment\n"])
+def test_a_document_end_with_nothing_after_it_is_no_finding(front: str) -> None:
+    out = parse_fact(PATH, fact_file(front))
+    assert out.fact is not None and out.fact.domain == ("a",) and out.problems == ()
+
+
+def test_a_token_yaml_v3_cannot_scan_after_the_document_end_still_fails() -> None:
+    """yaml.v3's scanner reads the token after `...` before it stops: both refuse."""
+    assert [p.code for p in parse_fact(PATH, fact_file("domain: [a]\n...\n@x: [\n")).problems
+            ] == ["yaml_syntax"]
+
+
+def test_an_edit_of_a_file_with_a_document_end_lands_before_it() -> None:
+    from factdesk.corpus.writer import edit_frontmatter
+
+    data = fact_file("domain: [TODO:]\n...\nentities: [b]\n")
+    edited = edit_frontmatter(data, {"sources": 3, "domain": ["x"]})
+    assert edited == fact_file("domain: [x]\nsources: 3\n...\nentities: [b]\n")
+    fact = parse_fact(PATH, edited).fact
+    assert fact is not None and (fact.domain, fact.sources) == (("x",), 3)

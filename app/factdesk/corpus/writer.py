@@ -130,7 +130,7 @@ def edit_frontmatter(data: bytes, changes: Mapping[str, FieldValue]) -> bytes:
     if end < 0:
         raise WriteRefused("unterminated frontmatter")
     front = text[4 : end + 1]
-    entries = yamlv3.compose_mapping(front)
+    entries = yamlv3.compose_document(front)[0]  # (a fact's frontmatter, as knomit reads it)
     edits: list[tuple[int, int, str]] = []
     for key, value in changes.items():
         entry = entries.get(key)

@@ -156,15 +156,22 @@ UNREADABLE_END = "; the agents' own knomit will not see this fact"
 
 
 def compose_mapping(text: str) -> dict[str, Entry]:
-    """Compose `text` (the frontmatter, LF line endings) into top-level entries."""
-    return compose_document(text)[0]
+    """Compose `text` (LF line endings) into top-level entries: factdesk's own YAML files
+    (settings, messages, thresholds), one document only. A fact's frontmatter is read with
+    `compose_document`, as knomit reads it."""
+    entries, notes = compose_document(text)
+    for note in notes:
+        if note.code == "yaml_document_end":
+            raise YamlError("yaml_syntax", "YAML: expected a single document (a second one "
+                            f"starts at line {note.line})", note.line)
+    return entries
 
 
 def compose_document(text: str) -> tuple[dict[str, Entry], list[Note]]:
     """`compose_mapping`, with the notes on what knomit's yaml.v3 reads otherwise."""
     notes: list[Note] = []
     try:
-        node = _compose(text)
+        node = _compose(text, notes)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 1
@@ -222,17 +229,17 @@ def compose_document(text: str) -> tuple[dict[str, Entry], list[Note]]:
 _MAX_MASKED = 64
 
 
-def _compose(text: str) -> yaml.Node | None:
-    """libyaml's node tree of `text`, tokenised where yaml.v3 tokenises otherwise: a `:`
-    followed by `,` `]` or `}` inside a plain scalar in a flow collection stays in the
-    scalar (`[TODO:]` is "TODO:"; libyaml refuses it: "found unexpected ':'"). Such a
-    colon is given to libyaml as a private-use character of the same length, put back in
-    every scalar after; the spans stay those of `text`."""
+def _compose(text: str, notes: list[Note]) -> yaml.Node | None:
+    """libyaml's node tree of `text`'s first YAML document, tokenised where yaml.v3
+    tokenises otherwise: a `:` followed by `,` `]` or `}` inside a plain scalar in a flow
+    collection stays in the scalar (`[TODO:]` is "TODO:"; libyaml refuses it: "found
+    unexpected ':'"). Such a colon is given to libyaml as a private-use character of the
+    same length, put back in every scalar after; the spans stay those of `text`."""
     masked = text
     colon = None
     for _ in range(_MAX_MASKED):
         try:
-            node = yaml.compose(masked, Loader=_Composer)
+            node = _first_document(masked, notes)
             break
         except yaml.MarkedYAMLError as exc:
             at = exc.problem_mark.index if exc.problem_mark else -1
@@ -242,9 +249,36 @@ def _compose(text: str) -> yaml.Node | None:
             colon = colon or _unused_char(text)
             masked = masked[:at] + colon + masked[at + 1:]
     else:
-        return yaml.compose(masked, Loader=_Composer)  # (raises)
+        return _first_document(masked, notes)  # (raises)
     if colon is not None and node is not None:
         _unmask(node, {ord(colon): ":"})
+    return node
+
+
+_DOCUMENT_MARK = re.compile(r"^(?:\.\.\.|---)(?:[ \t]|$)", re.MULTILINE)
+
+
+def _first_document(text: str, notes: list[Note]) -> yaml.Node | None:
+    """The first YAML document of `text`, as yaml.v3's `Unmarshal` decodes only that one:
+    whatever follows a `...` (or a `--- x`) line is not read, once the token after it
+    scans (yaml.v3's scanner reads that far: an error there still fails). A later document
+    is noted (`yaml_document_end`): its keys are surely meant."""
+    loader = _Composer(text)
+    try:
+        node = loader.get_node() if loader.check_node() else None
+        try:
+            more = loader.check_node()
+        except yaml.parser.ParserError:  # (libyaml wants `---` before a second document;
+            more = True                  # a scanner error there fails yaml.v3 too)
+    finally:
+        loader.dispose()
+    if more:
+        end = node.end_mark.index if node is not None else 0
+        mark = _DOCUMENT_MARK.search(text, end)
+        line = text.count("\n", 0, mark.start()) + 1 if mark else 1
+        notes.append(Note("yaml_document_end", line, f"the keys after line {line} are not "
+                          "read: the line ends the YAML document, and knomit (yaml.v3) reads "
+                          "the first document only (remove the line to have them read)"))
     return node
 
 
