@@ -244,3 +244,68 @@ def test_an_edit_of_a_file_with_a_document_end_lands_before_it() -> None:
     assert edited == fact_file("domain: [x]\nsources: 3\n...\nentities: [b]\n")
     fact = parse_fact(PATH, edited).fact
     assert fact is not None and (fact.domain, fact.sources) == (("x",), 3)
+
+
+# --- 9. U+FEFF inside the frontmatter, a tag before a comma, a BOM before the file ------------
+
+def test_a_bom_starting_a_frontmatter_line_is_text_as_knomit_reads_it() -> None:
+    """yaml.v3 reads a U+FEFF at the start of a line as text (its `is_bom` looks at the
+    start of its buffer, not at the line): `\\ufeffdomain` is an unknown key, and `domain`
+    is not set. libyaml skipped it and then refused the file. Read as knomit reads it, with
+    a warning at the line."""
+    out = parse_fact(PATH, fact_file("entities: [e]\n\ufeffdomain: [a]\n"))
+    assert out.fact is not None, out.problems
+    assert out.fact.domain == () and out.fact.extra == {"\ufeffdomain": ["a"]}
+    assert [(p.code, p.severity.value, p.line) for p in out.problems] == [
+        ("bom_in_frontmatter", "warning", 4)]
+    fact = parse_fact(PATH, fact_file("domain: [a,\n\ufeffb]\n")).fact
+    assert fact is not None and fact.domain == ("a", "\ufeffb")
+
+
+@pytest.mark.parametrize("front", [
+    "entities: [e]\n\ufeff\ndomain: [a]\n", "domain:\n\ufeff- a\n", "domain: [a]\n\ufeff# c\n",
+    "domain:\n  - a\n\ufeff  - b\n",
+])
+def test_a_bom_starting_a_line_where_text_cannot_stand_fails_as_in_knomit(front: str) -> None:
+    """yaml.v3: "could not find expected ':'" (libyaml read these, skipping the BOM)."""
+    assert [p.code for p in parse_fact(PATH, fact_file(front)).problems] == ["yaml_syntax"]
+
+
+def test_a_bom_opening_the_frontmatter_is_skipped_by_both() -> None:
+    out = parse_fact(PATH, b"---\n\xef\xbb\xbftype: reference\n---\n# T\n")
+    assert out.fact is not None and out.fact.type == "reference" and out.problems == ()
+
+
+@pytest.mark.parametrize(("front", "want"), [
+    ("domain: [!foo, a]\n", ("a",)),
+    ("domain: [a, !foo, b]\n", ("a", "b")),
+    ("domain: [!foo, null]\n", ("null",)),  # (under the custom tag `!foo,`: text, kept)
+    ("domain: [!!str, a]\n", ("a",)),
+    ("domain: [!foo,\n  b]\n", ("b",)),
+    ("domain: [!foo, &x a]\n", ("a",)),
+    ("domain: [!foo, ]\n", ("",)),
+])
+def test_a_tag_before_a_comma_tags_the_next_item_as_in_knomit(
+        front: str, want: tuple[str, ...]) -> None:
+    """yaml.v3 scans `,` as part of a tag (`!foo,`), which then tags the next item; libyaml
+    ends the tag at the comma and reads an empty item (`['', 'a']`)."""
+    out = parse_fact(PATH, fact_file(front))
+    assert out.fact is not None, out.problems
+    assert out.fact.domain == want and out.problems == ()
+
+
+@pytest.mark.parametrize("front", ["domain: [!foo,a]\n", "domain: [!foo, !bar a]\n"])
+def test_a_tag_running_into_the_next_item_fails_as_in_knomit(front: str) -> None:
+    assert [p.code for p in parse_fact(PATH, fact_file(front)).problems] == ["yaml_syntax"]
+
+
+def test_a_bom_before_the_file_is_read_and_said_knomit_unreadable() -> None:
+    """knomit: "missing opening frontmatter delimiter" (its file must start with `---`).
+    factdesk reads it (RELIABILITY A07) and now says knomit will not."""
+    out = parse_fact(PATH, b"\xef\xbb\xbf" + fact_file(""))
+    assert out.fact is not None and out.fact.title == "T"
+    assert [(p.code, p.severity.value, p.line) for p in out.problems] == [
+        ("knomit_unreadable", "warning", 1)]
+    message = out.problems[0].message
+    assert message.startswith("knomit will not load this file: ") and "byte-order mark" in message
+    assert message.endswith("the agents' own knomit will not see this fact")

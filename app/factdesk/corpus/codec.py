@@ -158,6 +158,11 @@ def parse_fact(path: str, data: bytes, *, without: tuple[str, ...] = ()) -> Pars
                                 Severity.WARNING, "confidence is .nan: knomit reads it (NaN "
                                 "passes its range check); factdesk counts it as no confidence"))
         fact = dataclasses.replace(fact, confidence=0.0)
+    if data.startswith(BOM):
+        problems.append(Problem(path, 1, "knomit_unreadable", Severity.WARNING,
+                                f"{yamlv3.UNREADABLE}it starts with a UTF-8 byte-order mark "
+                                "(U+FEFF) before its '---' (\"missing opening frontmatter "
+                                f"delimiter\"): remove the mark{yamlv3.UNREADABLE_END}"))
     if lossy_at is not None:
         line = text.count("\n", 0, lossy_at) + 1
         problems.append(Problem(path, line, "encoding", Severity.WARNING,

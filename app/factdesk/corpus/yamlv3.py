@@ -234,9 +234,21 @@ def _compose(text: str, notes: list[Note]) -> yaml.Node | None:
     tokenises otherwise: a `:` followed by `,` `]` or `}` inside a plain scalar in a flow
     collection stays in the scalar (`[TODO:]` is "TODO:"; libyaml refuses it: "found
     unexpected ':'"). Such a colon is given to libyaml as a private-use character of the
-    same length, put back in every scalar after; the spans stay those of `text`."""
+    same length, put back in every scalar after; the spans stay those of `text`. So is a
+    U+FEFF starting a line after the first: libyaml skips it there, yaml.v3 reads it as
+    text (its `is_bom` looks at the start of its buffer, not at the line)."""
     masked = text
     colon = None
+    table: dict[int, str] = {}
+    if "\ufeff" in text[1:] and (line_bom := text.find("\n\ufeff")) >= 0:
+        bom = _unused_char(text)
+        table[ord(bom)] = "\ufeff"
+        masked = text.replace("\n\ufeff", "\n" + bom)
+        line = text.count("\n", 0, line_bom) + 2
+        notes.append(Note("bom_in_frontmatter", line, f"line {line} starts with a U+FEFF "
+                          "(byte-order mark): knomit reads it as part of the text (a key "
+                          "written after it is not that key), and so does factdesk; remove "
+                          "it"))
     for _ in range(_MAX_MASKED):
         try:
             node = _first_document(masked, notes)
@@ -246,13 +258,57 @@ def _compose(text: str, notes: list[Note]) -> yaml.Node | None:
             if exc.problem != "found unexpected ':'" or masked[at:at + 1] != ":" or (
                     masked[at + 1:at + 2] not in (",", "]", "}")):
                 raise
-            colon = colon or _unused_char(text)
+            if colon is None:
+                colon = _unused_char(text, *map(chr, table))
+                table[ord(colon)] = ":"
             masked = masked[:at] + colon + masked[at + 1:]
     else:
         return _first_document(masked, notes)  # (raises)
-    if colon is not None and node is not None:
-        _unmask(node, {ord(colon): ":"})
+    if table and node is not None:
+        _unmask(node, table)
+    if node is not None and "!" in text and "," in text:
+        _tags_before_commas(node, text)
     return node
+
+
+def _tags_before_commas(node: yaml.Node, text: str) -> None:
+    """yaml.v3 scans `,` `[` `]` as part of a tag (libyaml ends a tag at them in a flow
+    collection): `[!foo, a]` is the item `a` under the tag `!foo,`, not `['', 'a']`. Each
+    flow sequence is mended so; a tag that then runs on into other characters
+    (`[!foo,a]`), or meets a second tag, fails as in yaml.v3."""
+    todo, seen = [node], set()
+    while todo:
+        n = todo.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if isinstance(n, yaml.MappingNode):
+            for k, v in n.value:
+                todo.extend((k, v))
+            continue
+        if not isinstance(n, yaml.SequenceNode):
+            continue
+        items = n.value
+        i = 0
+        while i < len(items):
+            item = items[i]
+            end = item.end_mark.index
+            if (n.flow_style and isinstance(item, yaml.ScalarNode) and item.tag[0] != _IMPLICIT
+                    and item.value == "" and not item.style and text[end:end + 1] == ","):
+                after = text[end + 1:end + 2]
+                nxt = items[i + 1] if i + 1 < len(items) else None
+                if after not in ("", " ", "\t", "\n") or (
+                        nxt is not None and nxt.tag[0] != _IMPLICIT):
+                    raise YamlError("yaml_syntax", f"YAML: the tag {item.tag} runs on into "
+                                    "what follows its ',' (knomit's yaml.v3 scans a ',' as "
+                                    "part of a tag): did not find expected ',' or ']'",
+                                    item.start_mark.line + 1)
+                if nxt is not None:
+                    nxt.tag = item.tag + ","  # (a custom tag: the item is its text)
+                    del items[i]
+                    continue
+            todo.append(item)
+            i += 1
 
 
 _DOCUMENT_MARK = re.compile(r"^(?:\.\.\.|---)(?:[ \t]|$)", re.MULTILINE)
