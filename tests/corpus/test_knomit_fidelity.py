@@ -294,7 +294,8 @@ def test_a_tag_before_a_comma_tags_the_next_item_as_in_knomit(
     assert out.fact.domain == want and out.problems == ()
 
 
-@pytest.mark.parametrize("front", ["domain: [!foo,a]\n", "domain: [!foo, !bar a]\n"])
+@pytest.mark.parametrize("front", ["domain: [!foo,a]\n", "domain: [!foo, !bar a]\n",
+                                   "domain: [!foo,[x y], a]\n"])
 def test_a_tag_running_into_the_next_item_fails_as_in_knomit(front: str) -> None:
     assert [p.code for p in parse_fact(PATH, fact_file(front)).problems] == ["yaml_syntax"]
 
@@ -309,3 +310,67 @@ def test_a_bom_before_the_file_is_read_and_said_knomit_unreadable() -> None:
     message = out.problems[0].message
     assert message.startswith("knomit will not load this file: ") and "byte-order mark" in message
     assert message.endswith("the agents' own knomit will not see this fact")
+
+
+# --- neighbours found by running knomit's reader over mutated real facts ----------------------
+
+@pytest.mark.parametrize(("line", "want"), [
+    ("type: !foo, pattern", "pattern"),  # yaml.v3's tag is `!foo,` (libyaml: "did not find
+    ("type: !foo[x] pattern", "pattern"),  # expected whitespace or line break")
+    ("type: !foo,bar pattern", "pattern"),
+])
+def test_a_tag_holding_a_comma_or_bracket_is_read_as_knomit_reads_it(line: str, want: str) -> None:
+    out = parse_fact(PATH, ("---\n" + line + "\n---\n# T\n").encode())
+    assert out.fact is not None, out.problems
+    assert out.fact.type == want and out.problems == ()
+
+
+@pytest.mark.parametrize(("line", "want"), [
+    ("!!str type: reference", "reference"), ("!foo type: reference", "reference"),
+    ("!!binary dHlwZQ==: reference", "reference"), ("!!null ~: reference", "observation"),
+])
+def test_a_tagged_key_is_decoded_as_knomit_decodes_it(line: str, want: str) -> None:
+    """yaml.v3 decodes each key against its tag before matching it to a field: a null key
+    is skipped, `!!binary` gives its text."""
+    out = parse_fact(PATH, ("---\n" + line + "\n---\n# T\n").encode())
+    assert out.fact is not None, out.problems
+    assert out.fact.type == want and out.problems == ()
+
+
+@pytest.mark.parametrize("line", ["!!null refs: [a]", "!!int type: reference"])
+def test_a_key_its_tag_cannot_decode_fails_as_in_knomit(line: str) -> None:
+    """yaml.v3: "cannot decode !!str `refs` as a !!null" (factdesk read the key `refs`)."""
+    out = parse_fact(PATH, ("---\n" + line + "\n---\n# T\n").encode())
+    assert [(p.code, p.line) for p in out.problems] == [("yaml_value", 2)]
+
+
+@pytest.mark.parametrize(("front", "want"), [
+    ("domain: [!fooagentic-,engineering, evaluation, x]\n", ("evaluation", "x")),
+    ("domain: [!foo,a, b c, d]\n", ("b c", "d")),
+    ("domain: [!foo,a b, c]\n", ("b", "c")),  # (the tag's end cuts the plain item `a b`)
+    ("domain: [!foo,a, ]\n", ("",)),
+    ("domain: [!foo,[x], a]\n", ("a",)),
+])
+def test_a_tag_scanned_on_through_commas_swallows_what_yaml_v3_swallows(
+        front: str, want: tuple[str, ...]) -> None:
+    out = parse_fact(PATH, fact_file(front))
+    assert out.fact is not None, out.problems
+    assert out.fact.domain == want and out.problems == ()
+
+
+def test_binary_is_decoded_as_go_decodes_it() -> None:
+    """Go's base64 skips line ends but not spaces, and a Go string holds any bytes: the
+    text is shown with U+FFFD (as an invalid body is); a key so decoded is an unknown key."""
+    fact = parse_fact(PATH, fact_file('domain: [!!binary  failover, !!binary "aGVs\\nbG8="]\n'
+                                      "!!binary refs: [a]\n")).fact
+    assert fact is not None and fact.domain[0].startswith("}\ufffd") and fact.domain[1] == "hello"
+    assert fact.refs == ()
+    assert [p.code for p in parse_fact(PATH, fact_file('domain: [!!binary "aGVs bG8="]\n')
+                                       ).problems] == ["yaml_value"]
+
+
+def test_the_token_after_a_document_start_is_scanned_as_in_yaml_v3() -> None:
+    """`--- x` over `refs: [a]`: yaml.v3 scans on into the plain scalar `x refs` and fails
+    ("mapping values are not allowed in this context")."""
+    out = parse_fact(PATH, fact_file("domain: [a]\n--- x\nrefs: [a]\n"))
+    assert [(p.code, p.line) for p in out.problems] == [("yaml_syntax", 5)]

@@ -204,7 +204,9 @@ def compose_document(text: str) -> tuple[dict[str, Entry], list[Note]]:
             assert walk is not None
             merged = _merge_pairs(value_node, walk)
             continue
-        key = key_node.value
+        key = key_node.value if key_node.tag[0] == _IMPLICIT else _tagged_key(key_node)
+        if key is None:  # (a null key: yaml.v3 matches it to no field)
+            continue
         if key in out:
             raise YamlError(
                 "yaml_duplicate_key",
@@ -236,7 +238,9 @@ def _compose(text: str, notes: list[Note]) -> yaml.Node | None:
     unexpected ':'"). Such a colon is given to libyaml as a private-use character of the
     same length, put back in every scalar after; the spans stay those of `text`. So is a
     U+FEFF starting a line after the first: libyaml skips it there, yaml.v3 reads it as
-    text (its `is_bom` looks at the start of its buffer, not at the line)."""
+    text (its `is_bom` looks at the start of its buffer, not at the line). And yaml.v3
+    scans `,` `[` `]` into a tag (`!foo,`), where libyaml ends it: those are handed to
+    libyaml as `;`, a tag character to both (`_tag_runs`)."""
     masked = text
     colon = None
     table: dict[int, str] = {}
@@ -250,11 +254,16 @@ def _compose(text: str, notes: list[Note]) -> yaml.Node | None:
                           "written after it is not that key), and so does factdesk; remove "
                           "it"))
     for _ in range(_MAX_MASKED):
+        found: list[Note] = []
         try:
-            node = _first_document(masked, notes)
-            break
+            node = _first_document(masked, found)
         except yaml.MarkedYAMLError as exc:
             at = exc.problem_mark.index if exc.problem_mark else -1
+            if exc.context == "while scanning a tag" and masked[at:at + 1] in (",", "[", "]"):
+                # (`!foo,`: yaml.v3 scans `,` `[` `]` as tag characters, libyaml stops; any
+                # tag holding one is a custom tag, read as its text: `;` stands in)
+                masked = masked[:at] + ";" + masked[at + 1:]
+                continue
             if exc.problem != "found unexpected ':'" or masked[at:at + 1] != ":" or (
                     masked[at + 1:at + 2] not in (",", "]", "}")):
                 raise
@@ -262,53 +271,54 @@ def _compose(text: str, notes: list[Note]) -> yaml.Node | None:
                 colon = _unused_char(text, *map(chr, table))
                 table[ord(colon)] = ":"
             masked = masked[:at] + colon + masked[at + 1:]
+            continue
+        runs = _tag_runs(node, masked) if node is not None and "!" in text else []
+        if not runs:
+            break
+        for start, stop in runs:
+            masked = masked[:start] + ";" * (stop - start) + masked[stop:]
     else:
-        return _first_document(masked, notes)  # (raises)
+        raise YamlError("yaml_syntax", "YAML: too many characters read otherwise by knomit's "
+                        "yaml.v3 (`:` ending flow items, tags before commas)")
+    notes.extend(found)
     if table and node is not None:
         _unmask(node, table)
-    if node is not None and "!" in text and "," in text:
-        _tags_before_commas(node, text)
     return node
 
 
-def _tags_before_commas(node: yaml.Node, text: str) -> None:
-    """yaml.v3 scans `,` `[` `]` as part of a tag (libyaml ends a tag at them in a flow
-    collection): `[!foo, a]` is the item `a` under the tag `!foo,`, not `['', 'a']`. Each
-    flow sequence is mended so; a tag that then runs on into other characters
-    (`[!foo,a]`), or meets a second tag, fails as in yaml.v3."""
-    todo, seen = [node], set()
+#: the characters yaml.v3 scans into a tag after its handle (`yaml_parser_scan_tag_uri`)
+_TAG_CHARS = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_-"
+                       ";/?:@&=+$,.!~*'()[]%")
+
+
+def _tag_runs(node: yaml.Node, text: str) -> list[tuple[int, int]]:
+    """Where yaml.v3 scans a tag on through a `,` that ended it for libyaml: in a flow
+    collection, an empty node under a tag with a `,` right after it (`[!foo, a]`). yaml.v3
+    takes `,` `[` `]` `'` … as tag characters up to a blank: the spans from the comma to
+    there, which `_compose` hands to libyaml as `;` (a tag character to both), so that the
+    tag tags what follows it, as in yaml.v3 (`[a]`, not `['', 'a']`)."""
+    runs: list[tuple[int, int]] = []
+    todo: list[tuple[yaml.Node, bool]] = [(node, False)]
+    seen: set[int] = set()
     while todo:
-        n = todo.pop()
+        n, flow = todo.pop()
         if id(n) in seen:
             continue
         seen.add(id(n))
-        if isinstance(n, yaml.MappingNode):
+        if isinstance(n, yaml.ScalarNode):
+            end = n.end_mark.index
+            if (flow and n.tag[0] != _IMPLICIT and n.value == "" and not n.style
+                    and text[end:end + 1] == ","):
+                run = end
+                while text[run:run + 1] and text[run] in _TAG_CHARS:
+                    run += 1
+                runs.append((end, run))
+        elif isinstance(n, yaml.SequenceNode):
+            todo.extend((c, flow or bool(n.flow_style)) for c in n.value)
+        elif isinstance(n, yaml.MappingNode):
             for k, v in n.value:
-                todo.extend((k, v))
-            continue
-        if not isinstance(n, yaml.SequenceNode):
-            continue
-        items = n.value
-        i = 0
-        while i < len(items):
-            item = items[i]
-            end = item.end_mark.index
-            if (n.flow_style and isinstance(item, yaml.ScalarNode) and item.tag[0] != _IMPLICIT
-                    and item.value == "" and not item.style and text[end:end + 1] == ","):
-                after = text[end + 1:end + 2]
-                nxt = items[i + 1] if i + 1 < len(items) else None
-                if after not in ("", " ", "\t", "\n") or (
-                        nxt is not None and nxt.tag[0] != _IMPLICIT):
-                    raise YamlError("yaml_syntax", f"YAML: the tag {item.tag} runs on into "
-                                    "what follows its ',' (knomit's yaml.v3 scans a ',' as "
-                                    "part of a tag): did not find expected ',' or ']'",
-                                    item.start_mark.line + 1)
-                if nxt is not None:
-                    nxt.tag = item.tag + ","  # (a custom tag: the item is its text)
-                    del items[i]
-                    continue
-            todo.append(item)
-            i += 1
+                todo.extend(((k, flow or bool(n.flow_style)), (v, flow or bool(n.flow_style))))
+    return runs
 
 
 _DOCUMENT_MARK = re.compile(r"^(?:\.\.\.|---)(?:[ \t]|$)", re.MULTILINE)
@@ -332,10 +342,27 @@ def _first_document(text: str, notes: list[Note]) -> yaml.Node | None:
         end = node.end_mark.index if node is not None else 0
         mark = _DOCUMENT_MARK.search(text, end)
         line = text.count("\n", 0, mark.start()) + 1 if mark else 1
-        notes.append(Note("yaml_document_end", line, f"the keys after line {line} are not "
-                          "read: the line ends the YAML document, and knomit (yaml.v3) reads "
-                          "the first document only (remove the line to have them read)"))
+        if mark:
+            _scan_past_the_end(text[mark.start():], line)
+        notes.append(Note("yaml_document_end", line, "the keys after this line are not read: "
+                          "it ends the YAML document, and knomit (yaml.v3) reads the first "
+                          "document only (remove the line to have them read)"))
     return node
+
+
+def _scan_past_the_end(rest: str, line: int) -> None:
+    """yaml.v3's scanner reads the marker ending the first document and two tokens after it
+    before it stops: a scanner error there fails the file (`--- x` over `refs: [a]` is the
+    plain scalar `x refs`, then a `:`)."""
+    try:
+        for count, _token in enumerate(yaml.scan(rest, Loader=SAFE_LOADER)):
+            if count >= 3:  # (the stream start, the marker, two tokens)
+                break
+    except yaml.MarkedYAMLError as exc:
+        at = exc.problem_mark.line if exc.problem_mark else 0
+        raise YamlError("yaml_syntax", f"YAML: {exc.problem or exc} (after the end of the "
+                        "first YAML document, which knomit's yaml.v3 still scans)",
+                        line + at) from None
 
 
 def _unused_char(text: str, *taken: str) -> str:
@@ -387,6 +414,22 @@ def _flow_questions(node: yaml.Node, text: str) -> list[Note]:
             for k, v in reversed(n.value):
                 todo.extend(((v, flow or bool(n.flow_style)), (k, flow or bool(n.flow_style))))
     return []
+
+
+def _tagged_key(node: yaml.ScalarNode) -> str | None:
+    """A top-level key written with a tag, as yaml.v3 decodes it into the field name it
+    matches: its text (`!!str type`, `!foo type`), `!!binary`'s decoded text, None for a
+    null; text its tag cannot decode (`!!null refs`, `!!int type`) fails the file."""
+    line = node.start_mark.line + 1
+    scalar = Scalar(node.value, node.style or None, line, node.start_mark.index,
+                    node.end_mark.index, _short_tag(node.tag))
+    try:
+        tag, out = resolved(scalar, node.value)
+    except FieldError as exc:
+        raise YamlError("yaml_value", f"YAML: {exc.message.split(': ', 1)[-1]}", line) from None
+    if tag == "!!null":
+        return None
+    return out if scalar.tag == "!!binary" and isinstance(out, str) else node.value
 
 
 def _entry(key: str, key_node: yaml.Node, value_node: yaml.Node, walk: _Walk | None
@@ -574,12 +617,13 @@ def resolved(value: Scalar, key: str) -> tuple[str, object]:
             return "!!str", value.text
         return resolve(value.text)
     if tag == "!!binary":
-        try:
-            data = base64.b64decode(value.text.replace("\n", "").replace(" ", ""), validate=True)
-            return "!!str", data.decode("utf-8")
+        try:  # (Go's decoder skips line ends, not spaces; a Go string holds any bytes)
+            data = base64.b64decode(value.text.replace("\n", "").replace("\r", ""),
+                                    validate=True)
+            return "!!str", data.decode("utf-8", "replace")
         except (binascii.Error, ValueError):
             raise FieldError("yaml_value", f"{key}: !!binary value contains invalid base64 "
-                             "data (or is not UTF-8 text)", key) from None
+                             "data", key) from None
     if tag not in _RESOLVABLE:
         return tag, value.text  # (a custom tag: yaml.v3 keeps the text)
     if tag == "!!str":
