@@ -318,6 +318,7 @@ def test_a_bom_before_the_file_is_read_and_said_knomit_unreadable() -> None:
     ("type: !foo, pattern", "pattern"),  # yaml.v3's tag is `!foo,` (libyaml: "did not find
     ("type: !foo[x] pattern", "pattern"),  # expected whitespace or line break")
     ("type: !foo,bar pattern", "pattern"),
+    ("type: !![x] pattern", "pattern"),  # (libyaml: "did not find expected tag URI")
 ])
 def test_a_tag_holding_a_comma_or_bracket_is_read_as_knomit_reads_it(line: str, want: str) -> None:
     out = parse_fact(PATH, ("---\n" + line + "\n---\n# T\n").encode())
