@@ -24,6 +24,15 @@ from factdesk.model.motifs import MAX_MOTIFS, drop_invalid_motifs
 
 BOM = b"\xef\xbb\xbf"
 MAX_BYTES = 2 * 1024 * 1024
+#: Go's `unicode.IsSpace`, the set `strings.TrimSpace` trims. Python's `str.strip` trims
+#: U+001C–U+001F too, which knomit keeps at the ends of a title or body (issue 22)
+GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + (
+    "\u2028\u2029\u202f\u205f\u3000")
+
+
+def go_trim_space(text: str) -> str:
+    """Go's `strings.TrimSpace` (knomit trims the title and body with it)."""
+    return text.strip(GO_SPACE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,19 +120,20 @@ def parse_fact(path: str, data: bytes, *, without: tuple[str, ...] = ()) -> Pars
     front = text[4 : end + 1]
     region_start = end + 5
     region = text[region_start:]
-    stripped = region.lstrip()
+    stripped = region.lstrip(GO_SPACE)
     leading = region[: len(region) - len(stripped)]
     title_line = 3 + front.count("\n") + leading.count("\n")
     try:
-        entries = yamlv3.compose_mapping(front)
+        entries, notes = yamlv3.compose_document(front)
     except yamlv3.YamlError as exc:
         where = f" (column {exc.column})" if exc.column else ""
         return _fail(path, exc.code, exc.message + where, exc.line + 1, text=text,
                      title=_guess_title(stripped))
     if without:
         entries = {k: e for k, e in entries.items() if k not in without}
+    problems += [Problem(path, n.line + 1, n.code, Severity.WARNING, n.message) for n in notes]
     try:
-        fact = _build(path, entries, stripped.rstrip(), title_line)
+        fact = _build(path, entries, stripped.rstrip(GO_SPACE), title_line, problems)
     except yamlv3.FieldError as exc:
         return _broken_fields(path, exc, entries, stripped, title_line, text)
     for key, scalar in yamlv3.impossible_dates(front, entries):
@@ -148,6 +158,11 @@ def parse_fact(path: str, data: bytes, *, without: tuple[str, ...] = ()) -> Pars
                                 Severity.WARNING, "confidence is .nan: knomit reads it (NaN "
                                 "passes its range check); factdesk counts it as no confidence"))
         fact = dataclasses.replace(fact, confidence=0.0)
+    if data.startswith(BOM):
+        problems.append(Problem(path, 1, "knomit_unreadable", Severity.WARNING,
+                                f"{yamlv3.UNREADABLE}it starts with a UTF-8 byte-order mark "
+                                "(U+FEFF) before its '---' (\"missing opening frontmatter "
+                                f"delimiter\"): remove the mark{yamlv3.UNREADABLE_END}"))
     if lossy_at is not None:
         line = text.count("\n", 0, lossy_at) + 1
         problems.append(Problem(path, line, "encoding", Severity.WARNING,
@@ -170,7 +185,7 @@ def _broken_fields(path: str, first: yamlv3.FieldError, entries: dict[str, yamlv
     while (key := found[-1].key) in rest and key not in ("kind", "type"):
         del rest[key]
         try:
-            salvaged = _build(path, rest, region.rstrip(), title_line)
+            salvaged = _build(path, rest, region.rstrip(GO_SPACE), title_line)
             break
         except yamlv3.FieldError as exc:
             found.append(exc)
@@ -185,7 +200,10 @@ def _broken_fields(path: str, first: yamlv3.FieldError, entries: dict[str, yamlv
                         salvaged=salvaged)
 
 
-def _build(path: str, entries: dict[str, yamlv3.Entry], region: str, title_line: int) -> Fact:
+def _build(path: str, entries: dict[str, yamlv3.Entry], region: str, title_line: int,
+           warnings: list[Problem] | None = None) -> Fact:
+    """The fact `entries` and the body region write; `warnings` (when given) gets the
+    problems knomit would not have (an envelope key it never reads)."""
     def get(key: str) -> object | None:
         entry = entries.get(key)
         return entry.value if entry else None
@@ -198,6 +216,12 @@ def _build(path: str, entries: dict[str, yamlv3.Entry], region: str, title_line:
         value = get(key)
         return () if value is None else yamlv3.as_string_list(value, key)
 
+    try:
+        motifs = strings("motifs")
+    except yamlv3.FieldError as exc:  # (a version difference: docs/format.md)
+        raise yamlv3.FieldError(exc.code, f"{exc.message}: knomit's motif branch refuses this "
+                                "file too (knomit v0.5.3, which has no motifs, ignores the key)",
+                                "motifs") from None
     kind = string("kind") or Kind.EPISTEMIC
     type_ = string("type") or ("observation" if kind == Kind.EPISTEMIC else "")
     if kind not in (Kind.EPISTEMIC, Kind.PRAGMATIC):
@@ -225,9 +249,14 @@ def _build(path: str, entries: dict[str, yamlv3.Entry], region: str, title_line:
     weight = None
     if "evidence_weight" in entries:
         weight = yamlv3.as_float(get("evidence_weight"), "evidence_weight")
-        if not math.isfinite(weight):
-            raise yamlv3.FieldError("evidence_weight_type", "evidence_weight is not finite",
-                                    "evidence_weight")
+        if not math.isfinite(weight):  # (knomit has no check on this field: it loads)
+            if warnings is not None:
+                warnings.append(Problem(path, entries["evidence_weight"].line + 1,
+                                        "evidence_weight_nonfinite", Severity.WARNING,
+                                        f"evidence_weight is {weight}: knomit reads it (it "
+                                        "checks nothing on this field); factdesk counts the "
+                                        "weight as not recorded"))
+            weight = None
     origin_raw = string("origin")
     origin = (origin_raw if origin_raw and is_legal_origin_for_type(origin_raw, type_)
               else default_origin(type_))
@@ -235,11 +264,12 @@ def _build(path: str, entries: dict[str, yamlv3.Entry], region: str, title_line:
     first = lines[0]
     if not first.startswith("#"):
         raise yamlv3.FieldError("missing_h1", "no title heading found")
-    title = first.lstrip("#").strip()
+    title = go_trim_space(first.lstrip("#"))
     if not title:
         raise yamlv3.FieldError("missing_h1", "empty title heading")
-    body = lines[1].strip() if len(lines) > 1 else ""
-    envelope = Envelope(**{key: string(key) for key in ENVELOPE_KEYS})
+    body = go_trim_space(lines[1]) if len(lines) > 1 else ""
+    envelope = Envelope(**{key: _envelope_value(path, entries, key, warnings)
+                           for key in ENVELOPE_KEYS})
     # (knomit's `expires` has no field here yet: kept with the unknown keys, so that it is
     # shown and searchable as written rather than read and then shown nowhere)
     known = (set(KNOMIT_KEYS) | set(ENVELOPE_KEYS)) - {"expires"}
@@ -255,7 +285,7 @@ def _build(path: str, entries: dict[str, yamlv3.Entry], region: str, title_line:
         domain=strings("domain"),
         entities=strings("entities"),
         refs=strings("refs"),
-        motifs=drop_invalid_motifs(strings("motifs")),
+        motifs=drop_invalid_motifs(motifs),
         confidence=confidence,
         sources=sources,
         evidence_weight=weight,
@@ -264,6 +294,24 @@ def _build(path: str, entries: dict[str, yamlv3.Entry], region: str, title_line:
         key_lines={k: e.line + 1 for k, e in entries.items()},
         title_line=title_line,
     )
+
+
+def _envelope_value(path: str, entries: dict[str, yamlv3.Entry], key: str,
+                    warnings: list[Problem] | None) -> str | None:
+    """An envelope key's text. knomit never reads factdesk's envelope keys (FORMAT §13),
+    so a value it could not have decoded (a list, a map, `!!null x`) does not cost the fact:
+    the key is taken as absent, with an `envelope_shape` warning."""
+    entry = entries.get(key)
+    if entry is None:
+        return None
+    try:
+        return yamlv3.as_string(entry.value, key)
+    except yamlv3.FieldError as exc:
+        if warnings is not None:
+            warnings.append(Problem(path, entry.line + 1, "envelope_shape", Severity.WARNING,
+                                    f"{exc.message}: read as if absent (knomit does not read "
+                                    "factdesk's envelope keys, so it loads this fact)"))
+        return None
 
 
 def _body_only_invalid(data: bytes) -> int | None:
@@ -334,5 +382,5 @@ def _nul_in_frontmatter(path: str, data: bytes) -> ParseOutcome | None:
 def _guess_title(text: str) -> str:
     for line in text.split("\n"):
         if line.startswith("#"):
-            return line.lstrip("#").strip()[:300]
+            return go_trim_space(line.lstrip("#"))[:300]
     return ""

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 
 from factdesk.corpus import yamlv3
-from factdesk.corpus.codec import BOM
+from factdesk.corpus.codec import BOM, GO_SPACE, go_trim_space
 from factdesk.model.fact import ENVELOPE_KEYS, KNOMIT_KEYS
 
 #: Canonical key order: knomit's nine (and its newer keys), then factdesk's envelope.
@@ -130,7 +130,7 @@ def edit_frontmatter(data: bytes, changes: Mapping[str, FieldValue]) -> bytes:
     if end < 0:
         raise WriteRefused("unterminated frontmatter")
     front = text[4 : end + 1]
-    entries = yamlv3.compose_mapping(front)
+    entries = yamlv3.compose_document(front)[0]  # (a fact's frontmatter, as knomit reads it)
     edits: list[tuple[int, int, str]] = []
     for key, value in changes.items():
         entry = entries.get(key)
@@ -189,7 +189,7 @@ def _insert_position(front: str, entries: Mapping[str, yamlv3.Entry], key: str) 
 
 def serialize_fact(fields: Mapping[str, FieldValue], title: str, body: str) -> bytes:
     """A new fact in knomit's canonical form: fixed key order, flow lists, `%g` numbers."""
-    if "\n" in title or not title.strip():
+    if "\n" in title or not go_trim_space(title):
         raise WriteRefused("a title must be one non-empty line")
     lines = ["---"]
     for key in KEY_ORDER:
@@ -207,17 +207,17 @@ def serialize_fact(fields: Mapping[str, FieldValue], title: str, body: str) -> b
     for key in extra:
         lines.append(f"{key}: {render_value(key, fields[key])}")
     lines.append("---")
-    lines.append(f"# {title.strip()}")
+    lines.append(f"# {go_trim_space(title)}")
     text = "\n".join(lines) + "\n"
-    if body.strip():
-        text += "\n" + body.strip() + "\n"
+    if go_trim_space(body):
+        text += "\n" + go_trim_space(body) + "\n"
     return text.encode("utf-8")
 
 
 def edit_text(data: bytes, *, title: str | None = None, body: str | None = None) -> bytes:
     """Replace the H1 title line and/or the body after it, keeping the frontmatter bytes,
     the BOM and the line endings exactly."""
-    if title is not None and ("\n" in title or "\r" in title or not title.strip()):
+    if title is not None and ("\n" in title or "\r" in title or not go_trim_space(title)):
         raise WriteRefused("a title must be one non-empty line")
     bom = data.startswith(BOM)
     text = _decode(data[len(BOM):] if bom else data)
@@ -232,14 +232,14 @@ def edit_text(data: bytes, *, title: str | None = None, body: str | None = None)
     head, rest = text[: end + 5], text[end + 5 :]
     # knomit's title: the first line of the trimmed body region, if it starts with `#`
     # (`## Title` and `#Title` too; an `# H1` further down the body is not the title)
-    m = re.compile(r"#[^\n]*").match(rest, len(rest) - len(rest.lstrip()))
+    m = re.compile(r"#[^\n]*").match(rest, len(rest) - len(rest.lstrip(GO_SPACE)))
     if m is None:
         raise WriteRefused("the fact has no H1 title line")
     before, old_title, after = rest[: m.start()], m.group(0), rest[m.end():]
-    new_title = f"# {title.strip()}" if title is not None else old_title
+    new_title = f"# {go_trim_space(title)}" if title is not None else old_title
     if body is not None:
         stripped = body.strip("\n")
-        after = "\n\n" + stripped + "\n" if stripped.strip() else "\n"
+        after = "\n\n" + stripped + "\n" if go_trim_space(stripped) else "\n"
     out = head + before + new_title + after
     if crlf:
         out = out.replace("\n", "\r\n")

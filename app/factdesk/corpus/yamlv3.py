@@ -22,14 +22,22 @@ from typing import NamedTuple
 
 import yaml
 
-try:  #: libyaml's loader, for every YAML file factdesk composes (the pure one without it)
-    SAFE_LOADER: type = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - libyaml missing
-    SAFE_LOADER = yaml.SafeLoader
+from factdesk.corpus.yamlscan import (  # (re-exported: the names other modules import here)
+    IMPLICIT,
+    MERGE,
+    SAFE_LOADER,
+    UNREADABLE,
+    UNREADABLE_END,
+    Note,
+    YamlError,
+    compose_first,
+    flow_questions,
+)
+
+__all__ = ["SAFE_LOADER", "UNREADABLE", "UNREADABLE_END", "Note", "YamlError"]
+_IMPLICIT, _MERGE = IMPLICIT, MERGE
 
 _CORE = "tag:yaml.org,2002:"
-#: the tags `_Composer` gives nodes written without one (never a real tag)
-_IMPLICIT = "?"
 #: the explicit tags yaml.v3 resolves a scalar's text against (`resolvableTag`)
 _RESOLVABLE = {"!!str", "!!bool", "!!int", "!!float", "!!null", "!!timestamp"}
 _NULLS = {"", "~", "null", "Null", "NULL"}
@@ -42,17 +50,6 @@ MAX_DEPTH = 32
 #: the most nodes aliases may add to a frontmatter beyond those written (A04: the 4-level
 #: "lol" document, about 7,400 nodes, is read, as yaml.v3 reads it; one level more is not)
 MAX_EXPANSION = 10_000
-
-
-class YamlError(Exception):
-    """A frontmatter decoding error with a problem code and a 1-based frontmatter line."""
-
-    def __init__(self, code: str, message: str, line: int = 1, column: int = 0) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.line = line
-        self.column = column
 
 
 class Scalar(NamedTuple):
@@ -68,8 +65,10 @@ class Scalar(NamedTuple):
 
     @property
     def is_null(self) -> bool:
+        """A null as yaml.v3 decodes it: `~`, `null`, empty, or a null tag on one of those
+        (`!!null x` is no null: yaml.v3 cannot decode it, and `resolved` says so)."""
         if self.tag is not None:
-            return self.tag == "!!null"
+            return self.tag == "!!null" and self.text in _NULLS
         return self.style is None and self.text in _NULLS
 
 
@@ -86,30 +85,6 @@ class Entry(NamedTuple):
     #: the value is shared with another place (an anchor, an alias, a merge key's map): an
     #: edit of its span would change more than this key, so the writer refuses it
     shared: bool = False
-
-
-_TAG_OF_KIND = {yaml.ScalarNode: _IMPLICIT + "str", yaml.SequenceNode: _IMPLICIT + "seq",
-                yaml.MappingNode: _IMPLICIT + "map"}
-_MERGE = _IMPLICIT + "merge"
-
-
-class _Composer(SAFE_LOADER):  # type: ignore[misc]
-    """The C loader without PyYAML's implicit-tag resolution: that runs YAML 1.1's regular
-    expressions over every plain scalar (`yes` → bool …) to choose a tag we never use, since
-    scalars are decoded from their text here. A node written without a tag gets a `?` tag
-    (so an explicit `!!str` stays told apart); explicit tags are kept, and checked."""
-
-    def resolve(self, kind: type, value: object, implicit: tuple[bool, bool]) -> str:
-        if kind is yaml.ScalarNode and implicit[0] and value == "<<":
-            return _MERGE  # (a merge key where it is a key)
-        return _TAG_OF_KIND[kind]
-
-    # (the path-based resolvers these keep track of are never registered)
-    def descend_resolver(self, current_node: object, current_index: object) -> None:
-        pass
-
-    def ascend_resolver(self) -> None:
-        pass
 
 
 class _Walk:
@@ -140,9 +115,22 @@ class _Walk:
 
 
 def compose_mapping(text: str) -> dict[str, Entry]:
-    """Compose `text` (the frontmatter, LF line endings) into top-level entries."""
+    """Compose `text` (LF line endings) into top-level entries: factdesk's own YAML files
+    (settings, messages, thresholds), one document only. A fact's frontmatter is read with
+    `compose_document`, as knomit reads it."""
+    entries, notes = compose_document(text)
+    for note in notes:
+        if note.code == "yaml_document_end":
+            raise YamlError("yaml_syntax", "YAML: expected a single document (a second one "
+                            f"starts at line {note.line})", note.line)
+    return entries
+
+
+def compose_document(text: str) -> tuple[dict[str, Entry], list[Note]]:
+    """`compose_mapping`, with the notes on what knomit's yaml.v3 reads otherwise."""
+    notes: list[Note] = []
     try:
-        node = yaml.compose(text, Loader=_Composer)
+        node = compose_first(text, notes)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 1
@@ -155,7 +143,9 @@ def compose_mapping(text: str) -> dict[str, Entry]:
     except (ValueError, RecursionError) as exc:
         raise YamlError("yaml_value", f"YAML: {exc}") from None
     if node is None:
-        return {}
+        return {}, notes
+    if "?" in text:
+        notes.extend(flow_questions(node, text))
     if not isinstance(node, yaml.MappingNode):
         raise YamlError("frontmatter_not_mapping", "frontmatter must be a mapping",
                         node.start_mark.line + 1)
@@ -173,7 +163,9 @@ def compose_mapping(text: str) -> dict[str, Entry]:
             assert walk is not None
             merged = _merge_pairs(value_node, walk)
             continue
-        key = key_node.value
+        key = key_node.value if key_node.tag[0] == _IMPLICIT else _tagged_key(key_node)
+        if key is None:  # (a null key: yaml.v3 matches it to no field)
+            continue
         if key in out:
             raise YamlError(
                 "yaml_duplicate_key",
@@ -191,7 +183,23 @@ def compose_mapping(text: str) -> dict[str, Entry]:
         for key, value_node in values.items():
             if not out[key].shared and walk.shared(value_node):
                 out[key] = out[key]._replace(shared=True)
-    return out
+    return out, notes
+
+
+def _tagged_key(node: yaml.ScalarNode) -> str | None:
+    """A top-level key written with a tag, as yaml.v3 decodes it into the field name it
+    matches: its text (`!!str type`, `!foo type`), `!!binary`'s decoded text, None for a
+    null; text its tag cannot decode (`!!null refs`, `!!int type`) fails the file."""
+    line = node.start_mark.line + 1
+    scalar = Scalar(node.value, node.style or None, line, node.start_mark.index,
+                    node.end_mark.index, _short_tag(node.tag))
+    try:
+        tag, out = resolved(scalar, node.value)
+    except FieldError as exc:
+        raise YamlError("yaml_value", f"YAML: {exc.message.split(': ', 1)[-1]}", line) from None
+    if tag == "!!null":
+        return None
+    return out if scalar.tag == "!!binary" and isinstance(out, str) else node.value
 
 
 def _entry(key: str, key_node: yaml.Node, value_node: yaml.Node, walk: _Walk | None
@@ -379,12 +387,13 @@ def resolved(value: Scalar, key: str) -> tuple[str, object]:
             return "!!str", value.text
         return resolve(value.text)
     if tag == "!!binary":
-        try:
-            data = base64.b64decode(value.text.replace("\n", "").replace(" ", ""), validate=True)
-            return "!!str", data.decode("utf-8")
+        try:  # (Go's decoder skips line ends, not spaces; a Go string holds any bytes)
+            data = base64.b64decode(value.text.replace("\n", "").replace("\r", ""),
+                                    validate=True)
+            return "!!str", data.decode("utf-8", "replace")
         except (binascii.Error, ValueError):
             raise FieldError("yaml_value", f"{key}: !!binary value contains invalid base64 "
-                             "data (or is not UTF-8 text)", key) from None
+                             "data", key) from None
     if tag not in _RESOLVABLE:
         return tag, value.text  # (a custom tag: yaml.v3 keeps the text)
     if tag == "!!str":
@@ -467,6 +476,8 @@ def as_string_list(value: object, key: str) -> tuple[str, ...]:
     if isinstance(value, Scalar):
         if value.is_null:
             return ()
+        if value.tag is not None:  # (yaml.v3 checks a tag before the shape: `!!null x`)
+            resolved(value, key)
         raise FieldError(
             f"{key}_shape" if key == "refs" else "field_shape",
             f"cannot unmarshal !!str `{value.text[:40]}` into []string ({key} must be a list)",
