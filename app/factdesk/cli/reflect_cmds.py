@@ -11,10 +11,10 @@ from pathlib import Path
 import click
 
 from factdesk.cli.commands import FORMAT, KB, _exit, _open, cli, say
+from factdesk.index.indexer import Indexer
 from factdesk.model.words import count
 from factdesk.reflect.cache import cached_walk
 from factdesk.reflect.model import Transition
-from factdesk.index.indexer import Indexer
 from factdesk.reflect.queue import (
     Candidate,
     QueueItem,

@@ -7,9 +7,9 @@ Middle: its candidates — facts citing it and near-duplicate observations writt
 refs reach it: `model.derivation`) is listed, marked, with why, and cannot be ticked. Under
 them: the hypothesis and the highlighted candidate side by side. One selection for every
 decision: what is ticked (Space). C confirms with the ticked candidate (none: a new
-observation), F refutes citing the ticked ones, E extends, P promotes in place; each is one typed commit through
-the curation layer and Ctrl+Z undoes it. The panel holds no rules: `reflect.queue` orders
-and finds, `curation` validates and writes.
+observation), F refutes citing the ticked ones, E extends, P promotes in place; each is
+one typed commit through the curation layer and Ctrl+Z undoes it. The panel holds no
+rules: `reflect.queue` orders, finds and judges, `curation` validates and writes.
 """
 
 from __future__ import annotations
