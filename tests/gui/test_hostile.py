@@ -225,6 +225,7 @@ def test_no_corpus_text_in_a_question_label(qtbot, window, repo) -> None:
     rows = [panel.candidate_list.topLevelItem(i) for i in range(panel.candidate_list.topLevelItemCount())]
     hostile = next(r for r in rows if r.data(0, Qt.ItemDataRole.UserRole) == "kb/gotchas/db/0b5e0b5e.md")
     panel.candidate_list.setCurrentItem(hostile)
+    hostile.setCheckState(0, Qt.CheckState.Checked)  # (ticked: what C confirms with)
     asked: list[tuple[str, str, str]] = []
     window.ask_text = lambda *a: asked.append(a)  # type: ignore[method-assign]  # (cancels)
     panel.confirm()

@@ -577,3 +577,89 @@ def test_a_decision_made_just_before_closing_is_committed(qtbot, repo, data_dir)
     win.close()  # (at once: the decision still waited to go to the writer)
     log = git(repo, "log", "-3", "--format=%B", "main")
     assert f"Factdesk-Proposal: {shas['obs']}" in log
+
+
+def _clean_in_cli(repo: Path, capsys) -> list[str]:  # type: ignore[no-untyped-def]
+    """The proposals `factdesk accept --all-clean --preview` would take."""
+    import json
+
+    from factdesk.cli import main
+
+    capsys.readouterr()
+    assert main(["accept", "--all-clean", "--branch", AGENT, "--reason", "r", "--preview",
+                 "--format", "json", "--kb", str(repo)]) == 0
+    return list(json.loads(capsys.readouterr().out)["proposals"])
+
+
+def _clean_badges(panel: ProposalsPanel) -> list[str]:
+    return [panel.items[n].shas[0] for n in range(len(panel.items))
+            if panel.list.topLevelItem(n).text(3).startswith("✓")]
+
+
+def test_accept_all_clean_counts_agree_with_the_cli_and_the_badges(
+        qtbot, review_window, agent_repo, capsys) -> None:  # type: ignore[no-untyped-def]
+    """Issue 24 #4: the preview said 73, the CLI 98, the badges a third thing. One
+    definition (`review.clean`): the preview lists what the change set names, and the rows
+    badged ✓ are those. Here a fact added then deleted again (the branch leaves it as it
+    was), a commit by another author on the branch (named, not dropped) and job state."""
+    repo, shas = agent_repo
+    git(repo, "checkout", "-q", AGENT)
+    extra = "kb/gotchas/db/0e0e0e0e.md"
+    shas["add"] = _agent_commit(repo, "learn: Lag spikes at 9:00", {extra: _fact(
+        "type: observation\ndomain: [ledger-api]\nconfidence: 0.7\nsources: 1\nrefs: []",
+        "Lag spikes at 9:00", "Seen twice.")})
+    shas["drop"] = _agent_commit(repo, "retract: Lag spikes at 9:00", {extra: None}, op="retract")
+    (repo / "kb/gotchas/ui/0f0f0f0f.md").write_text(_fact(
+        "type: observation\ndomain: [ui]\nconfidence: 0.6\nsources: 1\nrefs: []",
+        "The menu flickers", "By hand."), encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "learn: The menu flickers", author="mallory", email="mallory@example.org")
+    shas["other"] = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "checkout", "-q", "main")
+    panel = show_tab(qtbot, review_window)
+    panel.load()
+    qtbot.waitUntil(lambda: any(i.shas[0] == shas["other"] for i in panel.items), timeout=10_000)
+    wait_checked(qtbot, panel)
+    cli = _clean_in_cli(repo, capsys)
+    assert cli == [shas["obs"], shas["obs2"], shas["add"], shas["drop"]]
+    assert _clean_badges(panel) == cli
+    listed: list[tuple[str, str]] = []
+
+    def look_then_cancel(dialog) -> None:  # type: ignore[no-untyped-def]
+        from PySide6.QtWidgets import QPlainTextEdit
+
+        said = " ".join(label.text() for label in dialog.findChildren(QLabel)) + " " + \
+            dialog.findChild(QPlainTextEdit, "acceptCleanLeft").toPlainText()
+        listed.append((dialog.findChild(QPlainTextEdit, "acceptCleanList").toPlainText(), said))
+        dialog.grab().save("/tmp/desk-accept-clean-preview.png")
+        dialog.reject()
+
+    when_modal("acceptCleanPreview", look_then_cancel)
+    qtbot.mouseClick(panel.clean_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: bool(listed), timeout=15_000)
+    text, said = listed[0]
+    taken = [line.split()[0] for line in text.splitlines() if line.strip()]
+    assert taken == [sha[:10] for sha in cli]
+    assert "4 proposals" in said
+    assert "3 proposals stay open" in said  # (the error, the job-state file, mallory's)
+    assert shas["syn"][:10] in said and "R1" in said  # left open, named with why
+    assert shas["other"][:10] in said and "mallory" in said
+
+
+@pytest.mark.slow
+def test_real_corpus_clean_badges_agree_with_the_cli(qtbot, real_repo, data_dir, capsys) -> None:  # type: ignore[no-untyped-def]
+    """Issue 24 #4 on the published corpus: the rows badged ✓ are what `accept --all-clean
+    --preview` would take, one for one."""
+    git(real_repo, "config", "user.name", "ana")
+    git(real_repo, "config", "user.email", "ana@example.org")
+    win = open_window(qtbot, real_repo)
+    try:
+        win.resize(1366, 768)
+        panel = show_tab(qtbot, win)
+        panel.set_branch(AGENT)
+        wait_checked(qtbot, panel)
+        badged = _clean_badges(panel)
+        win.grab().save("/tmp/desk-proposals-real.png")
+        assert badged and badged == _clean_in_cli(real_repo, capsys)
+    finally:
+        win.close()

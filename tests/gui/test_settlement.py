@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt
 
 from factdesk.corpus.codec import parse_fact
 from factdesk.gui.main_window import MainWindow
+from factdesk.semantic.vectors import Neighbour
 from tests.conftest import git
 from tests.gui.conftest import IDS, _commit, _write
 
@@ -43,7 +44,9 @@ def test_queue_order_and_confirm_then_undo(qtbot, window: MainWindow, repo: Path
     # the observations that cite it are the candidates (the pool fact cites it too)
     assert {c.path for c in panel.current_candidates if c.cites} == {OBS, IDS["pool"]}
     rows = [panel.candidate_list.topLevelItem(i) for i in range(panel.candidate_list.topLevelItemCount())]
-    panel.candidate_list.setCurrentItem(next(r for r in rows if r.data(0, Qt.ItemDataRole.UserRole) == OBS))
+    obs = next(r for r in rows if r.data(0, Qt.ItemDataRole.UserRole) == OBS)
+    panel.candidate_list.setCurrentItem(obs)
+    obs.setCheckState(0, Qt.CheckState.Checked)  # (ticked: what C confirms with)
     panel.grab().save(str(tmp_path / "settlement.png"))
     window.ask_text = lambda *a: "the lock was observed in production"  # type: ignore[method-assign]
     head = git(repo, "rev-parse", "HEAD")
@@ -174,3 +177,91 @@ def test_the_inspector_shows_the_hypothesis_being_decided(qtbot, window: MainWin
         assert panel.select_path(path)
         assert window.inspector.path == path
         assert window.inspector.title.text() in panel.hyp_view.toPlainText()
+
+
+SYN = "kb/decisions/db/5a5a5a5a.md"  # a synthesis distilled from the hypothesis
+ECHO = "kb/gotchas/db/6b6b6b6b.md"  # an observation that only cites that synthesis
+
+
+class Neighbours:
+    """The semantic session's `neighbours(path, k)`, with fixed scores (test_similar.py)."""
+
+    def __init__(self, hits: list[tuple[str, float]]) -> None:
+        self.hits = hits
+
+    def neighbours(self, path: str, k: int = 20) -> list[Neighbour]:
+        return [Neighbour(p, s) for p, s in self.hits[:k]]
+
+
+def _candidate_rows(panel) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    cands = panel.candidate_list
+    rows = [cands.topLevelItem(i) for i in range(cands.topLevelItemCount())]
+    return {r.data(0, Qt.ItemDataRole.UserRole): r for r in rows}
+
+
+def test_a_derivative_of_the_hypothesis_cannot_confirm_it(qtbot, window: MainWindow, repo: Path) -> None:
+    """Issue 24 #2: the top candidate was a synthesis distilled from the very prediction, and
+    C, Enter recorded it as the observation that settled it. A fact whose refs reach the
+    hypothesis (any type, any depth) is shown, marked, with why, and cannot be chosen."""
+    prepare(repo)
+    _write(repo, SYN, "---\ntype: synthesis\norigin: distilled\ndomain: [db]\nconfidence: 0.7\n"
+           f"sources: 1\nrefs: ['{HYP}']\n---\n# Lock-free migrations are the cheapest lever\n\n"
+           "Distilled from the migration prediction.\n")
+    _write(repo, ECHO, "---\ntype: observation\ndomain: [db]\nconfidence: 0.8\nsources: 1\n"
+           f"refs: ['{SYN}']\n---\n# The ledger table locks during migrations\n\nAs the synthesis says.\n")
+    _commit(repo, "learn: a synthesis from the prediction and an echo of it")
+    window.semantic.session = Neighbours([(ECHO, 0.93), (OBS, 0.81)])
+    open_tab(qtbot, window)
+    panel = window.settlement
+    assert panel.select_path(HYP)
+    got = {c.path: c for c in panel.current_candidates}
+    assert {SYN, ECHO, OBS, IDS["pool"]} <= set(got)
+    for derived in (SYN, ECHO):  # directly, and through the synthesis
+        assert got[derived].derived and not got[derived].eligible
+        assert "refs reach it" in got[derived].why
+    assert got[OBS].eligible and not got[OBS].derived
+    # what is highlighted first can settle it
+    chosen = panel.chosen_candidate()
+    assert chosen is not None and chosen.eligible
+    rows = _candidate_rows(panel)
+    syn_row = rows[SYN]
+    assert "derived" in " ".join(syn_row.text(c) for c in range(panel.candidate_list.columnCount()))
+    assert "refs reach it" in syn_row.toolTip(0)
+    # Space does not tick a derivative
+    cands = panel.candidate_list
+    cands.setFocus()
+    cands.setCurrentItem(syn_row)
+    qtbot.keyClick(cands, Qt.Key.Key_Space)
+    assert syn_row.checkState(0) != Qt.CheckState.Checked
+    assert SYN not in panel.checked_evidence()
+    # C with the derivative highlighted does not confirm with it
+    asked: list[tuple[str, str, str]] = []
+    window.ask_text = lambda *a: asked.append(a)  # type: ignore[method-assign]  # (cancels)
+    head = git(repo, "rev-parse", "HEAD")
+    qtbot.keyClick(panel.list, Qt.Key.Key_C)
+    assert git(repo, "rev-parse", "HEAD") == head and (repo / HYP).exists()
+    assert not any("candidate" in a[1] for a in asked)
+    window.resize(1366, 768)
+    qtbot.wait(50)
+    window.grab().save(str(Path("/tmp") / "desk-settlement-derived.png"))
+
+
+def test_confirm_and_refute_share_one_selection(qtbot, window: MainWindow, repo: Path) -> None:
+    """Issue 24 #2: Confirm took the highlighted row, Refute the ticked boxes. Both take what
+    is ticked (Space); the highlighted row only shows its text."""
+    prepare(repo)
+    open_tab(qtbot, window)
+    panel = window.settlement
+    assert panel.select_path(HYP)
+    rows = _candidate_rows(panel)
+    cands = panel.candidate_list
+    cands.setFocus()
+    cands.setCurrentItem(rows[OBS])
+    qtbot.keyClick(cands, Qt.Key.Key_Space)
+    assert panel.checked_evidence() == [OBS]
+    cands.setCurrentItem(rows[IDS["pool"]])  # highlighted, not ticked
+    window.ask_text = lambda *a: "the lock was observed in production"  # type: ignore[method-assign]
+    with qtbot.waitSignal(window.index_did_update, timeout=10_000):
+        qtbot.keyClick(panel.list, Qt.Key.Key_C)
+    assert not (repo / HYP).exists()
+    assert f"Factdesk-Confirmed-By: {OBS}" in git(repo, "log", "-1", "--format=%B")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from factdesk.cli import main
+from factdesk.curation import Refused
 from factdesk.review.proposals import load_queue
 from tests.conftest import ONTOLOGY, Corpus, git
 from tests.review.decide_helpers import AGENT, BRANCH, A, N, agent_commit, fact_text, review_of, show
@@ -63,7 +64,11 @@ def test_an_ontology_change_is_decided_like_a_fact(corpus: Corpus) -> None:
     p1 = agent_commit(corpus, "learn: lag", {".knomit/ontology.yaml": NO_RULES,
                                               N: fact_text("Replica lag is 3 s")})
     review = review_of(corpus)
-    cs = review.accept_all_clean(BRANCH, "nightly")  # the fact only: a file is never "clean"
+    # a proposal touching anything outside kb/ is never clean, whole (issue 24 #4)
+    with pytest.raises(Refused) as refused:
+        review.accept_all_clean(BRANCH, "nightly")
+    assert refused.value.rule == "clean" and "outside kb/" in str(refused.value)
+    cs = review.accept([p1], "the fact holds", paths=[N])
     assert (repo / N).exists() and not getattr(cs, "merges", ())
     assert "validations" in (repo / ".knomit/ontology.yaml").read_text()
     assert {p.sha: p.status for p in load_queue(repo).proposals}[p1] == "partial"

@@ -23,6 +23,7 @@ from factdesk.cli.commands import FORMAT, KB, _exit, cli, say
 from factdesk.cli.curation_cmds import PREVIEW, REASON, _curation, _report
 from factdesk.curation import CurationError, Recovered
 from factdesk.curation.changes import ChangeSet
+from factdesk.model.words import count
 from factdesk.review.decide import Review
 
 PATHS = click.option("--path", "paths", multiple=True,
@@ -49,6 +50,21 @@ def _said(result: ChangeSet) -> ChangeSet:
     for merge in getattr(result, "merges", ()):
         say(f"[{merge[:12]}] review merge recorded", err=True)
     return result
+
+
+def _kept(into: list[ChangeSet], result: ChangeSet) -> ChangeSet:
+    into.append(result)
+    return result
+
+
+def _say_clean(result: ChangeSet) -> None:
+    """What "accept all clean" took, and each open proposal it left, with why."""
+    taken = getattr(result, "proposals", ())
+    left = getattr(result, "left", ())
+    say(f"{'would take' if result.preview else 'took'} {count(len(taken), 'clean proposal')}: "
+        + " ".join(sha[:10] for sha in taken))
+    for v in left:
+        say(f"stays open: {v.sha[:10]} [{v.kind}] {v.why}")
 
 
 @cli.command()
@@ -87,7 +103,11 @@ def accept(ids: tuple[str, ...], reason: str, paths: tuple[str, ...], override: 
     review = _review(kb)
     if all_clean:
         assert branch is not None
-        _report(fmt, lambda: _said(review.accept_all_clean(branch, reason, preview=preview)))
+        taken: list[ChangeSet] = []
+        _report(fmt, lambda: _said(_kept(taken, review.accept_all_clean(branch, reason,
+                                                                        preview=preview))))
+        if taken and fmt != "json":
+            _say_clean(taken[0])
         return
     _report(fmt, lambda: _said(review.accept(list(ids), reason, paths=list(paths) or None,
                                              override=override, edits=edits or None,

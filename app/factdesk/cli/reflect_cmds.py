@@ -11,10 +11,18 @@ from pathlib import Path
 import click
 
 from factdesk.cli.commands import FORMAT, KB, _exit, _open, cli, say
+from factdesk.index.indexer import Indexer
 from factdesk.model.words import count
 from factdesk.reflect.cache import cached_walk
 from factdesk.reflect.model import Transition
-from factdesk.reflect.queue import QueueItem, methodology_counts, open_hypotheses
+from factdesk.reflect.queue import (
+    Candidate,
+    QueueItem,
+    Similar,
+    candidates,
+    methodology_counts,
+    open_hypotheses,
+)
 from factdesk.reflect.stats import OpenClaim, Reflection, track_records
 from factdesk.reflect.transitions import counts, walk
 
@@ -79,16 +87,28 @@ def transitions_cmd(since: str | None, kb: Path, fmt: str, show_stats: bool,
 @click.option("--today", "today", default=None, metavar="DATE",
               help="reference date for overdue (default: today)")
 @FORMAT
-def queue_cmd(kb: Path, today: str | None, fmt: str) -> None:
+@click.option("--candidates", "with_candidates", is_flag=True,
+              help="list each hypothesis's candidate settling facts, each marked derived "
+                   "(its refs reach the hypothesis) and eligible (it may confirm it), with why")
+@click.option("--similar", "with_similar", is_flag=True,
+              help="with --candidates: add near-duplicate observations (embeds first, as "
+                   "`factdesk similar` does)")
+def queue_cmd(kb: Path, today: str | None, fmt: str, with_candidates: bool,
+              with_similar: bool) -> None:
     """The settlement queue: open hypotheses, overdue first, then by due date; those with
     no settlement criterion at all last."""
     day = _day(today)
     indexer = _open(kb)
     indexer.update()
+    similar = _similar(indexer) if with_candidates and with_similar else None
     with closing(indexer.connect(readonly=True)) as conn:
         items = open_hypotheses(conn, day)
+        found = {i.path: candidates(conn, i.path, similar) for i in items} if with_candidates \
+            else {}
     if fmt == "json":
-        click.echo(json.dumps({"today": day.isoformat(), "items": [i.as_dict() for i in items]},
+        listed = [i.as_dict() | ({"candidates": [c.as_dict() for c in found[i.path]]}
+                                 if with_candidates else {}) for i in items]
+        click.echo(json.dumps({"today": day.isoformat(), "items": listed},
                               indent=2, ensure_ascii=False))
     else:
         group = None
@@ -97,10 +117,31 @@ def queue_cmd(kb: Path, today: str | None, fmt: str) -> None:
                 group = item.group
                 say(f"== {group}")
             say(_item_text(item))
+            for cand in found.get(item.path, ()):
+                say(_candidate_text(cand))
         overdue = sum(1 for i in items if i.overdue)
         say(f"{len(items)} open {'hypothesis' if len(items) == 1 else 'hypotheses'}, {overdue} overdue "
             f"({day.isoformat()})")
     _exit(0)
+
+
+def _similar(indexer: Indexer) -> Similar:
+    """Near-duplicates by the semantic layer, the embeddings brought up to date first."""
+    from factdesk.semantic.search import session_for  # (loads a model: only when asked)
+
+    session = session_for(indexer)
+    session.embed_pending()
+
+    def similar(path: str) -> list[tuple[str, float]]:
+        return [(n.path, float(n.score)) for n in session.neighbours(path, 20)]
+
+    return similar
+
+
+def _candidate_text(c: Candidate) -> str:
+    mark = "+" if c.eligible else "derived" if c.derived else "-"
+    score = "" if c.score is None else f" {c.score:.3f}"
+    return f"      {mark:>7} {c.path}{score}  {c.title}\n              {c.why}"
 
 
 def _claims(items: list[QueueItem]) -> list[OpenClaim]:

@@ -12,12 +12,14 @@ from factdesk.curation.base import apply_edits, check_edit_values, exists
 from factdesk.curation.changes import ChangeSet, FieldChange, Plan, short
 from factdesk.curation.gitwrite import FileChange, Refused
 from factdesk.curation.labels import LabelOps
+from factdesk.index import DatabaseError
+from factdesk.index.reflect_reads import refs_toward
 from factdesk.model import legality
+from factdesk.model.derivation import RULE, Standing, standing
 from factdesk.model.fact import Fact
 from factdesk.model.refs import local_targets
 from factdesk.model.registry import strip_op
 from factdesk.model.rules import read_settle_answer
-from factdesk.model.words import an
 
 
 class SettleOps(LabelOps):
@@ -54,17 +56,31 @@ class SettleOps(LabelOps):
         """An existing observation confirms: it must be evidence, and it comes to cite the
         hypothesis (if it does not already)."""
         o_data, obs = self._read(observation, expected)
-        if obs.type == "hypothesis":
-            raise Refused(f"{observation} is itself a hypothesis: in a settlement the "
-                          "non-hypothesis wins (R4)", rule="R4")
-        if obs.kind == "pragmatic":
-            raise Refused(f"{observation} is {an(obs.type)}: only evidence settles a prediction",
-                          rule="R4")
+        verdict = self._standing(hypothesis, observation, obs)
+        if not verdict.eligible:
+            raise Refused(f"{observation} cannot confirm {hypothesis}: {verdict.why}", rule=RULE)
         if hypothesis.lower() in set(local_targets(obs.refs, self.repo_ids)):
             return [], [], obs.title
         new_refs = [*obs.refs, hypothesis]
         return ([FileChange(observation, o_data, apply_edits(observation, o_data, {"refs": new_refs}))],
                 [FieldChange(observation, "refs", list(obs.refs), new_refs)], obs.title)
+
+    def _standing(self, hypothesis: str, observation: str, obs: Fact) -> Standing:
+        """The candidate's standing as evidence (`model.derivation`): its own refs as the
+        file on disk has them, the refs beyond as the index has them."""
+        refs: dict[str, list[str]] = {}
+        titles: dict[str, str] = {}
+        try:
+            conn = self.indexer.connect(readonly=True)
+            try:
+                refs, titles = refs_toward(conn, hypothesis)
+            finally:
+                conn.close()
+        except DatabaseError:
+            pass  # no index: the candidate's own refs still count
+        refs[observation.lower()] = local_targets(obs.refs, self.repo_ids)
+        return standing(observation, hypothesis, refs, type_=obs.type, kind=obs.kind,
+                        cites=hypothesis.lower() in refs[observation.lower()], titles=titles)
 
     def _confirm_new(self, hypothesis: str, hyp: Fact, new_title: str | None, new_body: str,
                      confidence: object) -> tuple[str, list[FileChange], list[FieldChange], str]:

@@ -7,7 +7,7 @@ of "accept all clean"). Everything shown from the corpus is plain text (RELIABIL
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 import yaml
@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 from factdesk.gui import theme
 from factdesk.gui.inspector import caption_label, plain_label
 from factdesk.model.words import count
+from factdesk.review import clean
 from factdesk.review.model import Proposal, ProposedFact, ProposedFile, ReviewProblem
 
 PENDING = "…"
@@ -80,6 +81,39 @@ def badge_of(facts: Sequence[ProposedFact]) -> Badge:
                      f"no new problem{f' ({old} already on the curated version)' if old else ''}")
     color = theme.ERROR_COLOR if errors or conflict else theme.SEVERITY_COLORS["warning"]
     return Badge(" ".join(parts), color, detail or "conflict", len(errors), len(warnings), conflict)
+
+
+#: a verdict of `review.clean` in a word, where the problems alone say nothing against it
+CLEAN_WORDS = {clean.DEPENDS: "⧗ after an open one", clean.OUTSIDE: "◇ files outside kb/",
+               clean.AUTHOR: "◇ other author", clean.CONFLICT: f"{CONFLICT_MARK} conflict",
+               clean.PATH: "✗ path"}
+
+
+def verdict_of(verdicts: Mapping[str, clean.Verdict], shas: Sequence[str]) -> clean.Verdict | None:
+    """A row's verdict: the first of its proposals' that is not clean, else a clean one
+    (None while one of them has none: not read yet, or decided)."""
+    found = [verdicts.get(sha) for sha in shas]
+    if not found or any(v is None for v in found):
+        return None
+    return next((v for v in found if v is not None and not v.clean), found[0])
+
+
+def clean_badge(badge: Badge, verdict: clean.Verdict | None) -> Badge:
+    """The badge as "Accept all clean" sees it (`review.clean`, the one definition): ✓ only
+    on what it takes; a proposal it leaves open says why (its tooltip in full)."""
+    if verdict is None or badge.text == PENDING:
+        return badge
+    if verdict.kind == clean.UNCHECKED:
+        return Badge(PENDING, theme.DERIVED_COLOR, verdict.why)
+    if verdict.clean:
+        text = CLEAN if badge.text == CLEAN else f"✓ {badge.text}"
+        return Badge(text, theme.TYPE_MARKS["observation"].color,
+                     f"clean: Accept all clean takes it. {badge.detail}", badge.errors,
+                     badge.warnings, badge.conflict)
+    if badge.errors or badge.conflict:
+        return replace(badge, detail=f"{badge.detail}. Stays open: {verdict.why}")
+    return Badge(CLEAN_WORDS.get(verdict.kind, verdict.kind), theme.DERIVED_COLOR,
+                 f"Accept all clean leaves it open: {verdict.why}", badge.errors, badge.warnings)
 
 
 def changes_text(facts: Sequence[ProposedFact], other: Sequence[str],
@@ -182,23 +216,42 @@ def conflict_dialog(parent: QWidget | None, message: str) -> ChoiceDialog:
                          ("edit", "Edit merged…")])
 
 
+def preview_lines(taken: Sequence[str], left: Sequence[clean.Verdict],
+                  by_sha: Mapping[str, Proposal]) -> tuple[list[str], list[str]]:
+    """The preview's two listings: each proposal the change set takes (by its sha, as it
+    names them), and each it leaves open with why."""
+    def line(sha: str) -> str:
+        p = by_sha.get(sha)
+        return f"{sha[:10]}  " + (f"{p.subject}  ({changes_text(p.facts, p.other_files, p.files)})"
+                                  if p is not None else "")
+
+    return [line(sha) for sha in taken], [f"{line(v.sha)}  — {v.why}" for v in left]
+
+
 def preview_dialog(parent: QWidget | None, branch: str, lines: Sequence[str],
-                   skipped: int) -> QDialog:
-    """"Accept all clean" previewed: what one commit would take (OK commits it)."""
+                   left: Sequence[str], tally: str = "") -> QDialog:
+    """"Accept all clean" previewed: what one commit would take (OK commits it), and each
+    open proposal it leaves open with why (`review.clean`)."""
     dialog = QDialog(parent)
     dialog.setObjectName("acceptCleanPreview")
     dialog.setWindowTitle(f"Accept every clean proposal of {branch}")
     layout = QVBoxLayout(dialog)
-    layout.addWidget(plain_label(
-        f"One commit would accept {count(len(lines), 'proposal')}"
-        + (f" ({count(skipped, 'proposal')} with an error or a conflict stay open)" if skipped else "")
-        + ":", dialog))
-    listing = QPlainTextEdit(dialog)
-    listing.setObjectName("acceptCleanList")
-    listing.setReadOnly(True)
-    listing.setPlainText("\n".join(theme.clip(line, 300) for line in lines) or "(nothing is clean)")
-    listing.setMinimumSize(560, 300)
-    layout.addWidget(listing, 1)
+    layout.addWidget(plain_label(f"One commit would accept {count(len(lines), 'proposal')}:",
+                                 dialog))
+    for name, text, empty, stretch in (("acceptCleanList", lines, "(nothing is clean)", 2),
+                                       ("acceptCleanLeft", left, "", 1)):
+        if name == "acceptCleanLeft":
+            if not left:
+                break
+            said = plain_label(f"{tally or 'They stay open'}. Each, with why:", dialog)
+            said.setWordWrap(True)
+            layout.addWidget(said)
+        listing = QPlainTextEdit(dialog)
+        listing.setObjectName(name)
+        listing.setReadOnly(True)
+        listing.setPlainText("\n".join(theme.clip(line, 300) for line in text) or empty)
+        listing.setMinimumSize(560, 120 * stretch)
+        layout.addWidget(listing, stretch)
     buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
                                | QDialogButtonBox.StandardButton.Cancel, dialog)
     ok = buttons.button(QDialogButtonBox.StandardButton.Ok)

@@ -28,15 +28,14 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QEvent, QObject, Qt, QThread, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QFontDatabase, QKeyEvent
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QFontDatabase
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
     QDialog,
     QHBoxLayout,
     QHeaderView,
-    QLineEdit,
     QListWidget,
     QListWidgetItem,
     QPlainTextEdit,
@@ -62,18 +61,23 @@ from factdesk.gui.proposal_views import (
     EditDialog,
     badge_of,
     changes_text,
+    clean_badge,
     conflict_dialog,
     edited_note,
     fact_status,
     heading,
     preview_dialog,
+    preview_lines,
     problem_line,
     refusal_dialog,
+    verdict_of,
 )
+from factdesk.gui.proposal_workers import CheckWorker, KeyRouter
 from factdesk.gui.relabel_dialog import DiffHighlighter
 from factdesk.gui.safe_browser import SafeTextBrowser
 from factdesk.gui.workers import BackgroundRead, let_finish
 from factdesk.model.words import count
+from factdesk.review import clean
 from factdesk.review.model import Proposal, ProposedFact, Queue
 
 if TYPE_CHECKING:
@@ -87,12 +91,6 @@ ATTEST_REASON = "attested in review"
 AWAITING = "@awaiting"
 CLEAN_REASON = "accepted in review: no error, no conflict"
 KEY_ROLE = Qt.ItemDataRole.UserRole
-#: the keys the tab answers wherever its focus is (a window shortcut of the same letter,
-#: R = relabel, would otherwise be ambiguous and neither would fire)
-LETTERS = {Qt.Key.Key_A: "accept", Qt.Key.Key_R: "reject", Qt.Key.Key_E: "edit",
-           Qt.Key.Key_S: "skip"}
-
-
 @dataclass(frozen=True, slots=True)
 class Item:
     """One row of the queue: a proposal (per commit) or one fact of a branch (per fact)."""
@@ -113,60 +111,6 @@ DETAIL_MS = 60
 #: a decision goes to the writer lane this long after its key (ms; never lost: closing
 #: the window hands over what waits)
 SUBMIT_MS = 30
-
-
-class CheckWorker(QThread):
-    """`check_all` over one queue, each checked proposal handed back as it comes. Between
-    two proposals it waits while `quiet()` says so — a decision on the writer lane, the
-    curator moving in the queue: pure-Python checks hold the GIL, and every Qt call of the
-    GUI thread (and the writer's work) would queue behind them."""
-
-    did_check = Signal(object)  # Proposal
-    did_fail = Signal(str)
-
-    def __init__(self, ops: Operations, queue: Queue, quiet: Callable[[], bool],
-                 parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._indexer = ops.indexer
-        self._queue = queue
-        self._quiet = quiet
-        self.stopped = False
-
-    def run(self) -> None:
-        try:
-            for proposal in proposal_source.checked(self._indexer, self._queue, lambda: self.stopped):
-                self.did_check.emit(proposal)
-                while self._quiet() and not self.stopped:
-                    time.sleep(0.02)
-        except Exception as exc:  # shown in the tab, never a crash
-            self.did_fail.emit(str(exc) if isinstance(exc, FactdeskError)
-                               else f"{type(exc).__name__}: {exc}")
-
-
-class _KeyRouter(QObject):
-    """A/R/E/S for the panel wherever its focus is, except in a text field."""
-
-    def __init__(self, panel: ProposalsPanel) -> None:
-        super().__init__(panel)
-        self._panel = panel
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        kind = event.type()
-        if kind not in (QEvent.Type.ShortcutOverride, QEvent.Type.KeyPress):
-            return False
-        assert isinstance(event, QKeyEvent)
-        name = LETTERS.get(Qt.Key(event.key()))
-        typing = isinstance(watched, QLineEdit) or (
-            isinstance(watched, QPlainTextEdit) and not watched.isReadOnly())
-        if name is None or typing or event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier:
-            return False
-        if kind == QEvent.Type.ShortcutOverride:
-            event.accept()  # the key comes to us as a key press, not to a window shortcut
-            return True
-        self._panel.hush()
-        if not event.isAutoRepeat():
-            getattr(self._panel, name)()
-        return True
 
 
 class ProposalsPanel(QWidget):
@@ -198,6 +142,8 @@ class ProposalsPanel(QWidget):
         self.queue: Queue | None = None
         #: checked proposals by sha (kept across reloads: a decision rarely changes them)
         self.checked: dict[str, Proposal] = {}
+        #: sha → its standing for "Accept all clean" (`review.clean`: the badges' ✓)
+        self.verdicts: dict[str, clean.Verdict] = {}
         self.items: list[Item] = []
         self.mode = "commit"
         self.status_filter = "open"
@@ -385,7 +331,7 @@ class ProposalsPanel(QWidget):
         split.setSizes([240, 400])  # (the detail needs the room at 1366×768 and 1.5× the font)
         self.splitter = split
         outer.addWidget(split, 1)
-        router = _KeyRouter(self)
+        router = KeyRouter(self)
         for widget in (self, *self.findChildren(QWidget)):
             widget.installEventFilter(router)
         self._fill_branches()
@@ -494,6 +440,8 @@ class ProposalsPanel(QWidget):
         self.loaded = True
         live = {p.sha for p in queue.proposals}
         self.checked = {sha: p for sha, p in self.checked.items() if sha in live}
+        self.verdicts = {sha: v for b in queue.branches
+                         for sha, v in clean.clean_set(queue, b.name, self.checked).verdicts.items()}
         # a decision's row is done once the queue read after it says so
         self.pending = {k: s for k, s in self.pending.items() if k[0] == "a" or self._still_open(k)}
         self._fill_branches()
@@ -690,15 +638,15 @@ class ProposalsPanel(QWidget):
         by_sha = self._by_sha
         if item.path is None:
             p = by_sha[item.shas[0]]
-            b = badge_of(p.facts) if p.facts else Badge("agent state",
-                                                        theme.DERIVED_COLOR, "files outside kb/")
+            b = clean_badge(badge_of(p.facts), self.verdicts.get(p.sha)) if p.facts else Badge(
+                "agent state", theme.DERIVED_COLOR, "files outside kb/")
             cells = [theme.clip(p.subject, 200), p.op or "", changes_text(p.facts, p.other_files, p.files)]
             tip = f"{p.subject}\n{p.sha}\n{p.branch} · {p.author_name} <{p.author_email}>"
         else:
             members = [(by_sha[s], f) for s in item.shas if s in by_sha
                        for f in by_sha[s].facts if f.path == item.path]
             facts = [f for _p, f in members]
-            b = badge_of(facts)
+            b = clean_badge(badge_of(facts), verdict_of(self.verdicts, item.shas))
             change = self._net_change(item) or (facts[-1].change if facts else "")
             cells = [theme.clip(item.path, 200), change, str(len(members))]
             tip = f"{item.path}\n{item.branch}\n" + "\n".join(
@@ -822,6 +770,11 @@ class ProposalsPanel(QWidget):
             self._view[self._pos[proposal.sha]] = merged
             self._by_sha[proposal.sha] = merged
         self._repaint_sha(proposal.sha)
+        if self.queue is not None:  # (its verdict, and those of the ones after it, may change)
+            now = clean.clean_set(self.queue, proposal.branch, self.checked).verdicts
+            for sha in [sha for sha, v in now.items() if self.verdicts.get(sha) != v]:
+                self.verdicts[sha] = now[sha]
+                self._repaint_sha(sha)
         item = self.current_item()
         if item is not None and proposal.sha in item.shas:
             self._show_badge_and_problems()
@@ -948,8 +901,8 @@ class ProposalsPanel(QWidget):
         if item is None or not proposals:
             return
         facts = [f for p in proposals for f in p.facts if item.path is None or f.path == item.path]
-        b = badge_of(facts) if facts else Badge("agent state only: nothing to check",
-                                                theme.DERIVED_COLOR, "")
+        b = clean_badge(badge_of(facts), verdict_of(self.verdicts, item.shas)) if facts else Badge(
+            "agent state only: nothing to check", theme.DERIVED_COLOR, "")
         tally = ", ".join(t for t, n in ((count(b.errors, "error"), b.errors),
                                          (count(b.warnings, "warning"), b.warnings)) if n)
         self.badge.setText(f"As if accepted: {b.text}" + (f" ({tally})" if tally else ""))
@@ -1262,19 +1215,15 @@ class ProposalsPanel(QWidget):
 
     def _preview_ready(self, branch: str, preview: ChangeSet) -> None:
         self._say()
-        paths = set(preview.paths_touched) or {f.path for f in preview.files}
-        open_ = [p for p in self._proposals() if p.branch == branch and p.status == "open"]
-        taken = [p for p in open_ if any(f.path in paths for f in p.facts)] if paths else []
-        lines = [f"{p.sha[:10]}  {p.subject}  ({changes_text(p.facts, p.other_files, p.files)})"
-                 for p in taken]
-        if not lines and paths:
-            lines = sorted(paths)
-        dialog = preview_dialog(self, branch, lines, len(open_) - len(taken))
+        shas = list(getattr(preview, "proposals", ()))  # (what the change set takes, named)
+        found = getattr(preview, "left", ())
+        lines, left = preview_lines(shas, found, {p.sha: p for p in self.unique()})
+        dialog = preview_dialog(self, branch, lines, left, clean.tally(found))
         ok = dialog.exec() == QDialog.DialogCode.Accepted
         dialog.deleteLater()
         if not ok:
             return
-        keys = [("c", p.sha) for p in taken]
+        keys = [("c", sha) for sha in shas]
         for key in keys:
             self.pending[key] = "accepting…"
         self._fill(keep=self.current_key())

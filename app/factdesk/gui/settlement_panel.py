@@ -3,11 +3,13 @@ could settle it, worked with one key per decision (Prodigy-style).
 
 Left: every open hypothesis in work order (overdue, due, undated, no criterion — rule H1).
 Middle: its candidates — facts citing it and near-duplicate observations written after it
-(R4, with the cosine similarity when embeddings exist). Right: the hypothesis and the
-chosen candidate side by side. C confirms with the chosen candidate (or a new
-observation), F refutes, E extends, P promotes in place; each is one typed commit through
-the curation layer and Ctrl+Z undoes it. The panel holds no rules: `reflect.queue` orders
-and finds, `curation` validates and writes.
+(R4, with the cosine similarity when embeddings exist); one derived from the hypothesis (its
+refs reach it: `model.derivation`) is listed, marked, with why, and cannot be ticked. Under
+them: the hypothesis and the highlighted candidate side by side. One selection for every
+decision: what is ticked (Space). C confirms with the ticked candidate (none: a new
+observation), F refutes citing the ticked ones, E extends, P promotes in place; each is
+one typed commit through the curation layer and Ctrl+Z undoes it. The panel holds no
+rules: `reflect.queue` orders, finds and judges, `curation` validates and writes.
 """
 
 from __future__ import annotations
@@ -110,7 +112,7 @@ class SettlementPanel(QWidget):
         self.candidate_list = QTreeWidget(middle)
         self.candidate_list.setObjectName("settleCandidates")
         self.candidate_list.setAccessibleName("Candidate settling facts (Space ticks evidence)")
-        self.candidate_list.setHeaderLabels(["Candidate", "Type", "Cites", "Sim."])
+        self.candidate_list.setHeaderLabels(["Candidate", "Evidence", "Type", "Sim."])
         self.candidate_list.setRootIsDecorated(False)
         self.candidate_list.header().setStretchLastSection(False)
         self.candidate_list.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
@@ -118,6 +120,10 @@ class SettlementPanel(QWidget):
             self.candidate_list.header().setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
         self.candidate_list.currentItemChanged.connect(lambda *_: self._show_candidate())
         mid.addWidget(self.candidate_list, 1)
+        self.selection_hint = text_label(middle, "settleSelectionHint")
+        self.selection_hint.setText("Space ticks evidence. C confirms with the ticked fact (none "
+                                    "ticked: a new observation); F refutes citing what is ticked.")
+        mid.addWidget(self.selection_hint)
         grid = QGridLayout()
         self.buttons: dict[str, QPushButton] = {}
         for key, text, slot in (("confirm", "Confirm (C)", self.confirm),
@@ -138,8 +144,8 @@ class SettlementPanel(QWidget):
         self.cand_view = SafeTextBrowser(right)
         self.cand_view.setObjectName("settleEvidence")
         self.cand_view.setAccessibleName("The chosen candidate")
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 2)
+        split.setStretchFactor(0, 1)  # (the candidates' titles need the room as much)
+        split.setStretchFactor(1, 1)
         split.setChildrenCollapsible(False)
         self.split.setStretchFactor(0, 3)
         self.split.setStretchFactor(1, 2)
@@ -259,13 +265,23 @@ class SettlementPanel(QWidget):
         self.current_candidates = candidates(conn, item.path, self._similar()) if conn else []
         for cand in self.current_candidates:
             score = "" if cand.score is None else f"{cand.score:.3f}"
-            cells = [theme.clip(cand.title), cand.type or "", "yes" if cand.cites else "", score]
+            standing = (("cites it" if cand.cites else "similar") if cand.eligible
+                        else "derived" if cand.derived else "not evidence")
+            cells = [theme.clip(cand.title), standing, cand.type or "", score]
             row = QTreeWidgetItem(self.candidate_list, cells)
             row.setData(0, Qt.ItemDataRole.UserRole, cand.path)
-            # evidence is only what the curator ticks (Space): none is recorded by default
-            row.setFlags(row.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            row.setCheckState(0, Qt.CheckState.Unchecked)
-            row.setToolTip(0, theme.tooltip(f"{cand.title}\n{cand.path}"))
+            # evidence is only what the curator ticks (Space): none is recorded by default,
+            # and what cannot settle it (a derivative, a guess, a rule) cannot be ticked
+            if cand.eligible:
+                row.setFlags(row.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+                row.setCheckState(0, Qt.CheckState.Unchecked)
+            else:
+                row.setFlags(row.flags() & ~Qt.ItemFlag.ItemIsUserCheckable)
+                for col in range(len(cells)):
+                    row.setForeground(col, QBrush(QColor(theme.PLACEHOLDER.color)))
+            tip = theme.tooltip(f"{cand.title}\n{cand.path}\n{cand.why}")
+            for col in range(len(cells)):
+                row.setToolTip(col, tip)
         first = self.candidate_list.topLevelItem(0)
         if first is not None:
             self.candidate_list.setCurrentItem(first)
@@ -283,22 +299,25 @@ class SettlementPanel(QWidget):
         return next((c for c in self.current_candidates if c.path == path), None)
 
     def checked_evidence(self) -> list[str]:
-        """The candidates the curator ticked: a refutation's evidence (never a default)."""
+        """The candidates the curator ticked (never a default): the one selection that both
+        a confirmation and a refutation take."""
         rows = (self.candidate_list.topLevelItem(i) for i in range(self.candidate_list.topLevelItemCount()))
         return [str(r.data(0, Qt.ItemDataRole.UserRole)) for r in rows
                 if r is not None and r.checkState(0) == Qt.CheckState.Checked]
 
-    def _show_indexed(self, view: SafeTextBrowser, path: str) -> None:
-        """A fact as the index has it (as the inspector shows it)."""
+    def _show_indexed(self, view: SafeTextBrowser, path: str, note: str = "") -> None:
+        """A fact as the index has it (as the inspector shows it), under a plain `note`."""
         conn = self._connection()
         row = reads.live_fact(conn, path) if conn is not None else None
-        view.show_markdown(f"**{_md_escape(row['title'])}**\n\n{row['body']}" if row is not None
-                           else f"{path}: not in the index")
+        head = f"*{_md_escape(note)}*\n\n" if note else ""
+        view.show_markdown(head + (f"**{_md_escape(row['title'])}**\n\n{row['body']}"
+                                   if row is not None else f"{path}: not in the index"))
 
     def _show_candidate(self) -> None:
         cand = self.chosen_candidate()
-        if cand is not None:
-            self._show_indexed(self.cand_view, cand.path)
+        if cand is not None:  # (why it cannot settle it, above what it says)
+            self._show_indexed(self.cand_view, cand.path,
+                               "" if cand.eligible else f"Cannot settle it: {cand.why}")
 
     # -- decisions ------------------------------------------------------------------------
 
@@ -324,15 +343,20 @@ class SettlementPanel(QWidget):
         self._counted()
 
     def confirm(self) -> None:
-        """C: the chosen candidate settles it (or a new observation, asked for)."""
+        """C: the ticked candidate settles it (none ticked: a new observation, asked for)."""
         item = self.current_item()
         if item is None:
             return
-        cand = self.chosen_candidate()
+        ticked = self.checked_evidence()
+        if len(ticked) > 1:
+            dialogs.show_error(self, "Confirm", f"{len(ticked)} candidates are ticked: a "
+                               "confirmation records one. Untick all but the one that settles it.")
+            return
+        cand = next((c for c in self.current_candidates if ticked and c.path == ticked[0]), None)
         if cand is not None:
             # corpus text in the answer field, to edit; `ask_text` shows any label as plain
             # text (RELIABILITY H01: a title `<img src="file:///dev/zero">` aborted Qt)
-            reason = self._ask_text("Confirm", "Confirmed by the selected candidate. Reason:",
+            reason = self._ask_text("Confirm", "Confirmed by the ticked fact. Reason:",
                                     f"observed: {cand.title}")
             if not reason:
                 return

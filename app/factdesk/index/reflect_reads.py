@@ -12,11 +12,39 @@ def live_hypotheses(conn: sqlite3.Connection) -> list[sqlite3.Row]:
 
 
 def fact_brief(conn: sqlite3.Connection, path: str) -> sqlite3.Row | None:
-    """path, title, type, status and created_at of one fact, or None."""
+    """path, title, type, kind, status and created_at of one fact, or None."""
     row: sqlite3.Row | None = conn.execute(
-        "SELECT path, title, type, status, created_at FROM facts WHERE path = ?",
+        "SELECT path, title, type, kind, status, created_at FROM facts WHERE path = ?",
         (path,)).fetchone()
     return row
+
+
+def refs_toward(conn: sqlite3.Connection, path: str, *, limit: int = 100_000
+                ) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """The refs of every live fact from which `path` is reachable by following refs (any
+    depth), as lower-cased `src → [targets]`, and those facts' titles by lower-cased path:
+    all a derivation check needs (`model.derivation`), read backwards from `path` along the
+    refs table's target index."""
+    refs: dict[str, list[str]] = {}
+    titles: dict[str, str] = {}
+    seen = {path.lower()}
+    frontier = [path.lower()]
+    while frontier and len(seen) < limit:
+        found: list[str] = []
+        for start in range(0, len(frontier), 500):
+            batch = frontier[start:start + 500]
+            marks = ",".join("?" * len(batch))
+            for row in conn.execute(
+                    f"SELECT r.src, r.target, f.title FROM refs r JOIN facts f ON f.path = r.src "
+                    f"WHERE r.target IN ({marks})", batch):
+                src = str(row[0]).lower()
+                refs.setdefault(src, []).append(str(row[1]).lower())
+                titles[src] = str(row[2])
+                if src not in seen:
+                    seen.add(src)
+                    found.append(src)
+        frontier = found
+    return refs, titles
 
 
 def methodology_citations(conn: sqlite3.Connection) -> list[tuple[str, str, int]]:

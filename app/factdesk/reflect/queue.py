@@ -9,7 +9,7 @@ first), then hypotheses with a criterion but no date, then those with no criteri
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import date
 from typing import TYPE_CHECKING
 
@@ -17,6 +17,7 @@ from factdesk.index import reflect_reads
 from factdesk.index.indexer import Indexer
 from factdesk.index.rows import fact_from_row
 from factdesk.index.search import cited_by
+from factdesk.model.derivation import Standing, standing
 from factdesk.model.enums import FactType
 from factdesk.model.rules import has_settlement_criterion, settle_by_date
 from factdesk.reflect.model import criterion_of
@@ -69,9 +70,18 @@ class Candidate:
     score: float | None  #: similarity, when the semantic layer found it
     created_at: int | None
     after: bool | None  #: written after the hypothesis (None: unknown)
+    kind: str | None = None
+    #: its refs reach the hypothesis: a derivative of the prediction (model.derivation)
+    derived: bool = False
+    #: it may confirm the hypothesis (not derived, not a hypothesis, not pragmatic)
+    eligible: bool = True
+    why: str = ""
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
+
+    def judged(self, verdict: Standing) -> Candidate:
+        return replace(self, derived=verdict.derived, eligible=verdict.eligible, why=verdict.why)
 
 
 def _conn(source: Indexer | sqlite3.Connection) -> sqlite3.Connection:
@@ -136,7 +146,10 @@ def candidates(conn: sqlite3.Connection | Indexer, hypothesis_path: str,
                similar: Similar | None = None, *, limit: int = 20) -> list[Candidate]:
     """Facts that could settle the hypothesis: live facts citing it, and — given the semantic
     layer's `similar` — near-duplicate observations written after it (rule R4), with score.
-    Citing facts first, then by score; a fact both citing and similar appears once."""
+    Each is judged (`model.derivation.standing`): one whose refs reach the hypothesis is its
+    derivative and cannot confirm it, nor can a hypothesis or a pragmatic fact; they are
+    listed all the same, marked, with why. Eligible ones first, then citing facts, then by
+    score; a fact both citing and similar appears once."""
     conn = _conn(conn)
     hyp = reflect_reads.fact_brief(conn, hypothesis_path)
     born = hyp["created_at"] if hyp else None
@@ -145,7 +158,8 @@ def candidates(conn: sqlite3.Connection | Indexer, hypothesis_path: str,
         if row["path"] == hypothesis_path or row["status"] != "live":
             continue
         found[row["path"]] = Candidate(row["path"], row["title"], row["type"], True, None,
-                                       row["created_at"], _after(row["created_at"], born))
+                                       row["created_at"], _after(row["created_at"], born),
+                                       kind=row["kind"])
     if similar is not None:
         for path, score in similar(hypothesis_path):
             if path == hypothesis_path:
@@ -155,15 +169,17 @@ def candidates(conn: sqlite3.Connection | Indexer, hypothesis_path: str,
                 continue
             prev = found.get(path)
             if prev is not None:
-                found[path] = Candidate(prev.path, prev.title, prev.type, True, float(score),
-                                        prev.created_at, prev.after)
+                found[path] = replace(prev, score=float(score))
                 continue
             after = _after(brief["created_at"], born)
             if brief["type"] != FactType.OBSERVATION or after is False:
                 continue
             found[path] = Candidate(brief["path"], brief["title"], brief["type"], False, float(score),
-                                    brief["created_at"], after)
-    ranked = sorted(found.values(), key=lambda c: (not c.cites, -(c.score or 0.0), c.path))
+                                    brief["created_at"], after, kind=brief["kind"])
+    refs, titles = reflect_reads.refs_toward(conn, hypothesis_path)
+    judged = [c.judged(standing(c.path, hypothesis_path, refs, type_=c.type, kind=c.kind,
+                                cites=c.cites, titles=titles)) for c in found.values()]
+    ranked = sorted(judged, key=lambda c: (not c.eligible, not c.cites, -(c.score or 0.0), c.path))
     return ranked[:limit]
 
 

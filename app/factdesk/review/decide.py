@@ -64,6 +64,7 @@ from factdesk.index.indexer import Indexer
 from factdesk.model.enums import Severity
 from factdesk.model.registry import Registry
 from factdesk.review.carry import Carry, branch_id
+from factdesk.review.clean import CleanSet, Verdict, clean_set, unwritable
 
 _ID = re.compile(r"^[0-9a-f]{4,64}$")
 
@@ -117,19 +118,6 @@ class AgentCommit:
     def kb_facts(self, paths: Iterable[str] | None = None) -> list[str]:
         """Those of `paths` (default: all it decides) that are facts under kb/."""
         return [p for p in (self.facts if paths is None else paths) if p not in self.files]
-
-
-def unwritable(path: str) -> str | None:
-    """Why a proposed path can never be accepted (None: it can): a name that is not UTF-8,
-    or one the write path refuses (an empty, `.`, `..` or `.git` segment …). Such a path is
-    rejected like any other, and blocks nothing else (issue 22)."""
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        return "the name is not UTF-8 (shown with \\xNN escapes): factdesk writes no such file"
-    if why := git_refuses(path):
-        return f"git refuses this path on some platform ({why}); no override takes it"
-    return None
 
 
 def _path_rule(path: str) -> str:
@@ -207,24 +195,30 @@ def read_decided(repo: Path, tip: str, registry: Registry | None = None, *,
     return out
 
 
-def _review_change(cs: ChangeSet, merges: Sequence[str], warnings: Sequence[str]) -> ChangeSet:
-    if not merges and not warnings:
-        return cs
+def _review_change(cs: ChangeSet, merges: Sequence[str], warnings: Sequence[str], *,
+                   proposals: Sequence[str] = (), left: Sequence[Verdict] = ()) -> ReviewChange:
     done = cs.committed
     if done is not None and warnings:
         done = dataclasses.replace(done, warnings=(*done.warnings, *warnings))
-    return ReviewChange(**{f.name: getattr(cs, f.name) for f in dataclasses.fields(cs)
-                           if f.name != "committed"}, committed=done, merges=tuple(merges))
+    return ReviewChange(**{f.name: getattr(cs, f.name) for f in dataclasses.fields(ChangeSet)
+                           if f.name != "committed"}, committed=done, merges=tuple(merges),
+                        proposals=tuple(proposals), left=tuple(left))
 
 
 @dataclass(frozen=True, slots=True)
 class ReviewChange(ChangeSet):
-    """A decision's change set, with the review merges recorded right after it."""
+    """A decision's change set: the proposals it takes (their shas, in branch order), the
+    review merges recorded right after it, and — for "accept all clean" — every open
+    proposal it leaves open with why (`review.clean`)."""
 
     merges: tuple[str, ...] = ()
+    proposals: tuple[str, ...] = ()
+    left: tuple[Verdict, ...] = ()
 
     def as_dict(self) -> dict[str, object]:
-        return {**ChangeSet.as_dict(self), "merges": list(self.merges)}
+        return {**ChangeSet.as_dict(self), "merges": list(self.merges),
+                "proposals": list(self.proposals),
+                "left": [{"id": v.sha, "kind": v.kind, "why": v.why} for v in self.left]}
 
 
 class Review:
@@ -371,56 +365,32 @@ class Review:
         return self._commit(plan, reason, tip, preview, author=author, agents=agents,
                             decided=decided)
 
-    def accept_all_clean(self, branch: str, reason: str, *, preview: bool = False) -> ChangeSet:
-        """Accept, in one commit, every open proposal of `branch` (`agent/x` or
-        `origin/agent/x`) that applies cleanly (no conflict, no open earlier proposal it
-        builds on) and brings no error of its own; the others stay open."""
+    def accept_all_clean(self, branch: str, reason: str, *, preview: bool = False
+                         ) -> ReviewChange:
+        """Accept, in one commit, every clean open proposal of `branch` (`agent/x` or
+        `origin/agent/x`): `review.clean`'s one definition, over the queue with its checks;
+        the others stay open, each named with why in the result's `left`."""
         _ref, tip = current_branch(self.repo)
         branches = dict(gitreview.agent_branches(self.repo))
         if branch not in branches:
             raise Refused(f"{inert(branch)}: no such agent branch (known: "
                           f"{', '.join(sorted(branches)) or 'none'})", rule="branch")
+        found = self.clean_set(branch)
+        if not found.verdicts:
+            raise Refused(f"{inert(branch)}: no open proposal with a fact to take", rule="empty")
         decided = self.decided(tip)
         with Carry(self.repo) as carry:
-            commits = [AgentCommit.of(c, self.root, carry) for c in
-                       gitreview.range_commits(self.repo, f"{tip}..{branches[branch]}")]
-        waiting = [a for a in commits if decided.is_open(a)]
-        # (a file outside kb/ is never "clean": it waits for a decision of its own)
-        open_ = [a for a in waiting if a.kb_facts(decided.open_facts(a))
-                 and not any(unwritable(p) for p in decided.open_facts(a))]
-        if not open_:
-            raise Refused(f"{inert(branch)}: no open proposal" + (
-                f" with a fact to take ({len(waiting)} wait for a decision on their files "
-                "outside kb/)" if waiting else ""), rule="empty")
-        key = agent_key(open_[0].author)
-        dropped: set[str] = {a.sha for a in open_ if agent_key(a.author) != key}
-        checked: dict[str, bytes | None] = {}  # path → the version checked last
-        at_tip = {p: e[1] for p, e in tree_entries(
-            self.repo, tip, list(dict.fromkeys(p for a in open_ for p in a.kb_facts()))).items()}
-        for _round in range(8):
-            agents, chosen, final = self._clean_set(open_, dropped, decided, tip, at_tip)
-            changes, fields = self._changes(tip, final, {}, at_tip)
-            now = {c.path: c.new for c in changes}
-            gone = [p for p in checked if checked[p] != now.get(p)]
-            # a re-check only when a version changed or one still taken cites a fact whose
-            # version changed (it may dangle now): the checks are the cost here
-            if checked and all(checked.get(p, b"?") == data for p, data in now.items()) and not any(
-                    p.rsplit("/", 1)[-1].removesuffix(".md").encode() in (data or b"")
-                    for p in gone for data in now.values()):
-                break
-            checked = now
-            bad = self._erring(changes, _creators(agents, chosen))
-            failed = {a.sha for a in agents if any(p in bad for p in chosen[a.sha])}
-            if not failed:
-                break
-            dropped |= failed
-        else:
-            raise Refused("the clean set did not settle; accept the proposals one by one",
-                          rule="clean")
+            commits = {c.sha: AgentCommit.of(c, self.root, carry) for c in
+                       gitreview.range_commits(self.repo, f"{tip}..{branches[branch]}")}
+        taken = [commits[sha] for sha in found.taken if sha in commits]
+        left = list(found.left)
+        left += [Verdict(sha, "conflict", "no longer on the branch as the queue read it")
+                 for sha in found.taken if sha not in commits]
+        agents, chosen, changes, fields, dropped = self._clean_commit(taken, found, tip)
+        left += dropped
         if not agents:
-            raise Refused(f"{inert(branch)}: none of its {len(open_)} open proposals is clean "
-                          "(each has an error, a conflict or an open proposal before it)",
-                          rule="clean")
+            raise Refused(f"{inert(branch)}: none of its {len(found.verdicts)} open proposals is "
+                          "clean (" + found.tally() + ")", rule="clean")
         decided_paths = list(dict.fromkeys(p for a in agents for p in chosen[a.sha]))
         trailers = [("Proposal", a.sha) for a in agents] + [("Path", p) for p in decided_paths]
         n = len(agents)
@@ -428,8 +398,51 @@ class Review:
                    f"({len(decided_paths)} fact{'s' if len(decided_paths) != 1 else ''})")
         plan = Plan("accept", subject, tuple(changes), tuple(fields),
                     extra_trailers=tuple(trailers))
+        order = {sha: i for i, sha in enumerate(found.verdicts)}
         return self._commit(plan, reason, tip, preview, author=agents[0].author, agents=agents,
-                            decided=decided)
+                            decided=decided, left=sorted(left, key=lambda v: order.get(v.sha, 0)))
+
+    def clean_set(self, branch: str) -> CleanSet:
+        """`review.clean.clean_set` of `branch` over the queue as git has it now, each open
+        proposal checked as the queue's badges check it (`review.checks.check_all`)."""
+        from factdesk.review.checks import check_all
+        from factdesk.review.proposals import load_queue
+
+        queue = load_queue(self.repo, branch=branch)
+        checked = {p.sha: p for p in check_all(self.indexer, queue, only_open=True)}
+        return clean_set(queue, branch, checked)
+
+    def _clean_commit(self, taken: Sequence[AgentCommit], found: CleanSet, tip: str
+                      ) -> tuple[list[AgentCommit], dict[str, list[str]], list[FileChange],
+                                 list[FieldChange], list[Verdict]]:
+        """The clean proposals as one commit's changes. Checked once more as a whole: one
+        that brings an error only together with the others (each was checked with the
+        versions before it) is left open, named, with every one building on it."""
+        chosen = {a.sha: list(found.paths.get(a.sha, ())) for a in taken}
+        at_tip = {p: e[1] for p, e in tree_entries(
+            self.repo, tip, list(dict.fromkeys(p for a in taken for p in chosen[a.sha]))).items()}
+        agents = list(taken)
+        dropped: list[Verdict] = []
+        for _round in range(8):
+            final, skipped = self._apply_clean(agents, chosen, tip, at_tip)
+            dropped += [Verdict(a.sha, "conflict", "does not apply on the curated branch without "
+                                "the ones left open before it") for a in agents if a.sha in skipped]
+            agents = [a for a in agents if a.sha not in skipped]
+            changes, fields = self._changes(tip, final, {}, at_tip)
+            if not agents:
+                break
+            bad = {p: c for p, c, _m in self._problems(changes, _creators(agents, chosen))}
+            failed = [a for a in agents if any(p in bad for p in chosen[a.sha])]
+            if not failed:
+                break
+            dropped += [Verdict(a.sha, "error", "✗ " + " ".join(sorted(
+                {bad[p] for p in chosen[a.sha] if p in bad})) + ": an error only together with "
+                "the others taken") for a in failed]
+            agents = [a for a in agents if a not in failed]
+        else:
+            raise Refused("the clean set did not settle; accept the proposals one by one",
+                          rule="clean")
+        return agents, chosen, changes, fields, dropped
 
     def merge_reviewed(self, branch: str) -> str | None:
         """Record the review merge of `branch` (`agent/x`, `origin/agent/x`) up to its
@@ -530,19 +543,6 @@ class Review:
                 conflicts)
         return view, overridden
 
-    def _clean_set(self, open_: Sequence[AgentCommit], dropped: set[str], decided: Decided,
-                   tip: str, at_tip: Mapping[str, str] | None = None
-                   ) -> tuple[list[AgentCommit], dict[str, list[str]], dict[str, str | None]]:
-        """The open proposals not `dropped` that apply cleanly in order (those that do not
-        are added to `dropped`), their facts, and the blobs they leave."""
-        while True:
-            agents = [a for a in open_ if a.sha not in dropped]
-            chosen = {a.sha: a.kb_facts(decided.open_facts(a)) for a in agents}
-            final, skipped = self._apply_clean(agents, chosen, tip, at_tip)
-            if not skipped:
-                return agents, chosen, final
-            dropped |= skipped
-
     def _apply_clean(self, agents: Sequence[AgentCommit], chosen: Mapping[str, list[str]],
                      tip: str, at_tip: Mapping[str, str] | None = None
                      ) -> tuple[dict[str, str | None], set[str]]:
@@ -635,9 +635,6 @@ class Review:
                           "reason, edit the version, or reject it", rule=first[1])
         return [c for _p, c, _m in errors]
 
-    def _erring(self, changes: Sequence[FileChange], creators: Mapping[str, str]) -> set[str]:
-        return {p for p, _c, _m in self._problems(changes, creators)}
-
     def _subject(self, action: str, agents: Sequence[AgentCommit], chosen: Mapping[str, list[str]],
                  edited: bool) -> str:
         n_facts = len({p for a in agents for p in chosen[a.sha]})
@@ -649,22 +646,23 @@ class Review:
         return short(f"{action}: {what}{len(agents)} proposals of {agents[0].author.name}{part}", 100)
 
     def _commit(self, plan: Plan, reason: str, tip: str, preview: bool, *,
-                author: Identity | None, agents: Sequence[AgentCommit], decided: Decided
-                ) -> ChangeSet:
+                author: Identity | None, agents: Sequence[AgentCommit], decided: Decided,
+                left: Sequence[Verdict] = ()) -> ReviewChange:
         cur = self.curation
         cs = run_plan(plan, reason, repo=self.repo, curator=None if preview else cur.curator,
                       indexer=cur.indexer if cur.update_index else None, expected_head=tip,
                       preview=preview, defer_sync=cur.defer_index_sync, author=author,
                       allow_empty=True)
+        taken = [a.sha for a in agents]
         if preview or self.merge_policy == "never" or cs.commit is None:
-            return cs
+            return _review_change(cs, (), (), proposals=taken, left=left)
         from factdesk.review.merge import record_after
 
         decided.add(Decision(cs.commit, cs.subject, plan.action, cs.action_id, None,
                              (author or cur.curator).email, cur.curator.email,
                              tuple((f"Factdesk-{k}", inert(v)) for k, v in plan.extra_trailers)))
         merges, warnings = record_after(self, decided)
-        return _review_change(cs, merges, warnings)
+        return _review_change(cs, merges, warnings, proposals=taken, left=left)
 
 
 def _creators(agents: Sequence[AgentCommit], chosen: Mapping[str, list[str]]) -> dict[str, str]:

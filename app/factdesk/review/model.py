@@ -141,6 +141,9 @@ class Queue:
     proposals: tuple[Proposal, ...]
     #: per branch name: the net view
     net: dict[str, tuple[NetFact, ...]] = field(default_factory=dict)
+    #: path → blob at the curated tip, for every kb/ path a listed proposal changes that
+    #: the tip holds (absent: the tip has no such file): what a bulk accept applies onto
+    tip_blobs: dict[str, str] = field(default_factory=dict)
 
     def find(self, ref: str) -> Proposal:
         """The proposal whose sha is `ref` or starts with it (unique); LookupError naming

@@ -29,6 +29,7 @@ from factdesk.corpus import githistory, gitrepo
 from factdesk.corpus.githistory import RangeCommit
 from factdesk.corpus.gitrepo import RawChange
 from factdesk.corpus.registry_io import REGISTRY_PATH, load_registry
+from factdesk.curation.gittree import tree_entries
 from factdesk.curation.trust import trusted_decisions
 from factdesk.fsio import read_config
 from factdesk.model.registry import Registry, agent_id_from_email, op_token
@@ -166,7 +167,10 @@ def _load(repo: Path, curated: str, tip: str, refs: list[tuple[str, str]],
     for c in extra.get("", ()):  # (its branch is gone: it was read as its author's)
         ids_of.setdefault(c.sha, {agent_id_from_email(c.author_email) or ""})
     with Carry(repo, ids=lambda sha: ids_of.get(sha, ())) as carry:
-        return _build(curated, tip, reads, extra, decisions, carry)
+        queue = _build(curated, tip, reads, extra, decisions, carry)
+    paths = list(dict.fromkeys(f.path for p in queue.proposals for f in p.facts))
+    at_tip = tree_entries(repo, tip, paths)
+    return replace(queue, tip_blobs={p: blob for p, (_mode, blob) in at_tip.items()})
 
 
 def _build(curated: str, tip: str, reads: Sequence[_BranchRead],

@@ -1,0 +1,78 @@
+"""The Proposals tab's helpers on their own: the worker that streams the checks (the
+badges) and the key router that gives A/R/E/S to the tab wherever its focus is."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QEvent, QObject, Qt, QThread, Signal
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import QLineEdit, QPlainTextEdit
+
+from factdesk.errors import FactdeskError
+from factdesk.gui import proposal_source
+from factdesk.gui.operations import Operations
+from factdesk.review.model import Queue
+
+#: the keys the tab answers wherever its focus is (a window shortcut of the same letter,
+#: R = relabel, would otherwise be ambiguous and neither would fire)
+LETTERS = {Qt.Key.Key_A: "accept", Qt.Key.Key_R: "reject", Qt.Key.Key_E: "edit",
+           Qt.Key.Key_S: "skip"}
+
+
+class CheckWorker(QThread):
+    """`check_all` over one queue, each checked proposal handed back as it comes. Between
+    two proposals it waits while `quiet()` says so — a decision on the writer lane, the
+    curator moving in the queue: pure-Python checks hold the GIL, and every Qt call of the
+    GUI thread (and the writer's work) would queue behind them."""
+
+    did_check = Signal(object)  # Proposal
+    did_fail = Signal(str)
+
+    def __init__(self, ops: Operations, queue: Queue, quiet: Callable[[], bool],
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._indexer = ops.indexer
+        self._queue = queue
+        self._quiet = quiet
+        self.stopped = False
+
+    def run(self) -> None:
+        try:
+            for proposal in proposal_source.checked(self._indexer, self._queue, lambda: self.stopped):
+                self.did_check.emit(proposal)
+                while self._quiet() and not self.stopped:
+                    time.sleep(0.02)
+        except Exception as exc:  # shown in the tab, never a crash
+            self.did_fail.emit(str(exc) if isinstance(exc, FactdeskError)
+                               else f"{type(exc).__name__}: {exc}")
+
+
+class KeyRouter(QObject):
+    """A/R/E/S for the panel wherever its focus is, except in a text field."""
+
+    def __init__(self, panel: Any) -> None:  # (the ProposalsPanel: its decisions by name)
+        super().__init__(panel)
+        self._panel = panel
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        kind = event.type()
+        if kind not in (QEvent.Type.ShortcutOverride, QEvent.Type.KeyPress):
+            return False
+        assert isinstance(event, QKeyEvent)
+        name = LETTERS.get(Qt.Key(event.key()))
+        typing = isinstance(watched, QLineEdit) or (
+            isinstance(watched, QPlainTextEdit) and not watched.isReadOnly())
+        if name is None or typing or event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier:
+            return False
+        if kind == QEvent.Type.ShortcutOverride:
+            event.accept()  # the key comes to us as a key press, not to a window shortcut
+            return True
+        self._panel.hush()
+        if not event.isAutoRepeat():
+            getattr(self._panel, name)()
+        return True
+
+
