@@ -139,10 +139,12 @@ def _cue(text: str) -> Addressed | None:
         return Addressed("handover", m.group(0).strip(), _agent(name) if name else None)
     if m := _PING.match(text):
         return Addressed("ping", m.group(0).strip(), _agent(m.group(1)))
-    if (m := _HOLD.match(text)) and ((w := _WRITER.search(text)) or _TAIL_VOCATIVE.search(text)):
+    if m := _HOLD.match(text):
         tail = _TAIL_VOCATIVE.search(text)
-        return Addressed("hold", f"{m.group(0).strip()} … {w.group(0) if w else tail.group(1)}",
-                         _agent(tail.group(1)) if tail else None)
+        if shown := (tail.group(1) if tail else None) or (
+                w.group(0) if (w := _WRITER.search(text)) else None):
+            return Addressed("hold", f"{m.group(0).strip()} … {shown}",
+                             _agent(tail.group(1)) if tail else None)
     if m := _ASKING.match(text):
         return Addressed("asking", m.group(0).strip(), _agent(m.group(1)))
     if (r := _REQUEST.search(text)) and (a := _ADDRESSEE.search(text)):
