@@ -375,3 +375,13 @@ def test_the_token_after_a_document_start_is_scanned_as_in_yaml_v3() -> None:
     ("mapping values are not allowed in this context")."""
     out = parse_fact(PATH, fact_file("domain: [a]\n--- x\nrefs: [a]\n"))
     assert [(p.code, p.line) for p in out.problems] == [("yaml_syntax", 5)]
+
+
+def test_the_accept_editor_splits_the_title_as_knomit_reads_it() -> None:
+    """The edit-then-accept editor prefills the title: knomit's, U+001F kept (a neighbour
+    of item 3)."""
+    pytest.importorskip("PySide6")
+    from factdesk.gui.proposal_views import _split
+
+    assert _split("---\ntype: observation\n---\n# T\x1f\n\nbody\n") == (
+        "type: observation\n", "T\x1f", "body\n")

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from factdesk.corpus.codec import go_trim_space
 from factdesk.gui import theme
 from factdesk.gui.inspector import caption_label, plain_label
 from factdesk.model.words import count
@@ -278,7 +279,7 @@ def _split(text: str) -> tuple[str, str, str] | None:
     first, _, body = rest.partition("\n")
     if not first.startswith("#"):
         return front, "", rest
-    return front, first.lstrip("#").strip(), body.lstrip("\n")
+    return front, go_trim_space(first.lstrip("#")), body.lstrip("\n")  # (knomit's title)
 
 
 def field_text(value: object) -> str:
