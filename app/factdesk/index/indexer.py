@@ -156,7 +156,12 @@ class Indexer:
     # -- public -------------------------------------------------------------------------
 
     def connect(self, *, readonly: bool = False) -> sqlite3.Connection:
-        return schema.connect(self.path, readonly=readonly)
+        try:
+            return schema.connect(self.path, readonly=readonly)
+        except (sqlite3.Error, OSError) as exc:  # (a full disk is said in words, never damage)
+            if (full := self._full(exc)) is not None:
+                raise full from exc
+            raise
 
     def update(self, *, rebuild: bool = False, progress: Progress | None = None,
                hint: Iterable[str] | None = None, thorough: bool = False,

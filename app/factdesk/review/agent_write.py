@@ -399,8 +399,7 @@ class AgentWriter:
 
     def _reason(self, commit: str) -> str | None:
         """The `Factdesk-Reason` a decision commit records (data: handed over as text)."""
-        message = gitrepo.run_git(self.repo, "log", "-1", "--format=%B", "--end-of-options",
-                                  commit, check=False).decode("utf-8", "replace")
+        message = githistory.commit_message(self.repo, commit)
         found = [v.strip() for k, v in githistory.trailer_lines(message) or ()
                  if k == "Factdesk-Reason"]
         return found[-1] if found else None
