@@ -24,6 +24,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -58,6 +59,7 @@ from factdesk.index import (
     planning,
     schema,
     staged,
+    worktree,
     writing,
 )
 from factdesk.index.history import (
@@ -608,7 +610,7 @@ class Indexer:
             unread = {r[0] for r in conn.execute(
                 "SELECT DISTINCT path FROM problems WHERE code = 'io_error'")}
             looked = (self._look_hinted(meta, touched | unread, hint) if hint is not None
-                      else self._look(meta, touched | unread))
+                      else self._look(conn, meta, touched | unread))
         if looked is None:  # no git to say what changed: compare every file with the index
             known = {r[0]: (r[1], r[2], r[3]) for r in conn.execute(
                 "SELECT path, size, mtime_ns, blob FROM facts INDEXED BY facts_stamp "
@@ -663,22 +665,28 @@ class Indexer:
         touched |= {c.path for commit in new for c in commit.changes if c.path.startswith(self.root + "/")}
         return touched
 
-    def _look(self, meta: dict[str, str], touched: set[str]
+    def _look(self, conn: sqlite3.Connection, meta: dict[str, str], touched: set[str]
               ) -> tuple[set[str], list[FileEntry], list[Problem], str] | None:
         """What to compare with the index: (paths looked at, those present as files,
         problems found on them, the dirty-set stamp to remember); None when git cannot say.
 
-        `gitrepo.status_paths` (C, using git's own stat cache) names the files that can
-        differ from HEAD — the ones git's ignore rules hide and the ones under
-        `--skip-worktree` or `--assume-unchanged` too (issue 15 #7); with the paths new
-        commits touched and the files that were so named at the last update, that is every
-        file that can differ from the index. (Issue 23 #1: no walk of the work tree in
-        Python, no read of every row's stamp: a no-op read costs about `git status`.)"""
-        status = gitrepo.status_paths(self.repo, self.root)
+        `git status` (C, using git's own stat cache) names the files that differ from HEAD;
+        with the paths new commits touched and the files that were dirty at the last update,
+        that is every file that can differ from the index as far as git can tell. Git does
+        not tell of the files its ignore rules hide or of edits under `--skip-worktree` or
+        `--assume-unchanged`: the work tree's stamps, compared with the index's on a thread
+        of this process while git runs, name those (issue 15 #7)."""
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="factdesk-git") as pool:
+            asked = pool.submit(gitrepo.status_paths, self.repo, self.root)
+            recorded = {r[0]: (r[1], r[2]) for r in conn.execute(
+                "SELECT path, size, mtime_ns FROM facts INDEXED BY facts_stamp "
+                "WHERE status IN ('live', 'broken')")}
+            differ = planning.stamp_differences(recorded, worktree.stamps(self.repo, self.root))
+            status = asked.result()
         if status is None:
             return None
         dirty = _dirty_stamp(status)
-        paths = status | touched | set(_lines(meta.get("dirty", "")))
+        paths = status | differ | touched | set(_lines(meta.get("dirty", "")))
         entries, problems = stat_paths(self.repo, sorted(paths), self.root)
         return paths, entries, problems, dirty
 
