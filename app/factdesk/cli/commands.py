@@ -83,6 +83,10 @@ def _exit(code: int) -> None:
     cli._exit_code = code
 
 
+#: where `_say_recovered` keeps what this command's recovery did (click's context meta)
+RECOVERED_KEY = "factdesk.recovered"
+
+
 def _open(kb: Path) -> Indexer:
     indexer = open_corpus(kb)
     click.get_current_context().call_on_close(lambda: _say_set_aside(indexer))
@@ -97,6 +101,9 @@ def _open(kb: Path) -> Indexer:
 
 def _say_recovered(done: Recovered) -> None:
     say(f"recovered an interrupted action ({done.outcome}): {done.message}", err=True)
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:  # (the decision commands record a review merge it lost: decide_cmds)
+        ctx.meta.setdefault(RECOVERED_KEY, []).append(done)
 
 
 def _say_set_aside(indexer: Indexer) -> None:

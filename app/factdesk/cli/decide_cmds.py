@@ -19,7 +19,7 @@ from pathlib import Path
 
 import click
 
-from factdesk.cli.commands import FORMAT, KB, _exit, cli, say
+from factdesk.cli.commands import FORMAT, KB, RECOVERED_KEY, _exit, cli, say
 from factdesk.cli.curation_cmds import PREVIEW, REASON, _curation, _report
 from factdesk.curation import CurationError, Recovered
 from factdesk.curation.changes import ChangeSet
@@ -34,6 +34,8 @@ def _review(kb: Path) -> Review:
     recovered: list[Recovered] = []
     cur = _curation(kb, recovered)  # (recovers an interrupted action, updates the index)
     review = Review(cur.indexer, identity_file=cur.identity_file)
+    # (recovery may have run already when the corpus was opened: `commands._open`)
+    recovered += click.get_current_context().meta.get(RECOVERED_KEY, [])
     if recovered:  # a decision whose ref moved before its review merge: record it now
         try:
             merges, warnings = review.record_pending()

@@ -170,6 +170,13 @@ def decision_log(repo: Path, tip: str, needle: str, *, merges: bool = False,
     return found
 
 
+def replace_refs(repo: Path) -> str:
+    """`refname objectname` of every replace ref, one a line ("" when there is none): what
+    makes git show a commit with other parents or another message than its id names."""
+    return run_git(repo, "for-each-ref", "--format=%(refname) %(objectname)",
+                   "refs/replace/").decode("utf-8", "replace")
+
+
 def agent_refs(repo: Path) -> list[tuple[str, str]]:
     """(ref name, commit) of every local `agent/*` branch and every remote-tracking ref (the
     caller keeps the remote ones whose branch part is `agent/…`)."""

@@ -131,8 +131,7 @@ def _world(repo: Path) -> str:
     """A stamp of what can change a commit's line without changing its id: replace refs
     (and whether git honours them), grafts, the shallow boundary."""
     common = common_dir(repo)
-    parts = [gitrepo.run_git(repo, "for-each-ref", "--format=%(refname) %(objectname)",
-                             "refs/replace/").decode("utf-8", "replace")]
+    parts = [githistory.replace_refs(repo)]
     for name in ("shallow", "info/grafts"):
         try:
             parts.append(hashlib.sha256((common / name).read_bytes()).hexdigest())
