@@ -166,7 +166,8 @@ class SettlementPanel(QWidget):
         self._reader.close()
 
     def attach(self, window: Window) -> None:
-        self.path_did_select.connect(window.inspect_path)  # the inspector shows the queue's fact
+        # the inspector shows the queue's fact while the tab is in front
+        self.path_did_select.connect(lambda path: window.inspect_from(self, path))
         window.semantic.did_become_ready.connect(  # (the candidates gain near-duplicates)
             lambda: self.refresh_candidates() if self.loaded else None)
 
@@ -216,6 +217,10 @@ class SettlementPanel(QWidget):
                             f"settlement criterion" if self.items else "No open hypotheses.")
 
     # -- navigation -----------------------------------------------------------------------
+
+    def selected_path(self) -> str | None:
+        item = self.current_item()
+        return item.path if item is not None else None
 
     def current_item(self) -> QueueItem | None:
         row = self.list.currentItem()
