@@ -663,3 +663,25 @@ def test_real_corpus_clean_badges_agree_with_the_cli(qtbot, real_repo, data_dir,
         assert badged and badged == _clean_in_cli(real_repo, capsys)
     finally:
         win.close()
+
+
+def test_a_completed_reject_then_quit_leaves_no_interrupted_action(qtbot, review_window, agent_repo) -> None:  # type: ignore[no-untyped-def]
+    """Issue 24 #5: a false "An interrupted action was found" at the next start after a
+    reject and Quit. The window defers git's index sync; a reject changes no file, and its
+    journal was held for a sync that never came: the next start took it for an
+    interruption (tests/review/test_no_false_recovery.py has the unit test)."""
+    from factdesk.curation.gitwrite import recover
+    from factdesk.curation.recovery import state_dir
+
+    repo, shas = agent_repo
+    panel = show_tab(qtbot, review_window)
+    review_window.ask_text = lambda *a: "duplicate of a1a1"  # type: ignore[method-assign]
+    before = git(repo, "rev-parse", "main").strip()
+    press(qtbot, panel, Qt.Key.Key_R)
+    decided(qtbot, review_window, before)
+    assert f"Factdesk-Proposal: {shas['obs']}" in git(repo, "log", "-1", "--format=%B", "main")
+    qtbot.waitUntil(lambda: not review_window.session.lane.busy, timeout=10_000)
+    review_window.close()  # Quit
+    journal = state_dir(repo) / "journal"
+    assert (sorted(p.name for p in journal.iterdir()) if journal.is_dir() else []) == []
+    assert recover(repo) == []  # the next start: nothing was interrupted

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QApplication, QLineEdit, QPlainTextEdit, QPushButton
 
 from factdesk.corpus.codec import parse_fact
 from factdesk.gui.main_window import MainWindow
@@ -138,33 +139,60 @@ def test_refute_records_only_the_ticked_evidence(qtbot, window: MainWindow, repo
         [f"Factdesk-Evidence: {ticked}"]
 
 
-def test_confirming_with_a_new_observation_asks_its_confidence(qtbot, window: MainWindow,
-                                                                repo: Path) -> None:
-    # it wrote confidence: 0.8 that nobody had chosen
+def when_modal(name: str, act) -> None:  # type: ignore[no-untyped-def]
+    """Once the modal dialog `name` is up, `act(dialog)` (as a user answers it)."""
+    def poll() -> None:
+        dialog = QApplication.activeModalWidget()
+        if dialog is not None and dialog.objectName() == name:
+            act(dialog)
+        else:
+            QTimer.singleShot(20, poll)
+
+    QTimer.singleShot(20, poll)
+
+
+def test_confirming_with_a_new_observation_asks_in_one_dialog(qtbot, window: MainWindow,
+                                                               repo: Path) -> None:
+    """Issue 24 #3: three one-line modal dialogs in a row (title, body, confidence) became
+    one dialog with a multi-line editor for the body; the confidence is asked there, 0.8
+    offered (it wrote 0.8 that nobody had chosen: issue 14)."""
     prepare(repo)
     open_tab(qtbot, window)
     panel = window.settlement
     assert panel.select_path(LATER)
     qtbot.waitUntil(lambda: panel.current_item() is not None and panel.current_item().path == LATER,
                     timeout=5000)
-    assert panel.chosen_candidate() is None  # nothing cites it: C writes a new observation
-    asked: list[tuple[str, str]] = []
-    answers = iter(["Reads stayed at 12 ms for a month", "p99 12 ms over 30 days of traffic", "0.95"])
+    assert panel.checked_evidence() == []  # nothing ticked: C writes a new observation
+    asked: list[tuple[str, ...]] = []
+    window.ask_text = lambda *a: asked.append(a)  # type: ignore[method-assign]
+    seen: list[str] = []
 
-    def answer(_title: str, label: str, default: str) -> str:
-        asked.append((label, default))
-        return next(answers)
+    def fill(dialog) -> None:  # type: ignore[no-untyped-def]
+        title = dialog.findChild(QLineEdit, "observationTitle")
+        body = dialog.findChild(QPlainTextEdit, "observationBody")
+        confidence = dialog.findChild(QLineEdit, "observationConfidence")
+        seen.append(confidence.text())
+        qtbot.keyClicks(title, "Reads stayed at 12 ms for a month")
+        body.setFocus()
+        qtbot.keyClicks(body, "p99 12 ms over 30 days of traffic.")
+        qtbot.keyClick(body, Qt.Key.Key_Return)  # a new line, not OK
+        qtbot.keyClicks(body, "Seen on the dashboard.")
+        assert dialog.isVisible()
+        confidence.selectAll()
+        qtbot.keyClicks(confidence, "0.95")
+        dialog.grab().save("/tmp/desk-observation-dialog.png")
+        dialog.findChild(QPushButton, "observationOk").click()
 
-    window.ask_text = answer  # type: ignore[method-assign]
-    with qtbot.waitSignal(window.index_did_update, timeout=10_000):
+    when_modal("observationDialog", fill)
+    with qtbot.waitSignal(window.index_did_update, timeout=15_000):
         qtbot.keyClick(panel.list, Qt.Key.Key_C)
-    assert "body" in asked[1][0]  # the observation's text is asked for too (issue 14, bug 5)
-    assert asked[2][1] == "0.8" and "Confidence" in asked[2][0]  # offered, shown, changed
+    assert asked == [] and seen == ["0.8"]
     new = git(repo, "show", "--name-only", "--format=", "HEAD").split()
-    created = [p for p in new if p != LATER]
+    created = [p for p in new if p.startswith("kb/") and p != LATER]
     fact = parse_fact(created[0], (repo / created[0]).read_bytes()).fact
     assert fact is not None and fact.confidence == 0.95 and fact.type == "observation"
-    assert "p99 12 ms over 30 days of traffic" in fact.body
+    assert fact.title == "Reads stayed at 12 ms for a month"
+    assert "p99 12 ms over 30 days of traffic.\nSeen on the dashboard." in fact.body
 
 
 def test_the_inspector_shows_the_hypothesis_being_decided(qtbot, window: MainWindow, repo: Path) -> None:
@@ -234,13 +262,16 @@ def test_a_derivative_of_the_hypothesis_cannot_confirm_it(qtbot, window: MainWin
     qtbot.keyClick(cands, Qt.Key.Key_Space)
     assert syn_row.checkState(0) != Qt.CheckState.Checked
     assert SYN not in panel.checked_evidence()
-    # C with the derivative highlighted does not confirm with it
+    # C with the derivative highlighted does not confirm with it: nothing is ticked, so a
+    # new observation is asked for (cancelled here)
     asked: list[tuple[str, str, str]] = []
     window.ask_text = lambda *a: asked.append(a)  # type: ignore[method-assign]  # (cancels)
+    new_asked: list[str] = []
+    when_modal("observationDialog", lambda d: (new_asked.append(d.objectName()), d.reject()))
     head = git(repo, "rev-parse", "HEAD")
     qtbot.keyClick(panel.list, Qt.Key.Key_C)
+    assert new_asked and asked == []
     assert git(repo, "rev-parse", "HEAD") == head and (repo / HYP).exists()
-    assert not any("candidate" in a[1] for a in asked)
     window.resize(1366, 768)
     qtbot.wait(50)
     window.grab().save(str(Path("/tmp") / "desk-settlement-derived.png"))

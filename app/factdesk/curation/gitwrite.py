@@ -234,10 +234,15 @@ def _after_publish(repo: Path, journal: _Journal, done: Committed, changes: Sequ
                    defer_sync: bool) -> Committed:
     paths = [c.path for c in changes]
     expect = _expect(changes, staged)
+    # nothing to sync (a reject, a merge-only decision: no file): nothing is deferred, and
+    # the journal goes now — held for a sync that never comes, the next start took it for
+    # an interrupted action (issue 24 #5)
+    defer_sync = defer_sync and bool(paths)
     try:
         if done.switched_to is None:
             target = {c.path: blobs.get(c.path) for c in changes}
-            synced = not defer_sync and sync_index(repo, paths, target, retry=True, expect=expect)
+            synced = not paths or (not defer_sync and sync_index(repo, paths, target, retry=True,
+                                                                 expect=expect))
             if synced:
                 faults.point("commit.index_synced")
             # E10, late: a `git checkout -b` that read HEAD before the ref moved and writes
@@ -405,9 +410,14 @@ def finish_sync(repo: Path, committed: Committed) -> None:
     """Step 8 and 9 of a deferred commit: the real index gets HEAD's blobs for the paths
     (read now, under the writer lock, so a later action's version is never overwritten
     by an earlier one's) where it still holds what it held before, then the journal goes."""
-    if not committed.pending_sync:
-        return
     held = _HELD.pop(committed.journal, None) if committed.journal is not None else None
+    if not committed.pending_sync:  # (nothing to sync: a journal held for it goes)
+        if committed.journal is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(committed.journal)
+        if held is not None:
+            os.close(held)
+        return
     try:
         with writer_lock(repo):
             paths = list(committed.pending_sync)

@@ -27,7 +27,7 @@ from factdesk.curation.gitwrite import FileChange, Refused
 from factdesk.curation.trust import trusted_decisions
 from factdesk.curation.undo import replay
 from factdesk.model.enums import ClaimType, SubjectKind
-from factdesk.model.registry import Registry
+from factdesk.model.registry import Registry, strip_op
 
 #: the registry actions (also in `trust.ACTIONS`, so undo trusts them)
 REGISTRY_ACTIONS = ("register", "set-type", "retire", "add-type")
@@ -132,27 +132,54 @@ class RegistryOps(CurationBase):
     # -- helpers ------------------------------------------------------------------------------
 
     def _registry_text(self) -> tuple[bytes | None, str, Registry]:
-        old = read_file(self.repo, REGISTRY_PATH)
-        try:
-            text = old.decode("utf-8") if old is not None else ""
-        except UnicodeDecodeError:
-            raise Refused(f"{REGISTRY_PATH} is not UTF-8; fix it by hand", rule="registry") from None
-        pending = [p for p in load_registry(self.repo).problems if p.code == TRUST_CODE]
-        if pending:  # (an edit of this file would adopt the agent's change as the curator's)
-            raise Refused(f"{pending[0].message}. Revert that change, or make it yours by "
-                          "editing and committing the file by hand, before a registry action",
-                          rule=TRUST_CODE)
-        reg = parse_registry(old) if old is not None else parse_registry(b"")
-        bad = [p for p in reg.problems if p.severity == "error"]
-        if bad:
-            raise Refused(f"{REGISTRY_PATH}: {bad[0].message}; fix it first", rule="registry")
-        return old, text, reg
+        return registry_text(self.repo)
 
     @staticmethod
     def _check_type(agent_type: str, types: Mapping[str, str]) -> None:
         if agent_type not in types:
             raise Refused(f"unknown agent type {agent_type!r} (one of {', '.join(sorted(types))}; "
                           "add-type adds one)", rule="registry")
+
+
+def registry_text(repo: Path) -> tuple[bytes | None, str, Registry]:
+    """The registry file's bytes (None: none yet), its text and what it says; Refused when
+    a registry action cannot edit it (not UTF-8, an agent's pending change, an error)."""
+    old = read_file(repo, REGISTRY_PATH)
+    try:
+        text = old.decode("utf-8") if old is not None else ""
+    except UnicodeDecodeError:
+        raise Refused(f"{REGISTRY_PATH} is not UTF-8; fix it by hand", rule="registry") from None
+    pending = [p for p in load_registry(repo).problems if p.code == TRUST_CODE]
+    if pending:  # (an edit of this file would adopt the agent's change as the curator's)
+        raise Refused(f"{pending[0].message}. Revert that change, or make it yours by "
+                      "editing and committing the file by hand, before a registry action",
+                      rule=TRUST_CODE)
+    reg = parse_registry(old) if old is not None else parse_registry(b"")
+    bad = [p for p in reg.problems if p.severity == "error"]
+    if bad:
+        raise Refused(f"{REGISTRY_PATH}: {bad[0].message}; fix it first", rule="registry")
+    return old, text, reg
+
+
+def user_entry(repo: Path, email: str) -> tuple[str, FileChange] | None:
+    """The curator as a `user` in the registry (issue 24 #3): (their id, the file change
+    that registers them), or None when they are registered already, when the corpus keeps
+    no registry of agents (there is no A1 finding to avoid, and one person's entry would
+    put every other claimant in the wrong), or when the file cannot be edited now. The id
+    is the e-mail's local part, or the whole e-mail when another agent holds that id."""
+    try:
+        old, text, reg = registry_text(repo)
+    except Refused:
+        return None
+    bare = strip_op(email)
+    if not reg.agents or reg.agent_for_email(bare) is not None or not _NAME.match(bare):
+        return None
+    local = bare.partition("@")[0]
+    agent_id = local if _NAME.match(local) and local not in reg.agents else bare
+    if agent_id in reg.agents or "user" not in reg.agent_types:
+        return None
+    new = add_entry(text, "agents", f"{_key(agent_id)}: {{type: user, email: {_quote(bare)}}}")
+    return agent_id, FileChange(REGISTRY_PATH, old, new.encode("utf-8"))
 
 
 def actions_in_effect(repo: Path) -> list[tuple[str, str]]:

@@ -3,15 +3,18 @@ and promote are relabels under their own action name, hence `LabelOps`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 from collections.abc import Mapping, Sequence
 
 from factdesk.corpus.codec import parse_fact
+from factdesk.corpus.registry_io import parse_registry
 from factdesk.corpus.writer import FieldValue, WriteRefused, serialize_fact
 from factdesk.curation.base import apply_edits, check_edit_values, exists
 from factdesk.curation.changes import ChangeSet, FieldChange, Plan, short
 from factdesk.curation.gitwrite import FileChange, Refused
 from factdesk.curation.labels import LabelOps
+from factdesk.curation.registry_ops import user_entry
 from factdesk.index import DatabaseError
 from factdesk.index.reflect_reads import refs_toward
 from factdesk.model import legality
@@ -96,10 +99,12 @@ class SettleOps(LabelOps):
             name = secrets.token_hex(4)
         observation = f"{folder}/{name}.md"
         checked = float(check_edit_values({"confidence": confidence})["confidence"])  # type: ignore[arg-type]
+        registering = user_entry(self.repo, self.curator.email)
         fields: dict[str, FieldValue] = {
             "type": "observation", "origin": "authored", "domain": list(hyp.domain),
             "confidence": checked, "sources": 1, "entities": list(hyp.entities),
-            "refs": [hypothesis], **self._observer_envelope(hyp)}
+            "refs": [hypothesis],
+            **self._observer_envelope(hyp, registering[0] if registering else None)}
         try:
             data = serialize_fact(fields, new_title, new_body)
         except WriteRefused as exc:
@@ -107,17 +112,29 @@ class SettleOps(LabelOps):
         written = parse_fact(observation, data).fact
         if written is None:
             raise Refused(f"{observation}: the new observation would not parse", rule="settle")
-        problems = legality.violations(legality.values_of(written), self.context_for(written))
+        context = self.context_for(written)
+        if registering is not None:  # (checked as the commit leaves the registry)
+            registry = parse_registry(registering[1].new or b"")
+            context = dataclasses.replace(context, registry=registry)
+        problems = legality.violations(legality.values_of(written), context)
         if problems:
             raise Refused(f"{observation}: {problems[0]}", rule=problems[0].rule)
-        return (observation, [FileChange(observation, None, data)],
-                [FieldChange(observation, "status", None, "learned")], new_title)
+        changes = [FileChange(observation, None, data)]
+        fields_changed = [FieldChange(observation, "status", None, "learned")]
+        if registering is not None:  # the curator is a `user` claimant: one person, one row
+            changes.append(registering[1])
+            fields_changed.append(FieldChange(registering[1].path, f"agents.{registering[0]}",
+                                              None, "user"))
+        return observation, changes, fields_changed, new_title
 
-    def _observer_envelope(self, hyp: Fact) -> dict[str, FieldValue]:
-        """claim_type observation by the curator as `user` (their registered id, else their
-        e-mail's local part), about what the hypothesis was about."""
+    def _observer_envelope(self, hyp: Fact, registering: str | None = None
+                           ) -> dict[str, FieldValue]:
+        """claim_type observation by the curator as `user` (their registered id — the one
+        this commit registers them under, when it does —, else their e-mail's local part),
+        about what the hypothesis was about."""
         agent = self.registry.agent_for_email(self.curator.email)
-        claimant = agent.id if agent is not None else strip_op(self.curator.email).partition("@")[0]
+        claimant = registering or (agent.id if agent is not None
+                                   else strip_op(self.curator.email).partition("@")[0])
         env = hyp.envelope
         return {"claim_type": "observation", "claimant_agent_id": claimant,
                 "claimant_type": "user", "subject_kind": env.subject_kind or "world",

@@ -27,7 +27,8 @@ class CurationFront:
     def __init__(self, session: IndexSession, ops: Operations, table: FactTableController,
                  inspector: InspectorPanel, relabel: RelabelOpener, status: StatusArea,
                  ask_text: Callable[[str, str, str], str | None],
-                 reindex: Callable[[], None] | None = None, parent: QWidget | None = None) -> None:
+                 reindex: Callable[[], None] | None = None, parent: QWidget | None = None,
+                 facts_in_front: Callable[[], bool] = lambda: True) -> None:
         self._session = session
         #: brings the index up to date in the background (the window's F5)
         self._reindex = reindex or session.update
@@ -38,15 +39,16 @@ class CurationFront:
         self._relabel = relabel
         self._status = status
         self._ask_text = ask_text
+        self._facts_in_front = facts_in_front
         relabel.dialog_did_open.connect(self._editor_opened)
 
     def selected_paths(self) -> list[str]:
-        """The facts an action applies to: the table's selection when the fact shown is in
-        it, else the fact shown (followed through a ref, a queue, the Problems or the
-        Transitions tab, it is not in the table)."""
+        """The facts an action applies to: in the Facts tab, the table's selection when the
+        fact shown is in it, else the fact shown (followed through a ref, it is not in the
+        table); in another tab, the fact shown — what that tab has selected (issue 24 #1)."""
         conn = self._session.conn
-        ids = self._table.selected_ids()
         shown = self._inspector.fact_id
+        ids = self._table.selected_ids() if self._facts_in_front() else []
         if shown is not None and shown not in ids:
             ids = [shown]
         return live_paths_of_ids(conn, ids) if conn is not None and ids else []

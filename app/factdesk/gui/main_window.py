@@ -97,7 +97,8 @@ class MainWindow(QMainWindow):
         self.progress, self.commit_notice = self.status.progress, self.status.commit_notice
         front = CurationFront(self.session, self.ops, self.table, self.inspector, self.relabel,
                               self.status, ask_text=lambda *a: self.ask_text(*a),
-                              reindex=lambda: self.reindex(), parent=self)
+                              reindex=lambda: self.reindex(), parent=self,
+                              facts_in_front=lambda: self.front() is self.facts)
         self.curation_front = front  # (its Reload after a refusal: `_on_failed`)
         self.selected_paths, self.open_relabel = front.selected_paths, front.open_relabel
         self.retract_selected = front.retract_selected
@@ -153,7 +154,10 @@ class MainWindow(QMainWindow):
             panel.caption_did_change.connect(  # type: ignore[attr-defined]
                 functools.partial(self._set_caption, panel))
         self.transitions_tab = self.transitions.tab_widget()
-        self.center.currentChanged.connect(lambda _i: self.front().tab_did_show())
+        self._front: Panel | None = None
+        #: the fact the Facts tab showed when another tab came to the front (issue 24 #1)
+        self._facts_fact: int | None = None
+        self.center.currentChanged.connect(self._tab_changed)
         # (a tab may build or place widgets when first shown: the Tab order follows again)
         self.center.currentChanged.connect(self._follow_screen)
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
@@ -197,6 +201,38 @@ class MainWindow(QMainWindow):
 
     def front(self) -> Panel:
         return self.panels[max(self.center.currentIndex(), 0)]
+
+    def _tab_changed(self, _index: int) -> None:
+        if self._front is self.facts:
+            self._facts_fact = self.inspector.fact_id
+        self._front = self.front()
+        self._front.tab_did_show()
+        self.sync_inspector(switched=True)
+
+    def sync_inspector(self, *, switched: bool = False) -> None:
+        """The inspector shows what the tab in front has selected (issue 24 #1): the
+        fact its `selected_path()` names (none: an empty inspector), the Facts tab's own
+        fact again when it comes back; a tab with no fact of its own leaves it as it is."""
+        front = self.front()
+        if front is self.facts:
+            if switched and self._facts_fact is not None:
+                self.inspector.show_fact(self._facts_fact)
+            return
+        selected = getattr(front, "selected_path", None)
+        if selected is None:
+            return
+        path = selected()
+        fact_id = self.nav.id_of(path) if path else None
+        if fact_id != self.inspector.fact_id:
+            self.inspector.show_fact(fact_id)
+
+    def inspect_from(self, panel: object, path: str | None) -> None:
+        """A tab's selection for the inspector, shown only while that tab is in front (a
+        queue reloading behind another tab never takes the inspector over)."""
+        if panel is self.front():
+            fact_id = self.nav.id_of(path) if path else None
+            if fact_id != self.inspector.fact_id:
+                self.inspector.show_fact(fact_id)
 
     def _connect(self) -> None:
         s = self.session
@@ -318,6 +354,7 @@ class MainWindow(QMainWindow):
         for panel in self.panels:
             panel.index_did_change(IndexChange(change.stats, change.changes, in_front=panel is front))
         self.refresh_inspector()
+        self.sync_inspector()  # (a decision moved the queue on: its fact, never a blank)
         if place is not None:
             self.table.restore(place)
         self.inspector.reload_attestations()

@@ -184,7 +184,12 @@ class MislabelPanel(LazyRefresh, QWidget):
         self._reader.close()
 
     def attach(self, window: Window) -> None:
-        self.path_did_select.connect(window.inspect_path)  # the inspector shows the queue's fact
+        # the inspector shows the queue's fact while the tab is in front
+        self.path_did_select.connect(lambda path: window.inspect_from(self, path))
+
+    def selected_path(self) -> str | None:
+        s = self.current()
+        return s.path if s is not None else None
 
     # -- navigation -----------------------------------------------------------------------
 

@@ -13,7 +13,12 @@ A new tab (the Proposals tab, say) is one new file plus one registration line:
 2. its registration line, in `MainWindow._make_panels` (gui/main_window.py): one entry of
    the list it returns, in tab order. The window's menus (View ▸ Ctrl+n), j/k, refreshes,
    tab captions, `attach` and shutdown all loop over that list; nothing else changes.
-3. optionally, `key_widgets()`: the widgets that must stay readable at 1366×768 and at
+3. optionally, `selected_path()`: the fact the tab has selected (None: none). The
+   inspector shows it whenever the tab is in front — on a switch, after every action —
+   and R and the window's other fact actions act on it (issue 24 #1); a tab hands its
+   selection to the inspector with `window.inspect_from(self, path)`, which only the
+   tab in front may do.
+4. optionally, `key_widgets()`: the widgets that must stay readable at 1366×768 and at
    1.5× the application font (tests/gui/test_layout.py checks them for every tab); without
    it, `key_widgets(panel)` takes the tab's lists and buttons.
 """
@@ -56,6 +61,8 @@ class Window(Protocol):
     def show_path(self, path: str, /) -> None: ...
 
     def inspect_path(self, path: str, /) -> None: ...
+
+    def inspect_from(self, panel: object, path: str | None, /) -> None: ...
 
     def set_query(self, text: str, /) -> None: ...
 

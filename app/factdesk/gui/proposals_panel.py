@@ -366,14 +366,12 @@ class ProposalsPanel(QWidget):
     def _inspect(self, path: str) -> None:
         """The inspector shows the curated version of the fact; a fact the curated branch
         does not have (a proposal adds it) empties it, never leaving another fact there."""
-        window = self._window
-        if window is None:
-            return
-        nav, inspector = getattr(window, "nav", None), getattr(window, "inspector", None)
-        if nav is not None and inspector is not None and nav.id_of(path) is None:
-            inspector.show_fact(None)
-            return
-        window.inspect_path(path)
+        if self._window is not None:
+            self._window.inspect_from(self, path)
+
+    def selected_path(self) -> str | None:
+        chosen, item = self._chosen_fact(), self.current_item()
+        return chosen[1].path if chosen else item.path if item is not None else None
 
     def _semantic_ready(self, semantic: Any) -> None:
         self._near = semantic_near(semantic)

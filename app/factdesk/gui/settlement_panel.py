@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 from factdesk.gui import dialogs, theme
 from factdesk.gui.inspector import text_label
 from factdesk.gui.keys import panel_keys
+from factdesk.gui.observation_dialog import ask_observation
 from factdesk.gui.operations import Operations
 from factdesk.gui.panel import IndexChange, Window
 from factdesk.gui.safe_browser import SafeTextBrowser
@@ -165,7 +166,8 @@ class SettlementPanel(QWidget):
         self._reader.close()
 
     def attach(self, window: Window) -> None:
-        self.path_did_select.connect(window.inspect_path)  # the inspector shows the queue's fact
+        # the inspector shows the queue's fact while the tab is in front
+        self.path_did_select.connect(lambda path: window.inspect_from(self, path))
         window.semantic.did_become_ready.connect(  # (the candidates gain near-duplicates)
             lambda: self.refresh_candidates() if self.loaded else None)
 
@@ -215,6 +217,10 @@ class SettlementPanel(QWidget):
                             f"settlement criterion" if self.items else "No open hypotheses.")
 
     # -- navigation -----------------------------------------------------------------------
+
+    def selected_path(self) -> str | None:
+        item = self.current_item()
+        return item.path if item is not None else None
 
     def current_item(self) -> QueueItem | None:
         row = self.list.currentItem()
@@ -363,17 +369,10 @@ class SettlementPanel(QWidget):
             self._ops.run(lambda cur: cur.confirm(item.path, cand.path, reason),
                           success=partial(self._did, item))
             return
-        title = self._ask_text("Confirm", "Title of the observation that settles it:", "")
-        if not title:
+        answer = ask_observation(self, item.title)  # (one dialog: title, body, confidence)
+        if answer is None:
             return
-        body = self._ask_text("Confirm", "What was observed (the new fact's body):", "")
-        if not body:
-            return
-        # asked, not invented: the new fact's confidence (its one source is the curator)
-        confidence = self._ask_text("Confirm", "Confidence of that observation (0 to 1; "
-                                    "it is written with sources: 1, you):", "0.8")
-        if not confidence:
-            return
+        title, body, confidence = answer
         self._ops.run(lambda cur: cur.confirm(  # (which checks the confidence)
             item.path, None, f"observed: {title}", new_title=title, new_body=body,
             confidence=confidence), success=partial(self._did, item))
