@@ -206,3 +206,29 @@ def test_sorting_by_a_header_keeps_the_selected_agent(qtbot, window: MainWindow)
         qtbot.mouseClick(header.viewport(), Qt.MouseButton.LeftButton,
                          pos=QPoint(header.sectionViewportPosition(column) + 5, 5))
         assert panel.selected_id() == last
+
+
+def test_registry_dialogs_draw_nothing_over_their_fields(qtbot, window: MainWindow, tmp_path: Path) -> None:
+    """Issue 24 #13: Register / Change type / Retire drew a white rectangle over the start of
+    the agent id: the form's fields the action does not use were still children of the
+    dialog, shown at its top-left corner, outside any layout. Each visible widget of each
+    dialog is one the action lays out, and none overlaps another."""
+    from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPlainTextEdit
+
+    panel = open_agents(qtbot, window)
+    select(qtbot, panel, "codex")
+    for action in ("register", "retire", "set-type", "add-type"):
+        dialog = panel.open_action(action)
+        qtbot.waitExposed(dialog)
+        dialog.grab().save(f"/tmp/desk-agent-dialog-{action}.png")
+        shown = [w for kind in (QLineEdit, QPlainTextEdit, QComboBox, QLabel)
+                 for w in dialog.findChildren(kind) if w.isVisible() and w.width() > 0]
+        for i, a in enumerate(shown):
+            for b in shown[i + 1:]:
+                if a.isAncestorOf(b) or b.isAncestorOf(a):
+                    continue
+                ra = a.geometry().translated(a.parentWidget().mapTo(dialog, QPoint(0, 0)))
+                rb = b.geometry().translated(b.parentWidget().mapTo(dialog, QPoint(0, 0)))
+                assert not ra.intersects(rb), (action, a.objectName() or type(a).__name__,
+                                               b.objectName() or type(b).__name__)
+        dialog.close()

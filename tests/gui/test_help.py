@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication
 
 from factdesk.gui.help import AboutBox, ShortcutSheet
 from factdesk.gui.main_window import MainWindow
+from factdesk.gui.proposal_workers import LETTERS
 from factdesk.version import version
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,6 +32,8 @@ def _expected(window: MainWindow) -> list[str]:
             keys.append(QKeySequence(action.text().split("\t")[1]).toString(NATIVE))
     keys += [s.key().toString(NATIVE) for s in window.findChildren(QShortcut)
              if not s.key().isEmpty()]
+    # the Proposals tab's letters, answered by its key router wherever its focus is
+    keys += [QKeySequence(key).toString(NATIVE) for key in LETTERS]
     return sorted(keys)
 
 
@@ -123,3 +126,25 @@ def test_version_and_help_on_the_command_line() -> None:
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0
     assert "factdesk [PATH]" in out.stdout, out.stdout
+
+
+def test_the_sheet_says_each_tabs_own_keys_and_where_a_window_key_means_else(
+        qtbot, window: MainWindow) -> None:
+    """Issue 24 #10: the sheet lacked the Proposals tab's A/R/E/S and said "R Relabel…
+    anywhere in the window", which in Proposals rejects. The tab in front comes first."""
+    proposals = window.proposals
+    window.center.setCurrentWidget(proposals)
+    qtbot.waitUntil(lambda: proposals.loaded, timeout=10_000)
+    qtbot.keyClick(proposals.list, Qt.Key.Key_Question)
+    qtbot.waitUntil(lambda: window.findChild(ShortcutSheet) is not None
+                    and window.findChild(ShortcutSheet).isVisible(), timeout=3000)
+    sheet = window.findChild(ShortcutSheet)
+    rows = sheet.rows()
+    tab = proposals.menu_text
+    by_key = {(keys, section): what for keys, what, section in rows}
+    assert {by_key.get((k, tab)) for k in "ARES"} == {"Accept", "Reject", "Edit", "Skip"}
+    assert rows[0][2] == tab  # (the tab in front first)
+    works = {(b.keys, b.section): b.scope for b in sheet.bindings}
+    assert f"in the {tab} tab: Reject" in works[("R", "Edit")]
+    _shot(sheet, "shortcut-sheet-proposals")
+    sheet.grab().save("/tmp/desk-shortcut-sheet.png")

@@ -120,6 +120,12 @@ class AgentActionDialog(QDialog):
         self.reason.setPlaceholderText("required: the commit message says why")
         form.addRow("Reason:", self.reason)
         layout.addLayout(form)
+        # a field this action does not lay out is hidden: left a child of the dialog, it
+        # was drawn at its top-left corner, a white box over the agent id (issue 24 #13)
+        for field in (self.agent_id, self.type_box, self.email, self.branch, self.name,
+                      self.description, self.exceptions, self.evidence):
+            if form.indexOf(field) < 0 and layout.indexOf(field) < 0:
+                field.hide()
         self.problem = plain("", self)
         theme.styled(self.problem, lambda: f"color: {theme.ERROR.color};")
         layout.addWidget(self.problem)

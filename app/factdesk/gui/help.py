@@ -3,8 +3,11 @@
 The shortcut sheet is read from the window itself when it opens (`bindings`): every
 `QAction` with a shortcut (the menus' entries, found with the menu they sit in), every key a
 menu entry names as handled by a widget (`Focus inspector\tEnter`), and every `QShortcut`
-of the window's panels (a tab's single keys: A/E/D in Mislabels, C/F/E/P in Hypotheses). So
-the sheet cannot drift from the keys: a new binding appears in it, a removed one goes.
+of the window's panels (a tab's single keys: A/E/D in Mislabels, C/F/E/P in Hypotheses), and
+the letters a tab's key router answers wherever its focus is (A/R/E/S in Proposals). So
+the sheet cannot drift from the keys: a new binding appears in it, a removed one goes. A
+window-wide key a tab answers itself says so (`R`: Relabel…, but Reject in Proposals), and
+the tab in front comes first.
 
 The About box names the version, the corpus and its branch, where the index lives and how
 big it is (read in the background), the embedding model, the data folder and the versions
@@ -124,9 +127,28 @@ def bindings(window: MainWindow) -> list[Binding]:
         scope = f"in the {tab} tab" if tab != "Window" else ANYWHERE
         found.append(Binding(_keys(shortcut.key()), shortcut.whatsThis() or
                              shortcut.objectName() or "(unnamed)", tab, scope))
+    from factdesk.gui.proposal_workers import KeyRouter
+
+    for router in window.findChildren(KeyRouter):  # a tab's letters, wherever its focus is
+        tab = _panel_of(_widget_of(router), window) or "Window"
+        found += [Binding(keys, what, tab, f"in the {tab} tab") for keys, what in router.bound()]
+    found = [_shadowed(b, found) for b in found]
     order = {name: n for n, name in enumerate(_section_order(window))}
     return sorted(found, key=lambda b: (order.get(b.section.split(" ▸ ")[0], len(order)),
                                         b.section))  # (stable: menu order within)
+
+
+def _shadowed(binding: Binding, found: list[Binding]) -> Binding:
+    """A window-wide key a tab answers itself says so: `R` relabels anywhere but in the
+    Proposals tab, where it rejects (issue 24 #10)."""
+    if binding.scope != ANYWHERE:
+        return binding
+    tabs = [b for b in found if b.keys == binding.keys and b.scope.startswith("in the ")
+            and b.section != binding.section]
+    if not tabs:
+        return binding
+    return Binding(binding.keys, binding.what, binding.section, ANYWHERE + ", but " + "; ".join(
+        f"{b.scope}: {b.what}" for b in tabs))
 
 
 def _section_order(window: MainWindow) -> Iterable[str]:
@@ -145,7 +167,8 @@ class ShortcutSheet(QDialog):
         super().__init__(window)
         self.setObjectName("shortcutSheet")
         self.setWindowTitle("Keyboard shortcuts")
-        self.bindings = bindings(window)
+        front = window.front().menu_text  # (the tab in front: its keys first)
+        self.bindings = sorted(bindings(window), key=lambda b: b.section != front)
         layout = QVBoxLayout(self)
         self.filter = QLineEdit(self)
         self.filter.setObjectName("shortcutFilter")
@@ -164,7 +187,7 @@ class ShortcutSheet(QDialog):
         layout.addWidget(buttons)
         self.filter.textChanged.connect(self._fill)
         self._fill("")
-        self.resize(620, min(760, window.height()))
+        self.resize(760, min(760, window.height()))
 
     def rows(self) -> list[tuple[str, str, str]]:
         """(keys, action, section) of each row shown (tests read the sheet through this)."""

@@ -8,11 +8,12 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, QThread, Signal
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtGui import QKeyEvent, QKeySequence
 from PySide6.QtWidgets import QLineEdit, QPlainTextEdit
 
 from factdesk.errors import FactdeskError
 from factdesk.gui import proposal_source
+from factdesk.gui.keys import describe
 from factdesk.gui.operations import Operations
 from factdesk.review.model import Queue
 
@@ -56,6 +57,12 @@ class KeyRouter(QObject):
     def __init__(self, panel: Any) -> None:  # (the ProposalsPanel: its decisions by name)
         super().__init__(panel)
         self._panel = panel
+
+    def bound(self) -> list[tuple[str, str]]:
+        """(key, what it does) of each letter it answers: Help ▸ Keyboard shortcuts reads
+        them here, so the sheet says the tab's own keys (issue 24 #10)."""
+        return [(QKeySequence(key).toString(QKeySequence.SequenceFormat.NativeText),
+                 describe(getattr(self._panel, name))) for key, name in LETTERS.items()]
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         kind = event.type()

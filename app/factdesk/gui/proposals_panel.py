@@ -636,8 +636,8 @@ class ProposalsPanel(QWidget):
         by_sha = self._by_sha
         if item.path is None:
             p = by_sha[item.shas[0]]
-            b = clean_badge(badge_of(p.facts), self.verdicts.get(p.sha)) if p.facts else Badge(
-                "agent state", theme.DERIVED_COLOR, "files outside kb/")
+            b = clean_badge(badge_of(p.facts) if p.facts else Badge(
+                "agent state", theme.DERIVED_COLOR, "files outside kb/"), self.verdicts.get(p.sha))
             cells = [theme.clip(p.subject, 200), p.op or "", changes_text(p.facts, p.other_files, p.files)]
             tip = f"{p.subject}\n{p.sha}\n{p.branch} · {p.author_name} <{p.author_email}>"
         else:
