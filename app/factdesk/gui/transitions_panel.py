@@ -10,22 +10,18 @@ is drawn as plain text, never markup (RELIABILITY H01).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import (
     QEvent,
-    QModelIndex,
     QObject,
-    QPersistentModelIndex,
     Qt,
     QThread,
     Signal,
 )
-from PySide6.QtGui import QColor, QKeyEvent, QResizeEvent
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QBoxLayout,
@@ -37,7 +33,6 @@ from PySide6.QtWidgets import (
     QScrollArea,
     QSizePolicy,
     QSplitter,
-    QTableView,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -45,15 +40,14 @@ from PySide6.QtWidgets import (
 )
 
 from factdesk.gui import theme
-from factdesk.gui.cells_model import CellsModel
 from factdesk.gui.panel import IndexChange, Window
 from factdesk.gui.stacked_chart import Line, Segment, StackedBarChart
+from factdesk.gui.transitions_table import COLUMNS, TransitionsModel, TransitionsTable
 from factdesk.gui.workers import failure_text, let_finish
 from factdesk.index.indexer import Indexer
 from factdesk.model.words import count
 from factdesk.reflect.charts import (
     BUCKETS,
-    outcome_text,
     outcomes_over_time,
     period_label,
     segment_counts,
@@ -67,11 +61,6 @@ from factdesk.reflect.stats import OUTCOMES, Reflection, TrackRecord
 #: light or dark)
 RECORD_SEGMENTS = tuple((name, "open" if name == "pending" else name, fill)
                         for name, fill in theme.OUTCOME_FILLS.items())
-#: an outcome's text colour in the table (text needs 4.5:1, a bar only 3:1)
-OUTCOME_TEXT = {"confirmed": theme.SETTLE_DUE, "promoted": theme.SETTLE_DUE,
-                "refuted": theme.ERROR, "retracted": theme.DERIVED, "overdue": theme.WARNING}
-COLUMNS = ("Time", "Kind", "Path", "Outcome / change", "Confirming fact", "Author", "Claimant",
-           "Commit", "Methodologies")
 ALL_KINDS = "All transitions"
 HYPOTHESES_ONLY = "Hypothesis transitions"
 ALL_CLAIMANTS = "All claimants"
@@ -120,77 +109,6 @@ class TransitionsWorker(QThread):
             self.did_fail.emit(failure_text(exc))
             return
         self.did_finish.emit(LoadResult(self._since, list(log.transitions), log.commits, ref))
-
-
-# -- pure helpers -----------------------------------------------------------------------------
-
-
-def _when(ts: int) -> str:
-    return datetime.fromtimestamp(ts).astimezone().strftime("%Y-%m-%d %H:%M")
-
-
-# -- the transitions table --------------------------------------------------------------------
-
-
-def _cells(t: Transition) -> tuple[str, ...]:
-    claimant = ""
-    if t.hypothesis:
-        claimant = f"{t.claimant or '?'} ({t.claimant_type or '?'})"
-    return (_when(t.time), t.kind, t.path, outcome_text(t), t.confirming or "",
-            t.author or t.author_email, claimant, t.sha[:10], ", ".join(t.methodologies))
-
-
-_SORT_KEYS: tuple[Callable[[Transition], Any], ...] = (
-    lambda t: (t.time, t.seq), lambda t: t.kind, lambda t: t.path, outcome_text,
-    lambda t: t.confirming or "", lambda t: t.author or t.author_email,
-    lambda t: (t.claimant or "", t.claimant_type or ""), lambda t: t.seq,
-    lambda t: len(t.methodologies),
-)
-
-
-class TransitionsModel(CellsModel):
-    """Transitions as rows (display text only: never markup)."""
-
-    def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(len(COLUMNS), parent)
-
-    def cells_of(self, record: Transition) -> tuple[str, ...]:
-        return _cells(record)
-
-    def sort_key(self, column: int) -> Callable[[Transition], Any]:
-        return _SORT_KEYS[column]
-
-    def data(self, index: QModelIndex | QPersistentModelIndex,
-             role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid():
-            return None
-        if role == Qt.ItemDataRole.DisplayRole:
-            return self.display(index)
-        if role == Qt.ItemDataRole.ToolTipRole and index.column() == 2:
-            t = self.rows[index.row()]
-            return theme.tooltip(f"{t.title}\n{t.path}\n{t.subject}")
-        if role == Qt.ItemDataRole.ForegroundRole and index.column() == 3:
-            tone = OUTCOME_TEXT.get(self.rows[index.row()].outcome or "")
-            return QColor(tone.color) if tone is not None else None
-        return None
-
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section]
-        return None
-
-
-class TransitionsTable(QTableView):
-    """Enter or double-click activates the row."""
-
-    row_activated = Signal(int)
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:
-        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and self.currentIndex().isValid():
-            self.row_activated.emit(self.currentIndex().row())
-            return
-        super().keyPressEvent(event)
 
 
 # -- the panel --------------------------------------------------------------------------------
