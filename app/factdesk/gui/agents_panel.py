@@ -64,7 +64,7 @@ from factdesk.gui.agent_model import (
     when_text,
 )
 from factdesk.gui.agent_proposals import open_proposals
-from factdesk.gui.inspector import FlowLayout
+from factdesk.gui.flow_layout import FlowLayout
 from factdesk.gui.operations import Operations
 from factdesk.gui.panel import IndexChange, Window
 from factdesk.gui.search_bar import add_term

@@ -52,7 +52,8 @@ from PySide6.QtWidgets import (
 from factdesk.curation import ChangeSet, Conflict, Refused
 from factdesk.errors import FactdeskError
 from factdesk.gui import dialogs, proposal_source, theme
-from factdesk.gui.inspector import FlowLayout, text_label
+from factdesk.gui.flow_layout import FlowLayout
+from factdesk.gui.inspector import text_label
 from factdesk.gui.operations import Operations
 from factdesk.gui.panel import IndexChange, Window
 from factdesk.gui.proposal_views import (
