@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -92,6 +93,9 @@ def pytest_configure(config: pytest.Config) -> None:
                                       "\temail = test-curator@example.org\n")
     os.environ["GIT_CONFIG_GLOBAL"] = str(folder / "gitconfig")
     os.environ.setdefault("GIT_CONFIG_NOSYSTEM", "1")
+    # every Python child (the CLI runs the tests start) prints all its threads' stacks when
+    # it is sent SIGABRT: see `no_child_hangs_silently`
+    os.environ.setdefault("PYTHONFAULTHANDLER", "1")
 
 
 #: how long a test's own background threads may take to end after it (a window closed in
@@ -133,6 +137,64 @@ def no_thread_outlives_its_test() -> Iterator[None]:
     if leaked:
         pytest.fail(f"background threads still running {THREAD_GRACE_S:.0f} s after the "
                     f"test:\n{_stacks(leaked)}", pytrace=False)
+
+
+#: after this long a test's child processes still running are made to print their stacks
+#: and end (before pytest-timeout's 300 s, which sees only this process's threads)
+CHILD_DUMP_S = 200.0
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below `pid` (Linux /proc; none elsewhere)."""
+    parents: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        fields = text[text.rfind(")") + 2:].split()
+        parents.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, frontier = [], [pid]
+    while frontier:
+        children = parents.get(frontier.pop(), [])
+        found += children
+        frontier += children
+    return found
+
+
+def _abort_children(test: str) -> None:
+    """The watchdog's end: name each child still running, with the kernel's view of where
+    it waits, then SIGABRT it — a Python child prints every thread's stack to its stderr
+    (PYTHONFAULTHANDLER, set above), which the test's failure shows."""
+    import signal
+
+    for pid in _descendants(os.getpid()):
+        proc = Path("/proc") / str(pid)
+        try:
+            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            waits = {t.name: (t / "wchan").read_text() for t in (proc / "task").iterdir()}
+        except OSError:
+            continue
+        sys.__stderr__.write(f"\n[watchdog] {test}: child {pid} still running after "
+                             f"{CHILD_DUMP_S:.0f} s: {cmd.strip()}\n  waiting in (per "
+                             f"thread): {waits}\n")
+        sys.__stderr__.flush()
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGABRT)
+
+
+@pytest.fixture(autouse=True)
+def no_child_hangs_silently(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A child process that hangs (the CLI a test runs) is made to show where, with every
+    thread's stack, and to end, so that the test fails in words instead of pytest-timeout
+    dumping only the parent waiting on a pipe (issue 22: `factdesk index` hung once after a
+    full disk was freed)."""
+    timer = threading.Timer(CHILD_DUMP_S, _abort_children, args=(request.node.nodeid,))
+    timer.name = "test-child-watchdog"
+    timer.daemon = True
+    timer.start()
+    yield
+    timer.cancel()
 
 
 @pytest.fixture
