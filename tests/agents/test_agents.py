@@ -483,3 +483,26 @@ def test_suggestions_are_shown_from_the_settings_file_and_never_applied(
     assert "suggestion: demote tool → view" in capsys.readouterr().out
     settings.write_text("min_settled: lots\n")
     assert main(["agents", "--kb", str(kb), "--settings", str(settings)]) == 1
+
+
+def test_an_agent_cannot_outlast_the_registry_history_with_a_flood_of_commits(
+        corpus: Corpus) -> None:
+    """No depth cap (issue 23 #7): `bot` (registered with its own, non-knomit e-mail)
+    commits 2,001 registry changes promoting itself. Read back only so far, the oldest
+    change kept is bot's own, judged against no registry at all, so it would count."""
+    _curated(corpus)
+    promoted = REG.replace("    type: tool\n    email: bot", "    type: user\n    email: bot")
+    stream = ["reset refs/heads/main", f"from {git(corpus.root, 'rev-parse', 'HEAD').strip()}"]
+    for n in range(2001):
+        data = f"{promoted}# change {n}\n".encode()
+        stream += ["commit refs/heads/main",
+                   f"author bot <bot@corp.example> {1793000000 + n} +0000",
+                   f"committer bot <bot@corp.example> {1793000000 + n} +0000",
+                   "data 8", "registry",
+                   f"M 100644 inline {REGISTRY_PATH}", f"data {len(data)}", data.decode()]
+    subprocess.run(["git", "-C", str(corpus.root), "fast-import", "--quiet"],
+                   input="\n".join(stream).encode() + b"\n", check=True)
+    git(corpus.root, "reset", "-q", "--hard", "main")
+    reg = load_registry(corpus.root)
+    assert reg.type_of("bot") == "tool"  # not applied
+    assert {p.code for p in reg.problems} == {"registry-trust"}

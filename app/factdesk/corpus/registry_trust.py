@@ -37,8 +37,6 @@ from factdesk.model.registry import Registry
 REGISTRY_PATH = ".factdesk/agents.yaml"
 AGENT_DOMAIN = "agents.knomit.io"
 CODE = "registry-trust"
-#: registry changes looked at, newest first (a longer history is not read back further)
-DEPTH = 2000
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,9 +62,12 @@ def is_agent_identity(email: str, registry: Registry) -> bool:
 
 
 def registry_changes(repo: Path, tip: str = "HEAD") -> list[RegistryChange]:
-    """The first-parent commits up to `tip` that changed the registry file, oldest first."""
+    """The first-parent commits up to `tip` that changed the registry file, oldest first:
+    all of them. (No depth cap: with one, an agent registered under its own e-mail could
+    commit changes until the curator's that listed it fell out of reach, and its oldest
+    change kept would be judged against no registry — and count. Issue 23 #7.)"""
     out = gitrepo.run_git(
-        repo, "log", "--first-parent", f"-n{DEPTH}", "--format=%x01%H%x00%P%x00%ae%x00%ce%x00%s",
+        repo, "log", "--first-parent", "--format=%x01%H%x00%P%x00%ae%x00%ce%x00%s",
         "--end-of-options", tip, "--", REGISTRY_PATH, check=False)
     changes: list[RegistryChange] = []
     for chunk in out.split(b"\x01")[1:]:
