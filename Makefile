@@ -58,7 +58,7 @@ bench: $(STAMP)
 # Mutation testing of the trust code (issue 22; hours on a 2-core machine, not in CI):
 # `make mutate MUTATE_ARGS="--modules trust status --sample 40"` for a quick look.
 mutate: $(STAMP)
-	$(PY) -m pip install -q 'cosmic-ray>=8.7'
+	$(PY) -m pip install -q 'cosmic-ray>=8.7' 'coverage>=7.4'
 	$(PY) scripts/mutate.py $(MUTATE_ARGS)
 
 screenshots: $(STAMP)

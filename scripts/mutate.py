@@ -5,15 +5,23 @@
 
 For each module (default: curation/trust.py, review/status.py, review/decide.py,
 review/merge.py, review/sync.py) a cosmic-ray session mutates a scratch copy of the
-checkout (bench/out/mutate/work: your checkout is never touched) and runs
-`pytest -x tests/review tests/curation` against each mutant with a 60 s timeout (a timeout
-counts as killed: the suite noticed). The score (killed / all) and every surviving mutant
-(its diff) go to bench/out/mutate/<module>.txt and a summary to stdout; judge each survivor
-(a real gap, or equivalent) and write it in docs/reliability.md.
+checkout (bench/out/mutate/work: your checkout is never touched) and runs the tests of
+`tests/review tests/curation` against each mutant with `-x`, 60 s for each test and 900 s in
+all (a timeout counts as killed: the suite noticed; the report says how many were killed by
+the 900 s timeout alone). The score (killed / all) and every surviving mutant (its diff) go
+to bench/out/mutate/<module>.txt and a summary to stdout; judge each survivor (a real gap,
+or equivalent) and write it in docs/reliability.md.
 
-`--sample N` keeps N mutants per module, drawn with a fixed seed (a quick look); without it
-every mutant runs (hours on a 2-core machine). Tests that need ../shared skip in the
-scratch copy (it does not sit beside ../shared).
+Which tests run for a mutant: the whole selection takes minutes, so a mutant would take
+that long each time it survives (hundreds of mutants: days). The script first runs the
+selection once under coverage.py with one context per test, then each mutant runs the
+tests that executed the mutated line (scripts/mutate_tests.py): a mutant no test reaches
+survives at once, as it would under the whole selection. What that misses: a line reached
+only inside a child process a test starts (the CLI's crash tests); `--whole` runs the whole
+selection for every mutant instead, to check a survivor.
+
+`--sample N` keeps N mutants per module, drawn with a fixed seed (a quick look). The scratch
+copy's parent links ../shared, so the tests that use the real corpus run too.
 
 Operators left out, each for why: `NumberReplacer` (the trust code's numbers are lengths
 and indexes whose +1/-1 variants are caught or are equivalent) and the comparison swaps
@@ -50,13 +58,25 @@ KEEP_COMPARISONS = ("ReplaceComparisonOperator_Eq_NotEq", "ReplaceComparisonOper
                     "ReplaceComparisonOperator_In_NotIn", "ReplaceComparisonOperator_NotIn_In")
 
 
-def _config(module: str) -> str:
-    test = (f"env QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 PYTHONPATH={WORK / 'app'} "
-            f"{sys.executable} -m pytest -x -q -p no:cacheprovider -p no:randomly "
-            f"--timeout=60 {TESTS}")
+PYTEST = ["-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+          "--timeout=60"]
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "QT_QPA_PLATFORM": "offscreen", "HF_HUB_OFFLINE": "1",
+            "PYTHONPATH": str(WORK / "app")}
+
+
+def _config(module_key: str, module: str, whole: bool) -> str:
+    if whole:
+        test = (f"env QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 PYTHONPATH={WORK / 'app'} "
+                f"{sys.executable} {' '.join(PYTEST)} {TESTS}")
+    else:
+        test = (f"env QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 PYTHONPATH={WORK / 'app'} "
+                f"{sys.executable} {ROOT / 'scripts' / 'mutate_tests.py'} {module_key}")
     return f'''[cosmic-ray]
 module-path = "{WORK / module}"
-timeout = 60.0
+timeout = 900.0
 excluded-modules = []
 test-command = "{test}"
 
@@ -68,6 +88,11 @@ name = "local"
 def _copy() -> None:
     shutil.rmtree(WORK, ignore_errors=True)
     WORK.mkdir(parents=True)
+    # the tests reach ../shared from the checkout's root: the scratch copy's parent gets a
+    # link to it, so the tests that use the real corpus run here too
+    shared = ROOT.parent / "shared"
+    if shared.is_dir() and not (WORK.parent / "shared").exists():
+        (WORK.parent / "shared").symlink_to(shared)
     for name in ("app", "tests", "pyproject.toml", ".importlinter"):
         src = ROOT / name
         if src.is_dir():
@@ -97,22 +122,81 @@ def _trim(session: Path, sample: int | None, seed: int) -> int:
         db.close()
 
 
-def _results(session: Path) -> tuple[int, int, list[str]]:
-    """(killed, all, diffs of survivors)."""
+def _results(session: Path) -> tuple[int, int, int, list[str]]:
+    """(killed, all, killed only by the whole run's 900 s timeout, diffs of survivors)."""
     db = sqlite3.connect(session)
     try:
-        rows = db.execute("SELECT test_outcome, diff FROM work_results").fetchall()
+        rows = db.execute("SELECT test_outcome, output, diff FROM work_results").fetchall()
     finally:
         db.close()
-    survivors = [diff for outcome, diff in rows if outcome == "survived"]
-    return len(rows) - len(survivors), len(rows), survivors
+    survivors = [diff for outcome, _out, diff in rows if outcome == "survived"]
+    timeouts = sum(1 for outcome, out, _d in rows if outcome == "killed" and out == "timeout")
+    return len(rows) - len(survivors), len(rows), timeouts, survivors
 
 
-def run(module_key: str, sample: int | None, seed: int) -> tuple[int, int]:
+def coverage_map(module_keys: list[str]) -> None:
+    """Run the selection once under coverage.py, one context per test, and keep for each
+    line of each module the tests that executed it (bench/out/mutate/<module>.lines.json);
+    the module's pristine text beside it tells a mutant's changed lines."""
+    import json
+
+    data_file = OUT / "selection.coverage"
+    data_file.unlink(missing_ok=True)
+    rc = OUT / "coveragerc"
+    rc.write_text("[run]\ndynamic_context = test_function\n")
+    include = ",".join(str(WORK / MODULES[k]) for k in module_keys)
+    subprocess.run([sys.executable, "-m", "coverage", "run", f"--rcfile={rc}",
+                    f"--data-file={data_file}", f"--include={include}",
+                    "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+                    f"--junitxml={OUT / 'selection.xml'}", *TESTS.split()],
+                   cwd=WORK, env=_env(), check=False)
+    from coverage import CoverageData
+
+    data = CoverageData(basename=str(data_file))
+    data.read()
+    seconds = _durations(OUT / "selection.xml")
+    for key in module_keys:
+        lines: dict[int, list[str]] = {}
+        for line, contexts in data.contexts_by_lineno(str(WORK / MODULES[key])).items():
+            # quickest first: with -x a killed mutant ends at its first failing test
+            if tests := sorted({_node(c) for c in contexts if c},
+                               key=lambda t: (seconds.get(t, 60.0), t)):
+                lines[line] = tests
+        (OUT / f"{key}.lines.json").write_text(json.dumps(lines))
+        shutil.copy2(WORK / MODULES[key], OUT / f"{key}.pristine.py")
+        print(f"{MODULES[key]}: {len(lines)} lines run by the tests", flush=True)
+
+
+def _durations(junit: Path) -> dict[str, float]:
+    """Seconds each test function took (its parametrized cases summed), from pytest's
+    JUnit XML."""
+    import xml.etree.ElementTree as ET
+
+    out: dict[str, float] = {}
+    if not junit.exists():
+        return out
+    for case in ET.parse(junit).getroot().iter("testcase"):  # noqa: S314  (our own pytest wrote it)
+        name = case.get("name", "").split("[", 1)[0]
+        node = _node(f"{case.get('classname', '')}.{name}")
+        out[node] = out.get(node, 0.0) + float(case.get("time", "0") or 0)
+    return out
+
+
+def _node(context: str) -> str:
+    """coverage's `tests.review.test_x.TestY.test_z` as pytest's node id."""
+    parts = context.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        path = Path(*parts[:cut]).with_suffix(".py")
+        if (WORK / path).exists():
+            return "::".join([path.as_posix(), *parts[cut:]])
+    return context
+
+
+def run(module_key: str, sample: int | None, seed: int, whole: bool) -> tuple[int, int]:
     module = MODULES[module_key]
     OUT.mkdir(parents=True, exist_ok=True)
     config = OUT / f"{module_key}.toml"
-    config.write_text(_config(module))
+    config.write_text(_config(module_key, module, whole))
     session = OUT / f"{module_key}.sqlite"
     session.unlink(missing_ok=True)
     cosmic = [sys.executable, "-m", "cosmic_ray.cli"]
@@ -120,9 +204,10 @@ def run(module_key: str, sample: int | None, seed: int) -> tuple[int, int]:
     count = _trim(session, sample, seed)
     print(f"{module}: {count} mutants", flush=True)
     subprocess.run([*cosmic, "exec", str(config), str(session)], cwd=WORK, check=True,
-                   env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
-    killed, total, survivors = _results(session)
-    report = [f"{module}: {killed}/{total} killed ({100 * killed / max(total, 1):.1f}%)", ""]
+                   env=_env())
+    killed, total, timeouts, survivors = _results(session)
+    report = [f"{module}: {killed}/{total} killed ({100 * killed / max(total, 1):.1f}%; "
+              f"{timeouts} of them by the 900 s timeout alone)", ""]
     report += [f"--- survivor {n}\n{diff}" for n, diff in enumerate(survivors, 1)]
     (OUT / f"{module_key}.txt").write_text("\n".join(report) + "\n")
     print(report[0], flush=True)
@@ -134,9 +219,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--modules", nargs="+", choices=sorted(MODULES), default=list(MODULES))
     parser.add_argument("--sample", type=int, default=None, help="mutants per module")
     parser.add_argument("--seed", type=int, default=22)
+    parser.add_argument("--whole", action="store_true",
+                        help="run the whole selection for every mutant (slow)")
     args = parser.parse_args(argv)
     _copy()
-    scores = {m: run(m, args.sample, args.seed) for m in args.modules}
+    if not args.whole:
+        coverage_map(args.modules)
+    scores = {m: run(m, args.sample, args.seed, args.whole) for m in args.modules}
     print("\nmodule   killed/all  score")
     for m, (killed, total) in scores.items():
         print(f"{m:8} {killed:5}/{total:<5} {100 * killed / max(total, 1):5.1f}%")
