@@ -51,7 +51,12 @@ def problems_for(conn: sqlite3.Connection, path: str) -> list[Problem]:
 def all_problems(conn: sqlite3.Connection) -> list[Problem]:
     """A `dup_id` warning on each fact that shares its 8-hex name."""
     by_name: dict[str, list[str]] = {}
-    for (path,) in conn.execute("SELECT path FROM facts WHERE status != 'retracted'"):
+    # SQLite finds the paths whose last 11 characters are shared (in C, one pass); the
+    # exact 8-hex rule is applied to those few here
+    for (path,) in conn.execute(
+            "SELECT path FROM facts WHERE status != 'retracted' AND lower(substr(path, -11)) IN "
+            "(SELECT lower(substr(path, -11)) AS tail FROM facts WHERE status != 'retracted' "
+            "GROUP BY tail HAVING count(*) > 1)"):
         if (name := name_of(path)) is not None:
             by_name.setdefault(name, []).append(path)
     return [problem(p, [o for o in group if o != p])

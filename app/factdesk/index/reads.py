@@ -6,8 +6,10 @@ queue pane's fact). SQL lives in `factdesk.index`; the GUI only calls these.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Any
 
+from factdesk.index import dup_ids
 from factdesk.index.curation_reads import stored_repo_ids
 
 PROBLEMS_SQL = """
@@ -17,16 +19,31 @@ ORDER BY CASE p.severity WHEN 'error' THEN 0 WHEN 'warning' THEN 1 ELSE 2 END, p
 """
 
 
-def problem_rows(conn: sqlite3.Connection) -> Iterator[sqlite3.Row]:
-    """Every finding with its fact's id and title, errors first, by code and path."""
-    return iter(conn.execute(PROBLEMS_SQL))
+def problem_rows(conn: sqlite3.Connection) -> Iterator[Mapping[str, Any]]:
+    """Every finding with its fact's id and title, errors first, by code and path: the
+    stored ones and the derived `dup_id` warnings (index.dup_ids), as `check` lists them."""
+    stored = [dict(r) for r in conn.execute(PROBLEMS_SQL)]
+    derived = dup_ids.all_problems(conn)
+    if not derived:
+        return iter(stored)
+    paths = [p.path for p in derived]
+    facts = {path: (fid, title) for i in range(0, len(paths), 500)
+             for path, fid, title in conn.execute(
+                 "SELECT path, id, title FROM facts WHERE path IN "
+                 f"({','.join('?' * len(paths[i:i + 500]))})", paths[i:i + 500])}
+    rows = stored + [{"code": p.code, "severity": str(p.severity), "path": p.path,
+                      "line": p.line, "message": p.message,
+                      "id": facts.get(p.path, (None, None))[0],
+                      "title": facts.get(p.path, (None, None))[1]} for p in derived]
+    rank = {"error": 0, "warning": 1}
+    return iter(sorted(rows, key=lambda r: (rank.get(r["severity"], 2), r["code"], r["path"])))
 
 
 def totals(conn: sqlite3.Connection) -> tuple[int, int]:
     """(live facts, findings)."""
     live = conn.execute("SELECT COUNT(*) FROM facts WHERE status = 'live'").fetchone()[0]
     problems = conn.execute("SELECT COUNT(*) FROM problems").fetchone()[0]
-    return int(live), int(problems)
+    return int(live), int(problems) + len(dup_ids.all_problems(conn))
 
 
 def repo_ids(conn: sqlite3.Connection) -> frozenset[str]:
