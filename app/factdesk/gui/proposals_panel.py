@@ -21,16 +21,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QComboBox,
     QHeaderView,
-    QPushButton,
-    QSizePolicy,
     QSplitter,
     QTreeView,
     QVBoxLayout,
@@ -38,18 +34,18 @@ from PySide6.QtWidgets import (
 )
 
 from factdesk.gui import proposal_source, theme
-from factdesk.gui.flow_layout import FlowLayout
 from factdesk.gui.inspector import text_label
 from factdesk.gui.keys import panel_keys
 from factdesk.gui.operations import Operations
 from factdesk.gui.panel import IndexChange, Window
+from factdesk.gui.proposal_bar import AWAITING, FINDINGS, FilterBar, choose
 from factdesk.gui.proposal_decisions import DecisionController
 from factdesk.gui.proposal_detail import ProposalDetail
 from factdesk.gui.proposal_model import QueueModel
 from factdesk.gui.proposal_remote import RemoteActions
 from factdesk.gui.proposal_views import Badge, badge_of, clean_badge
-from factdesk.gui.proposal_workers import CheckWorker, KeyRouter
-from factdesk.gui.workers import BackgroundRead, let_finish
+from factdesk.gui.proposal_workers import CheckStream, KeyRouter
+from factdesk.gui.workers import BackgroundRead
 from factdesk.model.words import count
 from factdesk.review import clean, rows
 from factdesk.review.model import Proposal, Queue
@@ -57,14 +53,6 @@ from factdesk.review.model import Proposal, Queue
 if TYPE_CHECKING:
     from factdesk.review.proposals import Awaiting
 
-STATUSES = (("open", "Open"), ("accepted", "Accepted"), ("rejected", "Rejected"), ("all", "All"))
-MODES = (("commit", "Per commit"), ("fact", "Per fact"))
-FINDINGS = (("any", "Any findings"), ("problem", "Any problem"), ("error", "✗ Errors"),
-            ("warning", "⚠ Warnings"), ("conflict", "⇄ Conflicts"),
-            ("depends", "⧗ After an open one"), ("clean", "✓ Clean"))
-ORDERS = (("queue", "Queue order"), ("worst", "Worst first"))
-#: the branch box's second source: derived facts already on the curated branch
-AWAITING = "@awaiting"
 #: after a key or a selection in the tab, the checks wait this long (seconds)
 QUIET_S = 0.4
 #: checks that came in are sorted and filtered in again after this long (ms)
@@ -113,7 +101,6 @@ class ProposalsPanel(QWidget):
         self._shown_once = False
         self._stale = False
         self._again = False
-        self._checker: CheckWorker | None = None
         self._checking_queue: Queue | None = None
         self._quiet_until = 0.0
         repo, indexer = ops.indexer.repo, ops.indexer
@@ -133,6 +120,11 @@ class ProposalsPanel(QWidget):
         self._refilter.setSingleShot(True)
         self._refilter.setInterval(REFILTER_MS)
         self._refilter.timeout.connect(self.refill)
+        self._stream = CheckStream(self.ops, lambda: self.ops.lane.busy
+                                   or time.monotonic() < self._quiet_until, parent=self)
+        self._stream.did_check.connect(self._take_checked)
+        self._stream.did_fail.connect(lambda m: self.say(f"Checking failed: {m}"))
+        self._stream.did_end.connect(self._checks_ended)
         self.decisions = DecisionController(self, ask_text)
         self.remote = RemoteActions(self)
         self._build()
@@ -140,41 +132,14 @@ class ProposalsPanel(QWidget):
 
     # -- construction ---------------------------------------------------------------------
 
-    def _combo(self, name: str, choices: tuple[tuple[str, str], ...],
-               chosen: Callable[[str], None]) -> QComboBox:
-        box = QComboBox(self)
-        box.setObjectName(name)
-        for key, text in choices:
-            box.addItem(text, key)
-        box.activated.connect(lambda _i: chosen(box.currentData()))
-        return box
-
     def _build(self) -> None:
         outer = QVBoxLayout(self)
-        # (one line while the room lasts, more when it does not: at 1.5× the font nothing
-        # is cut or pushed off screen)
-        bar = FlowLayout(spacing=6)
-        self.branch_box = QComboBox(self)
-        self.branch_box.setObjectName("proposalBranches")
-        # (never sized by its longest entry: the tab must not widen the window's minimum)
-        self.branch_box.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.branch_box.setMinimumContentsLength(22)
-        self.branch_box.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
-        self.branch_box.activated.connect(lambda _i: self._filters_changed())
-        self.mode_box = self._combo("proposalMode", MODES, self.set_mode)
-        self.status_box = self._combo("proposalStatusFilter", STATUSES, self.set_status_filter)
-        self.findings_box = self._combo("proposalFindingsFilter", FINDINGS, self.set_findings_filter)
-        self.findings_box.setToolTip("Show only the rows whose checks found this (N / Shift+N: "
-                                     "the next / previous row with a finding)")
-        self.order_box = self._combo("proposalOrder", ORDERS, self.set_order)
-        self.clean_button = QPushButton("Accept all clean…", self)
-        self.clean_button.setObjectName("proposal_acceptClean")
-        self.clean_button.clicked.connect(self.accept_all_clean)
-        for w in (self.branch_box, self.mode_box, self.status_box, self.findings_box,
-                  self.order_box, self.clean_button):
-            bar.addWidget(w)
-        outer.addLayout(bar)
+        self.bar = FilterBar(self, branch=self._filters_changed, mode=self.set_mode,
+                             status=self.set_status_filter, findings=self.set_findings_filter,
+                             order=self.set_order, accept_clean=self.accept_all_clean)
+        self.branch_box, self.mode_box = self.bar.branch_box, self.bar.mode_box
+        self.status_box, self.clean_button = self.bar.status_box, self.bar.clean_button
+        outer.addWidget(self.bar)
         self.status = text_label(self, "proposalStatus")
         outer.addWidget(self.status)
         split = QSplitter(Qt.Orientation.Vertical, self)
@@ -219,8 +184,7 @@ class ProposalsPanel(QWidget):
 
     def key_widgets(self) -> list[QWidget]:
         """What must stay readable at 1366×768 and 1.5× the font (tests/gui/test_layout.py)."""
-        return [self.branch_box, self.mode_box, self.status_box, self.findings_box,
-                self.order_box, self.clean_button, self.list, *self.buttons.values(),
+        return [*self.bar.widgets(), self.list, *self.buttons.values(),
                 self.detail.facts, self.detail.problems, self.detail.tabs]
 
     def _restyle(self) -> bool:
@@ -246,7 +210,7 @@ class ProposalsPanel(QWidget):
             self.queue_did_count.connect(status.proposals_counted)
             self.sync_did_progress.connect(status.sync_progress)
         semantic = window.semantic
-        self.detail.near_of = semantic_near(semantic)
+        self.detail.near_of = proposal_source.semantic_near(semantic)
         semantic.did_become_ready.connect(lambda: self._semantic_ready(semantic))
         self.load()  # (light: git only) the status bar's count, before the tab is seen
 
@@ -265,7 +229,7 @@ class ProposalsPanel(QWidget):
         return chosen[1].path if chosen else item.path if item is not None else None
 
     def _semantic_ready(self, semantic: Any) -> None:
-        self.detail.near_of = semantic_near(semantic)
+        self.detail.near_of = proposal_source.semantic_near(semantic)
         self.detail.show_near()
 
     def step(self, delta: int) -> None:
@@ -295,7 +259,7 @@ class ProposalsPanel(QWidget):
         self.detail.close_readers()
         for reader in (self._loader, self._one, self._awaiting_read):
             reader.close()
-        self._stop_checks()
+        self._stream.stop()
 
     # -- decisions, sync (their own files) -----------------------------------------------------
 
@@ -376,22 +340,8 @@ class ProposalsPanel(QWidget):
         self.caption_did_change.emit(f"Proposals ({waiting})")
 
     def _fill_branches(self) -> None:
-        box = self.branch_box
-        box.clear()
-        if self.queue is None:
-            box.addItem("(no agent branches read yet)", None)
-            return
-        box.addItem(f"All agent branches ({rows.waiting(self.queue)} open)", None)
-        for b in self.queue.branches:
-            box.addItem(f"{b.name} — {b.agent}: {b.open} open of {b.ahead} ahead", b.name)
-            box.setItemData(box.count() - 1, theme.tooltip(
-                f"{b.name}\nagent {b.agent}\nmerge base {b.base[:12]} · tip {b.tip[:12]}"),
-                Qt.ItemDataRole.ToolTipRole)
-        waiting = "" if self.awaiting is None else f" ({len(self.awaiting)})"
-        box.addItem(f"On {self.queue.curated}: distilled/discovered awaiting attestation{waiting}",
-                    AWAITING)
-        at = box.findData(self.branch_filter) if self.branch_filter else 0
-        box.setCurrentIndex(max(at, 0))
+        self.bar.fill_branches(self.queue, None if self.awaiting is None else len(self.awaiting),
+                               self.branch_filter)
 
     def _filters_changed(self) -> None:
         self.branch_filter = self.branch_box.currentData()
@@ -404,28 +354,28 @@ class ProposalsPanel(QWidget):
         if mode == self.mode:
             return
         self.mode = mode
-        self.mode_box.setCurrentIndex(max(self.mode_box.findData(mode), 0))
+        choose(self.mode_box, mode)
         self._fill(keep=None)
 
     def set_status_filter(self, status: str) -> None:
         self.status_filter = status
-        self.status_box.setCurrentIndex(max(self.status_box.findData(status), 0))
+        choose(self.status_box, status)
         self.refill()
 
     def set_branch(self, branch: str | None) -> None:
-        self.branch_box.setCurrentIndex(max(self.branch_box.findData(branch), 0) if branch else 0)
+        choose(self.branch_box, branch)
         self._filters_changed()
 
     def set_findings_filter(self, choice: str) -> None:
         """Only the rows whose checks found `choice` (`review.rows.FINDING_FILTERS`)."""
         self.findings_filter = choice
-        self.findings_box.setCurrentIndex(max(self.findings_box.findData(choice), 0))
+        choose(self.bar.findings_box, choice)
         self.refill()
 
     def set_order(self, order: str) -> None:
         """The queue's order, or the worst findings first."""
         self.order = order
-        self.order_box.setCurrentIndex(max(self.order_box.findData(order), 0))
+        choose(self.bar.order_box, order)
         self.refill()
 
     def _awaiting_loaded(self, facts: list[Awaiting]) -> None:
@@ -566,41 +516,18 @@ class ProposalsPanel(QWidget):
     # -- checks (a worker streams the badges) -------------------------------------------------
 
     def _start_checks(self) -> None:
-        if self.queue is None:
-            return
-        self._stop_checks()
-        self.checks_done = False
-        self._checking_queue = self.queue
-        lane = self.ops.lane
-        worker = CheckWorker(self.ops, replace(self.queue, proposals=tuple(self.unique())),
-                             lambda: lane.busy or time.monotonic() < self._quiet_until)
-        worker.did_check.connect(self._checked)
-        worker.did_fail.connect(lambda m: self.say(f"Checking failed: {m}"))
-        worker.finished.connect(partial(self._checks_ended, worker))
-        self._checker = worker
-        worker.start()
+        if self.queue is not None:
+            self.checks_done = False
+            self._checking_queue = self.queue
+            self._stream.start(replace(self.queue, proposals=tuple(self.unique())))
 
-    def _stop_checks(self) -> None:
-        worker, self._checker = self._checker, None
-        if worker is not None:
-            worker.stopped = True
-            worker.did_check.disconnect(self._checked)
-            let_finish(worker)
-
-    def _checks_ended(self, worker: CheckWorker) -> None:
-        if worker is self._checker:
-            self._checker = None
-            self.checks_done = True
-            if self._refilter.isActive():
-                self._refilter.stop()
-                self.refill()
-            self.say()
-            self.checks_did_finish.emit(len(self.checked))
-        worker.deleteLater()
-
-    def _checked(self, proposal: Proposal) -> None:
-        if self.sender() is self._checker:
-            self._take_checked(proposal)
+    def _checks_ended(self) -> None:
+        self.checks_done = True
+        if self._refilter.isActive():
+            self._refilter.stop()
+            self.refill()
+        self.say()
+        self.checks_did_finish.emit(len(self.checked))
 
     def _take_checked(self, proposal: Proposal) -> None:
         self.checked[proposal.sha] = proposal
@@ -669,19 +596,3 @@ class ProposalsPanel(QWidget):
         b = clean_badge(badge_of(facts), rows.verdict_of(self.verdicts, item.shas)) if facts else Badge(
             "agent state only: nothing to check", theme.DERIVED.color, "")
         self.detail.show_checks(b)
-
-
-def semantic_near(semantic: Any) -> Callable[[str], list[tuple[str, float]]] | None:
-    """(Worker.) Near-duplicates of a text among the indexed facts, when embeddings are
-    ready; None otherwise."""
-    session = getattr(semantic, "session", None)
-    if session is None:
-        return None
-
-    def near(text: str) -> list[tuple[str, float]]:
-        try:
-            return [(h.path, float(h.score)) for h in session.similar_to_text(text, 12)]
-        except Exception:  # not ready, or the model went away: no neighbours
-            return []
-
-    return near
