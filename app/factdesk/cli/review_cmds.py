@@ -97,7 +97,7 @@ def proposals(ctx: click.Context, kb: Path, branch: str | None, status: str, awa
         if facts is not None:
             out["facts"] = [{"branch": r.branch, "path": utf8_safe(r.path or ""),
                              "change": r.change, "status": r.status, "proposals": list(r.shas),
-                             "findings": f.as_dict()} for r, f in facts]
+                             "findings": found_.as_dict()} for r, found_ in facts]
         click.echo(json.dumps(out, indent=2, ensure_ascii=False))
         _exit(0)
         return
@@ -118,9 +118,9 @@ def proposals(ctx: click.Context, kb: Path, branch: str | None, status: str, awa
     if facts is not None:
         say(f"\n{len(facts)} fact{'s' if len(facts) != 1 else ''}"
             + ("" if status == "all" else f" {status}") + ":")
-        for r, f in facts:
+        for r, found_ in facts:
             say(f"{_MARK.get(r.change, '?')} {r.path}  {r.status:8} {r.branch}  "
-                f"{len(r.shas)} proposal{'s' if len(r.shas) != 1 else ''}  [{_found(f)}]")
+                f"{len(r.shas)} proposal{'s' if len(r.shas) != 1 else ''}  [{_found(found_)}]")
         checked = []
     else:
         say(f"\n{len(checked)} proposal{'s' if len(checked) != 1 else ''}"

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontDatabase, QPalette, QTextCharFormat
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -162,7 +162,6 @@ class ProposalDetail(QWidget):
         self.diff.setReadOnly(True)
         # (wrapped: a fact's body is one long line, and a diff scrolled sideways hides it)
         self.diff.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
-        self.diff.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self._highlighter = ThemedDiffHighlighter(self.diff.document())
         self.proposed = SafeTextBrowser(self.tabs)
         self.proposed.setObjectName("proposalText")
@@ -174,9 +173,11 @@ class ProposalDetail(QWidget):
         self.near.setRootIsDecorated(False)
         self.near.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.near.itemActivated.connect(self._open_near)
-        self.tabs.addTab(self.diff, "Diff vs curated")
-        self.tabs.addTab(self.proposed, "Proposed")
-        self.tabs.addTab(self.near, "Near-duplicates")
+        # (short names: at 1.5× the font three long ones were elided to "Pro…")
+        for page, name, tip in ((self.diff, "Diff", "The proposed version against the curated one"),
+                                (self.proposed, "Proposed", "The proposed text, rendered"),
+                                (self.near, "Similar", "Near-duplicates already on the curated branch")):
+            self.tabs.setTabToolTip(self.tabs.addTab(page, name), tip)
         for part in (left, self.tabs):  # (a narrow window squeezes them, never the reverse)
             part.setMinimumWidth(140)
         split.setStretchFactor(0, 1)
@@ -184,8 +185,13 @@ class ProposalDetail(QWidget):
         self.split = split
         outer.addWidget(split, 1)
 
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange and hasattr(self, "title"):  # (1.5× the font)
+            self.restyle()
+
     def restyle(self) -> None:
-        """Fonts and colours of the scheme in use (after each change of scheme)."""
+        """Fonts and colours of the scheme and the font in use (after each change)."""
         font = QFont(self.font())
         font.setBold(True)
         font.setPointSizeF(max(font.pointSizeF(), 1.0) * 1.15)
@@ -196,6 +202,9 @@ class ProposalDetail(QWidget):
         bold.setBold(True)
         self.badge.setFont(bold)
         _tinted(self.badge, self._badge_color)
+        fixed = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        fixed.setPointSizeF(max(self.font().pointSizeF(), 1.0) * 0.95)
+        self.diff.setFont(fixed)
         self._highlighter.restyle()
         # (three rows and the header at any font size)
         self.facts.setMinimumHeight(5 * self.facts.fontMetrics().height() + 8)

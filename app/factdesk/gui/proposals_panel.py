@@ -165,7 +165,8 @@ class ProposalsPanel(QWidget):
         self.detail.fact_did_change.connect(self.hush)
         for key, button in self.detail.buttons.items():
             button.clicked.connect(getattr(self, key))
-        self.title, self.badge, self.buttons = self.detail.title, self.detail.badge, self.detail.buttons
+        self.title, self.meta, self.badge = self.detail.title, self.detail.meta, self.detail.badge
+        self.buttons = self.detail.buttons
         split.addWidget(self.list)
         split.addWidget(self.detail)
         split.setStretchFactor(0, 2)

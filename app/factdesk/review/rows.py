@@ -57,6 +57,17 @@ class Findings:
     unchecked: bool = False
     #: the codes of the errors, sorted
     codes: tuple[str, ...] = ()
+    #: the row's verdict for "Accept all clean" (`review.clean`: CLEAN, OUTSIDE …; "" for
+    #: a row with none: decided, or not read yet)
+    verdict: str = ""
+
+    @property
+    def clean(self) -> bool:
+        """Accept all clean takes it (`review.clean`, the one definition); a row without a
+        verdict: checked, and nothing found."""
+        if self.verdict:
+            return self.verdict == clean.CLEAN
+        return not self.problem and not self.unchecked
 
     @property
     def problem(self) -> bool:
@@ -79,7 +90,7 @@ class Findings:
     def as_dict(self) -> dict[str, object]:
         return {"errors": self.errors, "warnings": self.warnings, "conflict": self.conflict,
                 "depends": self.depends, "checked": not self.unchecked,
-                "codes": list(self.codes)}
+                "codes": list(self.codes), "clean": self.clean}
 
 
 def unique(queue: Queue | None) -> list[Proposal]:
@@ -209,7 +220,7 @@ def findings(facts: Sequence[ProposedFact], verdict: clean.Verdict | None = None
         conflict=any(f.conflict for f in facts) or kind == clean.CONFLICT,
         depends=kind == clean.DEPENDS,
         unchecked=any(f.problems is None and f.change != "deleted" for f in facts),
-        codes=tuple(sorted({p.code for p in errors})))
+        codes=tuple(sorted({p.code for p in errors})), verdict=kind)
 
 
 def matches(found: Findings, choice: str) -> bool:
@@ -225,7 +236,7 @@ def matches(found: Findings, choice: str) -> bool:
     if choice == "problem":
         return found.problem
     if choice == "clean":
-        return not found.problem and not found.unchecked
+        return found.clean
     return True
 
 
