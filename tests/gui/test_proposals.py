@@ -105,7 +105,7 @@ def test_tab_lists_every_proposal_with_its_badges(qtbot, review_window, agent_re
     status = review_window.status.review_label.text()
     assert "main" in status and "4 proposals" in status
     wait_checked(qtbot, panel)
-    badges = {i.shas[0]: panel.list.topLevelItem(n).text(3) for n, i in enumerate(panel.items)}
+    badges = {i.shas[0]: panel.model.text(n, 3) for n, i in enumerate(panel.items)}
     assert badges[shas["obs"]] == "✓ clean"
     assert "R1" in badges[shas["syn"]]
     # (a `.json` under .knomit/jobs/ is a file decided like a fact: never clean, issue 24 #4)
@@ -208,7 +208,7 @@ def test_skip_selects_the_next_at_once(qtbot, review_window, agent_repo) -> None
     assert panel.current_item().shas == (shas["syn"],)
     press(qtbot, panel, Qt.Key.Key_S)
     assert panel.current_item().shas == (shas["obs2"],)
-    assert panel.list.topLevelItem(0).text(4) == "skipped"
+    assert panel.model.text(0, 4) == "skipped"
     assert git(repo, "rev-parse", "main").strip() == before  # nothing recorded
 
 
@@ -326,7 +326,7 @@ def test_screenshot_1366(qtbot, review_window, tmp_path) -> None:  # type: ignor
     review_window.resize(1366, 768)
     panel = show_tab(qtbot, review_window)
     wait_checked(qtbot, panel)
-    panel.list.setCurrentItem(panel.list.topLevelItem(1))
+    panel.select_row(1)
     qtbot.wait(800)
     review_window.grab().save(str(tmp_path / "proposals-1366.png"))
     review_window.grab().save("/tmp/propgui-1366.png")
@@ -353,7 +353,7 @@ def test_conflict_offers_keep_or_take(qtbot, repo, data_dir, choice) -> None:  #
         panel = show_tab(qtbot, win)
         assert panel.select_sha(sha)
         wait_checked(qtbot, panel)
-        assert "conflict" in panel.list.currentItem().text(3)
+        assert "conflict" in panel.model.text(panel.current_row(), 3)
         when_modal("conflictDialog", lambda d: click(d, f"conflictDialog_{choice}"))
         if choice == "edit":
             def merge(dialog) -> None:  # type: ignore[no-untyped-def]
@@ -407,16 +407,15 @@ def test_real_corpus_lists_every_agent_commit(qtbot, real_repo, data_dir) -> Non
         panel.set_branch(AGENT)
         assert len(panel.items) == len({i.shas[0] for i in panel.items}) >= 104
         wait_checked(qtbot, panel)
-        errors = [i for n, i in enumerate(panel.items) if "✗" in panel.list.topLevelItem(n).text(3)]
+        errors = [i for n, i in enumerate(panel.items) if "✗" in panel.model.text(n, 3)]
         assert errors, "the syntheses' ontology errors are shown"
         panel.set_mode("fact")
         assert len(panel.items) == 62  # 26 added, 35 changed, 1 deleted
         panel.set_mode("commit")
-        panel.list.setCurrentItem(panel.list.topLevelItem(0))
+        panel.select_row(0)
         qtbot.wait(500)
         win.grab().save(str(real_repo.parent / "proposals-real.png"))
-        clean = next(i for n, i in enumerate(panel.items)
-                     if panel.list.topLevelItem(n).text(3) == "✓ clean")
+        clean = next(i for n, i in enumerate(panel.items) if panel.model.text(n, 3) == "✓ clean")
         panel.select_sha(clean.shas[0])
         before = git(real_repo, "rev-parse", "HEAD").strip()
         press(qtbot, panel, Qt.Key.Key_A)
@@ -540,7 +539,7 @@ def test_awaiting_attestation_is_a_second_source(qtbot, repo, data_dir) -> None:
         qtbot.waitUntil(lambda: panel.awaiting is not None and bool(panel.items), timeout=10_000)
         paths = [i.path for i in panel.items]
         assert DISTILLED in paths and IDS["syn"] in paths
-        panel.list.setCurrentItem(panel.list.topLevelItem(paths.index(DISTILLED)))
+        panel.select_row(paths.index(DISTILLED))
         panel.list.setFocus()
         before = git(repo, "rev-parse", "main").strip()
         press(qtbot, panel, Qt.Key.Key_A)
@@ -594,7 +593,7 @@ def _clean_in_cli(repo: Path, capsys) -> list[str]:  # type: ignore[no-untyped-d
 
 def _clean_badges(panel: ProposalsPanel) -> list[str]:
     return [panel.items[n].shas[0] for n in range(len(panel.items))
-            if panel.list.topLevelItem(n).text(3).startswith("✓")]
+            if panel.model.text(n, 3).startswith("✓")]
 
 
 def test_accept_all_clean_counts_agree_with_the_cli_and_the_badges(

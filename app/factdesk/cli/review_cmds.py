@@ -2,11 +2,15 @@
 branches, checked as if accepted (registered on `cli` by cli/__init__.py).
 
     factdesk proposals [--kb PATH] [--branch B] [--status open|accepted|rejected|partial|all]
-                       [--format text|json] [--awaiting]
+                       [--findings any|error|warning|conflict|depends|problem|clean]
+                       [--by-fact] [--format text|json] [--awaiting]
     factdesk proposals show ID [--kb PATH] [--format text|json] [--no-similar]
 
 ID is an agent commit's full or unique abbreviated sha. Refusals (no such branch or
-proposal, an ambiguous id) exit 1. Definitions: docs/review.md.
+proposal, an ambiguous id) exit 1. Definitions: docs/review.md. `--findings` keeps the
+proposals whose checks found that (each proposal's JSON has its `findings`); `--by-fact`
+lists the branch's net change per fact instead (JSON: `facts`), the rows the Proposals
+tab shows per fact: both from `review.rows`, as the tab does.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import click
 from factdesk.cli.commands import FORMAT, KB, _exit, _open, _read, cli, say
 from factdesk.index.indexer import Indexer
 from factdesk.model.visible import utf8_safe
+from factdesk.review import rows as queue_rows
 from factdesk.review.checks import (
     check_all,
     check_proposal,
@@ -27,6 +32,7 @@ from factdesk.review.checks import (
     problem_counts,
     proposal_diff,
 )
+from factdesk.review.clean import Verdict, clean_set
 from factdesk.review.model import Proposal, Queue, branch_dict, proposal_dict
 from factdesk.review.proposals import awaiting_attestation, load_queue, net_other_files
 
@@ -55,10 +61,17 @@ def _queue(kb: Path, branch: str | None) -> tuple[Indexer, Queue]:
 @click.option("--awaiting", is_flag=True,
               help="also list the distilled/discovered facts on the curated branch that no "
                    "curator attested")
+@click.option("--findings", "findings", type=click.Choice(queue_rows.FINDING_FILTERS),
+              default="any", show_default=True,
+              help="only those whose checks found this (error, warning, conflict, depends: "
+                   "builds on an open proposal that stays open; problem: any of them)")
+@click.option("--by-fact", is_flag=True,
+              help="one line per fact a branch changes (its net change and the proposals "
+                   "touching it), as the Proposals tab's per-fact view")
 @FORMAT
 @click.pass_context
 def proposals(ctx: click.Context, kb: Path, branch: str | None, status: str, awaiting: bool,
-              fmt: str) -> None:
+              findings: str, by_fact: bool, fmt: str) -> None:
     """What agents propose on their agent/* branches, each checked as if accepted."""
     if ctx.invoked_subcommand is not None:
         return
@@ -66,16 +79,26 @@ def proposals(ctx: click.Context, kb: Path, branch: str | None, status: str, awa
     wanted = [p for p in queue.proposals if status == "all" or p.status == status]
     keep = {p.sha for p in wanted}
     checked = [p for p in check_all(indexer, _only(queue, keep))]
+    by_sha = {p.sha: p for p in checked}
+    verdicts = _verdicts(queue, by_sha)
+    found = {p.sha: queue_rows.findings(p.facts, verdicts.get(p.sha)) for p in checked}
+    checked = [p for p in checked if queue_rows.matches(found[p.sha], findings)]
+    facts = _by_fact(queue, by_sha, verdicts, status, findings) if by_fact else None
     waiting = awaiting_attestation(indexer)
     if fmt == "json":
-        click.echo(json.dumps({
+        out: dict[str, Any] = {
             "curated": queue.curated, "tip": queue.tip,
             "branches": [branch_dict(b, queue.net.get(b.name, ())) for b in queue.branches],
-            "proposals": [proposal_dict(p) for p in checked],
+            "proposals": [proposal_dict(p) | {"findings": found[p.sha].as_dict()} for p in checked],
             "awaiting_attestation": [
                 {"path": a.path, "title": a.title, "type": a.type, "origin": a.origin,
                  "creator": a.creator} for a in waiting],
-        }, indent=2, ensure_ascii=False))
+        }
+        if facts is not None:
+            out["facts"] = [{"branch": r.branch, "path": utf8_safe(r.path or ""),
+                             "change": r.change, "status": r.status, "proposals": list(r.shas),
+                             "findings": found_.as_dict()} for r, found_ in facts]
+        click.echo(json.dumps(out, indent=2, ensure_ascii=False))
         _exit(0)
         return
     say(f"curated branch: {queue.curated or '(detached HEAD)'} at {queue.tip[:10]}")
@@ -92,8 +115,16 @@ def proposals(ctx: click.Context, kb: Path, branch: str | None, status: str, awa
                if others else "")
             + (f", {sum(1 for n in net if n.conflict)} in conflict"
                if any(n.conflict for n in net) else ""))
-    say(f"\n{len(checked)} proposal{'s' if len(checked) != 1 else ''}"
-        + ("" if status == "all" else f" {status}") + ":")
+    if facts is not None:
+        say(f"\n{len(facts)} fact{'s' if len(facts) != 1 else ''}"
+            + ("" if status == "all" else f" {status}") + ":")
+        for r, found_ in facts:
+            say(f"{_MARK.get(r.change, '?')} {r.path}  {r.status:8} {r.branch}  "
+                f"{len(r.shas)} proposal{'s' if len(r.shas) != 1 else ''}  [{_found(found_)}]")
+        checked = []
+    else:
+        say(f"\n{len(checked)} proposal{'s' if len(checked) != 1 else ''}"
+            + ("" if status == "all" else f" {status}") + ":")
     for p in checked:
         say(_line(p))
         for f in p.facts:
@@ -119,6 +150,33 @@ def proposals(ctx: click.Context, kb: Path, branch: str | None, status: str, awa
             for a in waiting:
                 say(f"    {a.origin:10} {a.path}  {a.title}")
     _exit(0)
+
+
+def _verdicts(queue: Queue, checked: dict[str, Proposal]) -> dict[str, Verdict]:
+    """Every open proposal's clean verdict (`review.clean`), by sha."""
+    return {sha: v for b in queue.branches for sha, v in clean_set(queue, b.name, checked).verdicts.items()}
+
+
+def _by_fact(queue: Queue, checked: dict[str, Proposal], verdicts: dict[str, Verdict],
+             status: str, choice: str) -> list[tuple[queue_rows.Row, queue_rows.Findings]]:
+    """The per-fact rows (`review.rows.rows`) with their findings, filtered by `choice`."""
+    shown = queue_rows.shown(queue, None, checked)
+    by_sha = {p.sha: p for p in shown}
+    out = []
+    for row in queue_rows.rows(queue, shown, mode=queue_rows.FACT, status=status):
+        found = queue_rows.findings(queue_rows.row_facts(row, by_sha),
+                                    queue_rows.verdict_of(verdicts, row.shas))
+        if queue_rows.matches(found, choice):
+            out.append((row, found))
+    return out
+
+
+def _found(f: queue_rows.Findings) -> str:
+    parts = [f"{f.errors} error{'s' if f.errors != 1 else ''} ({' '.join(f.codes)})"
+             if f.errors else "", "conflict" if f.conflict else "",
+             "depends on an open one" if f.depends else "",
+             f"{f.warnings} warning{'s' if f.warnings != 1 else ''}" if f.warnings else ""]
+    return ", ".join(p for p in parts if p) or ("not checked" if f.unchecked else "clean")
 
 
 def _only(queue: Queue, keep: set[str]) -> Queue:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from factdesk.review.model import Proposal, ProposedFact, Queue
 
@@ -129,3 +129,19 @@ def stopped_by_agent_commits(exc: BaseException) -> bool:
     from factdesk.review.sync import AgentCommits
 
     return isinstance(exc, AgentCommits)
+
+
+def semantic_near(semantic: Any) -> Callable[[str], list[tuple[str, float]]] | None:
+    """(Worker.) Near-duplicates of a text among the indexed facts, when embeddings are
+    ready; None otherwise."""
+    session = getattr(semantic, "session", None)
+    if session is None:
+        return None
+
+    def near(text: str) -> list[tuple[str, float]]:
+        try:
+            return [(h.path, float(h.score)) for h in session.similar_to_text(text, 12)]
+        except Exception:  # not ready, or the model went away: no neighbours
+            return []
+
+    return near

@@ -90,15 +90,6 @@ CLEAN_WORDS = {clean.DEPENDS: "⧗ after an open one", clean.OUTSIDE: "◇ files
                clean.PATH: "✗ path"}
 
 
-def verdict_of(verdicts: Mapping[str, clean.Verdict], shas: Sequence[str]) -> clean.Verdict | None:
-    """A row's verdict: the first of its proposals' that is not clean, else a clean one
-    (None while one of them has none: not read yet, or decided)."""
-    found = [verdicts.get(sha) for sha in shas]
-    if not found or any(v is None for v in found):
-        return None
-    return next((v for v in found if v is not None and not v.clean), found[0])
-
-
 def clean_badge(badge: Badge, verdict: clean.Verdict | None) -> Badge:
     """The badge as "Accept all clean" sees it (`review.clean`, the one definition): ✓ only
     on what it takes; a proposal it leaves open says why (its tooltip in full)."""
@@ -129,13 +120,6 @@ def changes_text(facts: Sequence[ProposedFact], other: Sequence[str],
     deleted = sum(f.change == "deleted" for f in facts)
     return " ".join(t for t, n in ((f"+{added}", added), (f"~{changed}", changed),
                                    (f"−{deleted}", deleted), (kinds, kinds)) if n)
-
-
-def fact_status(proposal: Proposal, fact: ProposedFact) -> str:
-    """One fact's status: its own decision, else its proposal's (partial: still open)."""
-    if fact.status != "open":
-        return fact.status
-    return "open" if proposal.status == "partial" else proposal.status
 
 
 def heading(proposal: Proposal) -> str:

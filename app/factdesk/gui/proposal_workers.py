@@ -1,10 +1,12 @@
 """The Proposals tab's helpers on their own: the worker that streams the checks (the
-badges) and the key router that gives A/R/E/S to the tab wherever its focus is."""
+badges), one stream of them at a time (`CheckStream`), and the key router that gives
+A/R/E/S to the tab wherever its focus is."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, QThread, Signal
@@ -15,6 +17,7 @@ from factdesk.errors import FactdeskError
 from factdesk.gui import proposal_source
 from factdesk.gui.keys import describe
 from factdesk.gui.operations import Operations
+from factdesk.gui.workers import let_finish
 from factdesk.review.model import Queue
 
 #: the keys the tab answers wherever its focus is (a window shortcut of the same letter,
@@ -49,6 +52,47 @@ class CheckWorker(QThread):
         except Exception as exc:  # shown in the tab, never a crash
             self.did_fail.emit(str(exc) if isinstance(exc, FactdeskError)
                                else f"{type(exc).__name__}: {exc}")
+
+
+class CheckStream(QObject):
+    """One `CheckWorker` at a time: a new start stops the running one (its answers are
+    dropped); `did_check` for each proposal checked, `did_end` once the newest is done."""
+
+    did_check = Signal(object)  # Proposal
+    did_fail = Signal(str)
+    did_end = Signal()
+
+    def __init__(self, ops: Operations, quiet: Callable[[], bool], parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._ops = ops
+        self._quiet = quiet
+        self._worker: CheckWorker | None = None
+
+    def start(self, queue: Queue) -> None:
+        self.stop()
+        worker = CheckWorker(self._ops, queue, self._quiet)
+        worker.did_check.connect(self._checked)
+        worker.did_fail.connect(self.did_fail)
+        worker.finished.connect(partial(self._ended, worker))
+        self._worker = worker
+        worker.start()
+
+    def stop(self) -> None:
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.stopped = True
+            worker.did_check.disconnect(self._checked)
+            let_finish(worker)
+
+    def _checked(self, proposal: object) -> None:
+        if self.sender() is self._worker:
+            self.did_check.emit(proposal)
+
+    def _ended(self, worker: CheckWorker) -> None:
+        if worker is self._worker:
+            self._worker = None
+            self.did_end.emit()
+        worker.deleteLater()
 
 
 class KeyRouter(QObject):
