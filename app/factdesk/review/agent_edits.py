@@ -72,7 +72,7 @@ def _current(w: AgentWriter, path: str, base: str) -> tuple[bytes, Fact]:
         if fork and w.versions_at(fork, [path]):
             raise AgentWriteRefused("fact", f"{path} is retracted on {w.identity.branch} "
                                     "already (an open proposal of yours)")
-        live = w.indexer.read(lambda conn: bool(conn.execute(
+        live = w.read(lambda conn: bool(conn.execute(
             "SELECT 1 FROM facts WHERE path = ? AND status = 'live'", (path,)).fetchone()))
         if live:
             raise AgentWriteRefused("fact", f"{path} came to the curated branch after your open "
@@ -96,7 +96,7 @@ def _claimed_by(w: AgentWriter, fact: Fact) -> str | None:
     def work(conn: sqlite3.Connection) -> str | None:
         return path_history(conn, fact.path).creator_email or None
 
-    email = w.indexer.read(work)
+    email = w.read(work)
     if email is None:
         return w.identity.id
     agent = w.indexer.rule_setting().registry.agent_for_email(email)
@@ -289,7 +289,7 @@ def _derived(w: AgentWriter, path: str, hypothesis: str, cited: Sequence[str]) -
     def work(conn: sqlite3.Connection) -> tuple[dict[str, list[str]], dict[str, str]]:
         return refs_toward(conn, hypothesis)
 
-    refs, titles = w.indexer.read(work)
+    refs, titles = w.read(work)
     refs[path.lower()] = local_targets(cited, setting.repo_id)
     verdict = standing(path, hypothesis, refs, type_="observation", kind="epistemic",
                        cites=True, titles=titles)

@@ -43,7 +43,7 @@ class Limits:
     item_chars: int = 512
     settlement_chars: int = 2000
     #: writes per agent per minute (in memory, per server process)
-    per_minute: int = 60
+    per_minute: int = 600
 
 
 
