@@ -5,9 +5,11 @@ envelope, attribution, weights and problems, and the messages that reference it)
 `recall` (live facts, ranked, rendered by the authority table — `factdesk recall`).
 Resources: `factdesk://facts` (the newest live facts) and `factdesk://fact/{ref}` (one fact,
 by id or 8-hex name, as attributed markdown). Without `--agent` nothing here writes to the
-corpus. With `--agent ID` (issue 26) the server also writes for that one agent: `propose_fact`
-(a new fact, checked by the rules before it is written, committed on `agent/<ID>` with git's
-plumbing: `review.agent_write`); a refusal is a tool error whose text starts with `[CODE]`.
+corpus. With `--agent ID` (issue 26) the server also writes for that one agent: `propose_fact`,
+`propose_update`, `propose_retraction`, `propose_settlement` and `send_message` (each checked
+by the rules before it is written, committed on `agent/<ID>` with git's plumbing:
+`review.agent_write`, `review.agent_edits`), and reads `my_proposals` and `read_inbox`; a
+refusal is a tool error whose text starts with `[CODE]`.
 
 Uses the official `mcp` Python SDK (a dependency of every install).
 """
@@ -49,6 +51,7 @@ from factdesk.index.query import includes_messages
 from factdesk.index.rows import fact_payload
 from factdesk.index.search import get_fact_row, problems_for, search
 from factdesk.recall import Attestations, message_hits, messages_referencing, recall
+from factdesk.review import agent_edits, agent_inbox
 from factdesk.review.agent_write import AgentWriter, agent_identity
 from factdesk.version import version
 
@@ -187,6 +190,70 @@ def _write_tools(server: MCPServer, writer: AgentWriter) -> None:
             return writer.send_message(to, body, context_explanation,
                                        referenced_memory_ids=referenced_memory_ids,
                                        in_reply_to=in_reply_to)
+        except FactdeskError as exc:
+            return cast("dict[str, Any]", _refused(exc))
+
+    @_tool(server, "propose_update", WRITES)
+    def propose_update(path: str, title: str | None = None, body: str | None = None,
+                       type: str | None = None, kind: str | None = None,
+                       origin: str | None = None, confidence: float | None = None,
+                       refs: list[str] | None = None, domain: list[str] | None = None,
+                       entities: list[str] | None = None, claim_type: str | None = None,
+                       subject_kind: str | None = None, subject_ref: str | None = None,
+                       settle_by: str | None = None, settlement: str | None = None
+                       ) -> dict[str, Any]:
+        """Propose new values for some fields of one of your own facts (`path`: its kb/….md
+        path). Only the fields given change; "" clears an optional field, [] a list. A fact
+        another agent or a person claims is refused [A1]: propose a new fact citing it, or
+        its retraction. Checked by the rules like propose_fact, committed on agent/<you>.
+        Returns {sha, branch, path, changed}; a refusal starts with its code."""
+        try:
+            return agent_edits.update_fact(
+                writer, path, title=title, body=body, type=type, kind=kind, origin=origin,
+                confidence=confidence, refs=refs, domain=domain, entities=entities,
+                claim_type=claim_type, subject_kind=subject_kind, subject_ref=subject_ref,
+                settle_by=settle_by, settlement=settlement)
+        except FactdeskError as exc:
+            return cast("dict[str, Any]", _refused(exc))
+
+    @_tool(server, "propose_retraction", WRITES)
+    def propose_retraction(path: str, reason: str) -> dict[str, Any]:
+        """Propose retracting a live fact (`path`: its kb/….md path), with your reason (one
+        line). Committed on agent/<you> for a curator to decide. Returns {sha, branch,
+        path}; a refusal starts with its code."""
+        try:
+            return agent_edits.retract_fact(writer, path, reason)
+        except FactdeskError as exc:
+            return cast("dict[str, Any]", _refused(exc))
+
+    @_tool(server, "propose_settlement", WRITES)
+    def propose_settlement(hypothesis: str, outcome: str, title: str, body: str,
+                           confidence: float | None = None, refs: list[str] | None = None,
+                           entities: list[str] | None = None, claim_type: str | None = None,
+                           subject_kind: str | None = None, subject_ref: str | None = None
+                           ) -> dict[str, Any]:
+        """Propose the observation that settles a hypothesis (`hypothesis`: its kb/….md
+        path; `outcome`: confirmed or refuted; `title`/`body`: what was observed). One
+        commit on agent/<you> adds the observation beside the hypothesis and retracts the
+        hypothesis; a confirming observation cites it (knomit's link) and may not be derived
+        from it (R4), a refuting one must not cite it. Returns {sha, branch, path,
+        hypothesis, outcome}; a refusal starts with its code."""
+        try:
+            return agent_edits.settle_hypothesis(
+                writer, hypothesis, outcome, title, body, confidence=confidence, refs=refs,
+                entities=entities, claim_type=claim_type, subject_kind=subject_kind,
+                subject_ref=subject_ref)
+        except FactdeskError as exc:
+            return cast("dict[str, Any]", _refused(exc))
+
+    @_tool(server, "read_inbox")
+    def read_inbox(delivery: str = "all", limit: int = 50) -> dict[str, Any]:
+        """The messages addressed to you, newest first, on the curated branch and on your
+        own branch agent/<you>: each with from, to, sent, delivery, context_explanation,
+        referenced_memory_ids, in_reply_to, body and the branch it was read on. `delivery`
+        filters (all, queued, delivered, read, acknowledged)."""
+        try:
+            return agent_inbox.inbox(writer, delivery, limit)
         except FactdeskError as exc:
             return cast("dict[str, Any]", _refused(exc))
 

@@ -155,3 +155,18 @@ def test_send_message_lands_on_the_agent_branch_and_comes_over_as_its_own(corpus
         w.send_message(["claude-code"], "About a ghost.", "why", ["kb/gotchas/db/ffffffff.md"])
     with pytest.raises(AgentWriteRefused, match=r"^\[input\] to: '\.\./x'"):
         w.send_message(["../x"], "B", "why")
+
+
+def test_a_write_is_checked_against_the_curated_branch_not_the_work_tree(corpus: Corpus) -> None:
+    """The curator's uncommitted fact is no part of the curated branch: a proposal citing it
+    is refused as citing no fact (and the write never looks at the work tree's files, which
+    at 100,000 facts cost seconds a write: docs/benchmarks.md)."""
+    w = _writer(corpus)
+    w.propose_fact("First", "B", "observation", topic="gotchas")
+    corpus.fact("kb/gotchas/db/f6f6f6f6.md", title="The curator's draft")
+    with pytest.raises(AgentWriteRefused, match=r"^\[ref-broken\]"):
+        w.propose_fact("Cites a draft", "B", "observation", topic="gotchas",
+                       refs=["kb/gotchas/db/f6f6f6f6.md"])
+    corpus.commit("learn: the draft")
+    assert w.propose_fact("Cites it now", "B", "observation", topic="gotchas",
+                          refs=["kb/gotchas/db/f6f6f6f6.md"])["sha"]

@@ -36,7 +36,8 @@ async def _agent(kb: Path, agent: str | None, calls: list[dict[str, Any]]
     async with Client(params, read_timeout_seconds=120) as client:
         tools = sorted(t.name for t in (await client.list_tools()).tools)
         for call in calls:
-            out.append(_payload(await client.call_tool("propose_fact", call)))
+            tool = call.pop("tool", "propose_fact")
+            out.append(_payload(await client.call_tool(tool, call)))
     return tools, out
 
 
@@ -55,7 +56,8 @@ def test_an_agent_proposes_over_mcp(corpus: Corpus) -> None:
          "topic": "gotchas"},
         _fact("Ana prefers tabs", claimant_agent_id="ana", claimant_type="user"),
     ]))
-    assert tools == ["my_proposals", "propose_fact", "recall", "search", "send_message", "show"]
+    assert tools == ["my_proposals", "propose_fact", "propose_retraction", "propose_settlement",
+                     "propose_update", "read_inbox", "recall", "search", "send_message", "show"]
     (ok, first), (refused, h1), (ok3, third) = out
     assert not ok and first["branch"] == "agent/codex" and first["topic"] == "gotchas"
     assert refused and h1.startswith("[H1] a hypothesis needs a settlement criterion"), h1
@@ -102,3 +104,37 @@ def test_two_servers_for_one_agent_lose_no_commit(corpus: Corpus) -> None:
     shas = {data["sha"] for out in results for _, data in out}
     listed = git(corpus.root, "rev-list", "main..agent/codex").split()
     assert len(shas) == 20 and set(listed) == shas
+
+
+def test_update_retract_settle_and_the_inbox_over_mcp(corpus: Corpus) -> None:
+    corpus.write("kb/gotchas/db/d4d4d4d4.md", "---\ntype: hypothesis\ndomain: [ledger-api]\n"
+                 "confidence: 0.6\nsources: 1\nrefs: []\nsettle_by: 2099-01-31\n"
+                 "settlement: the pool stays under 200 clients\n---\n# The pool will hold\n")
+    corpus.write("msg/2026/11/11111111.md", "---\nfrom: claude-code\nto: [codex]\n"
+                 "sent: 2026-11-02T09:14:00Z\ndelivery: delivered\n---\nAdd lock_timeout.\n")
+    corpus.commit("learn: a hypothesis and a message")
+    before = corpus.snapshot()
+    _tools, out = asyncio.run(_agent(corpus.root, "codex", [
+        _fact("Pool drains under load"),
+        {"tool": "propose_retraction", "path": "kb/gotchas/db/b2b2b2b2.md",
+         "reason": "no longer true"},
+        {"tool": "propose_update", "path": "kb/gotchas/db/a1a1a1a1.md", "confidence": 0.1},
+        {"tool": "propose_settlement", "hypothesis": "kb/gotchas/db/d4d4d4d4.md",
+         "outcome": "confirmed", "title": "The pool held", "body": "Measured on the deploy."},
+        {"tool": "read_inbox"},
+        {"tool": "propose_retraction", "path": "../../etc/passwd", "reason": "x"},
+    ]))
+    (e1, fact), (e2, retracted), (e3, a1), (e4, settled), (e5, box), (e6, bad) = out
+    assert not (e1 or e2 or e4 or e5), out
+    assert e3 and a1.startswith("[A1] kb/gotchas/db/a1a1a1a1.md is claude-code's claim"), a1
+    assert e6 and bad.startswith("[input] path '../../etc/passwd' is no fact path"), bad
+    assert retracted["path"] == "kb/gotchas/db/b2b2b2b2.md"
+    assert settled["outcome"] == "confirmed" and settled["hypothesis"].endswith("d4d4d4d4.md")
+    assert [m["path"] for m in box["messages"]] == ["msg/2026/11/11111111.md"]
+    assert corpus.snapshot() == before
+    log = git(corpus.root, "log", "--format=%H", "main..agent/codex").split()
+    assert log == [settled["sha"], retracted["sha"], fact["sha"]]
+    # an update of its own fact, from a second server
+    _tools, ((e7, updated),) = asyncio.run(_agent(corpus.root, "codex", [
+        {"tool": "propose_update", "path": fact["path"], "confidence": 0.95}]))
+    assert not e7 and updated["changed"] == ["confidence"], updated

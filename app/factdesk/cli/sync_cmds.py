@@ -158,6 +158,7 @@ def _summary(r: SyncResult, waiting: int | None) -> list[str]:
         lines.append({"pushed": f"pushed {r.branch} to {r.remote} ({p.message})",
                       "up-to-date": f"{r.remote} already had {r.branch}",
                       "rejected": f"not pushed: {r.remote} refused {r.branch} ({p.message})"}[p.status])
+    lines += [f"pushed {p.branch} to {r.remote} ({p.message})" for p in r.agent_pushed]
     if waiting is not None:
         lines.append(f"{waiting} proposal{'s' if waiting != 1 else ''} waiting for review")
     return lines
@@ -181,6 +182,8 @@ def _as_json(r: SyncResult, waiting: int | None) -> dict[str, Any]:
         "pushed": None if r.pushed is None else {
             "status": r.pushed.status, "old": r.pushed.old, "new": r.pushed.new,
             "message": r.pushed.message},
+        "agent_pushed": [{"branch": p.branch, "status": p.status, "old": p.old, "new": p.new,
+                          "message": p.message} for p in r.agent_pushed],
         "proposals_waiting": waiting, "warnings": list(r.warnings),
         "adopted": [_arrival(a) for a in r.adopted],
         "proposals": [_arrival(a) for a in r.proposals], "proposal_branch": r.proposal_branch,

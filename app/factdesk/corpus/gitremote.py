@@ -537,33 +537,47 @@ def push(repo: Path, remote: str, branch: str, progress: Progress | None = None)
     commits we do not (another curator pushed meanwhile) the result says "rejected" and
     nothing changed there. Tags, submodules and signing are left out; a hook of a remote
     on this machine does not run (module doc)."""
-    _checked_name(branch, "branch name")
+    return push_branches(repo, remote, [branch], progress)[0]
+
+
+def push_branches(repo: Path, remote: str, branches: Sequence[str],
+                  progress: Progress | None = None) -> list[PushResult]:
+    """`push` for several branches in one `git push` (one connection), each never forced:
+    a result per branch, in the order given (a rejected one leaves the others pushed)."""
+    for branch in branches:
+        _checked_name(branch, "branch name")
     urls = remote_urls(repo, remote, push=True)
     extra = ([f"--receive-pack={local_program(LOCAL_RECEIVE_PACK, urls[0], repo)}"]
              if is_local(urls[0]) else _pack_program(repo, remote, "receivepack"))
-    ref = f"refs/heads/{branch}"
+    refs = [f"refs/heads/{branch}" for branch in branches]
     code, out, said = _run(
         _remote_argv(repo, "push", "--porcelain", "--progress", "--no-verify", "--no-signed",
                      "--no-follow-tags", "--recurse-submodules=no", *extra, "--end-of-options",
-                     remote, f"{ref}:{ref}"),
+                     remote, *(f"{ref}:{ref}" for ref in refs)),
         env=git_env(), cwd=None, label=f"push {remote}", progress=progress)
+    found: dict[str, PushResult] = {}
     for line in out.decode("utf-8", "replace").splitlines():
         flag, _, rest = line.partition("\t")
         if len(flag) != 1 or "\t" not in rest:
             continue
-        refs, _, summary = rest.partition("\t")
-        if refs.split(":")[-1] != ref:
+        named, _, summary = rest.partition("\t")
+        ref = named.split(":")[-1]
+        if ref not in refs:
             continue
+        branch = ref.removeprefix("refs/heads/")
         old, new = _summary_range(summary)
         if flag == "!":
             why = summary[summary.find("(") + 1:summary.rfind(")")] if "(" in summary else summary
-            return PushResult(remote, branch, "rejected", old, new, why.strip() or summary)
-        if flag == "=":
-            return PushResult(remote, branch, "up-to-date", old, new, "up to date")
-        if flag in (" ", "*"):
-            return PushResult(remote, branch, "pushed", old, new, summary.strip())
-        raise GitError(f"git push {remote} reported {summary!r} for {ref}")  # ('+': never asked)
-    raise GitError(f"git push {remote} failed: {said or f'exit status {code}'}")
+            found[ref] = PushResult(remote, branch, "rejected", old, new, why.strip() or summary)
+        elif flag == "=":
+            found[ref] = PushResult(remote, branch, "up-to-date", old, new, "up to date")
+        elif flag in (" ", "*"):
+            found[ref] = PushResult(remote, branch, "pushed", old, new, summary.strip())
+        else:  # ('+': never asked)
+            raise GitError(f"git push {remote} reported {summary!r} for {ref}")
+    if len(found) != len(refs):
+        raise GitError(f"git push {remote} failed: {said or f'exit status {code}'}")
+    return [found[ref] for ref in refs]
 
 
 def _summary_range(summary: str) -> tuple[str | None, str | None]:

@@ -337,14 +337,15 @@ def sync_index(repo: Path, paths: Sequence[str], entries: Mapping[str, str | Non
 # -- commits on a branch nobody has checked out (an agent's own, issue 26) ---------------------
 
 
-def commit_files_on(repo: Path, base: str, files: Mapping[str, bytes], message: str, *,
+def commit_files_on(repo: Path, base: str, files: Mapping[str, bytes | None], message: str, *,
                     author: Identity, committer: Identity) -> str:
     """A commit on `base` (ZERO: a root commit) whose tree is `base`'s with each of `files`
-    set to its bytes: objects, trees and the commit only (`hash-object`, `mktree`,
-    `commit-tree`). The work tree, git's index and every ref are left alone."""
-    paths = list(files)
-    blobs = _store_blobs(repo, [files[p] for p in paths])
-    return _build_commit(repo, base, dict(zip(paths, blobs, strict=True)), message, author,
+    set to its bytes, or removed (None): objects, trees and the commit only (`hash-object`,
+    `mktree`, `commit-tree`). The work tree, git's index and every ref are left alone."""
+    written = [p for p, data in files.items() if data is not None]
+    blobs = dict(zip(written, _store_blobs(repo, [files[p] or b"" for p in written]),
+                     strict=True))
+    return _build_commit(repo, base, {p: blobs.get(p) for p in files}, message, author,
                          committer)
 
 

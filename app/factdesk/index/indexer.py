@@ -210,8 +210,11 @@ class Indexer:
                     f"{schema.BUSY_TIMEOUT_MS / 1000:g} s; nothing was changed (try again, or "
                     "close the program that has it open)") from exc
 
-    def read(self, work: Callable[[sqlite3.Connection], _T], *, thorough: bool = False) -> _T:
-        """`update`, then `work` over a read-only connection. Damage that only the reads meet
+    def read(self, work: Callable[[sqlite3.Connection], _T], *, thorough: bool = False,
+             hint: Iterable[str] | None = None) -> _T:
+        """`update` (with `hint`: see there; `()` follows new commits only, without looking
+        at the work tree — an agent's write checks against the curated branch, issue 26),
+        then `work` over a read-only connection. Damage that only the reads meet
         (a page the update did not need) moves the file aside and rebuilds it, and `work`
         runs once more, on the new file (RELIABILITY F03); other errors propagate.
 
@@ -221,7 +224,7 @@ class Indexer:
         if self.before_read is not None:
             self.before_read()
         try:
-            self.update(thorough=thorough, lock_wait=schema.BUSY_TIMEOUT_MS / 1000)
+            self.update(thorough=thorough, lock_wait=schema.BUSY_TIMEOUT_MS / 1000, hint=hint)
         except (IndexBusy, IndexDiskFull) as exc:  # (the index as it was, said: F08, F09)
             try:
                 usable = schema.is_usable(self.path)

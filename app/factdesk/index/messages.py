@@ -191,6 +191,14 @@ def referencing(conn: sqlite3.Connection, fact_path: str) -> list[Message]:
         (fact_path,))]
 
 
+def addressed_to(conn: sqlite3.Connection, agent: str, limit: int) -> list[Message]:
+    """The readable messages whose `to` names `agent` (an agent's inbox), newest first."""
+    return [_message(r) for r in conn.execute(
+        "SELECT m.* FROM messages m WHERE m.ok = 1 AND EXISTS "
+        "(SELECT 1 FROM json_each(m.recipients) r WHERE r.value = ?) "
+        "ORDER BY m.sent DESC, m.path LIMIT ?", (agent, limit))]
+
+
 def count(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0])
 

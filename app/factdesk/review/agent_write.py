@@ -26,16 +26,13 @@ rules of `check` and review *before* it is written, lands as one commit on the a
 from __future__ import annotations
 
 import random
-import re
 import secrets
-import threading
 import time
-from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from factdesk.corpus import githistory, gitrepo
 from factdesk.corpus.codec import MAX_BYTES, parse_fact
@@ -44,15 +41,29 @@ from factdesk.corpus.registry_io import load_registry
 from factdesk.corpus.writer import FieldValue, WriteRefused, serialize_fact
 from factdesk.curation import gittree
 from factdesk.curation.writetypes import Identity
-from factdesk.errors import FactdeskError
 from factdesk.index import review_reads
 from factdesk.model.authority import forbidden_reason
-from factdesk.model.enums import ClaimantType, FactType, Kind, Origin
+from factdesk.model.enums import ClaimantType
 from factdesk.model.enums import Severity as _Severity
 from factdesk.model.fact import Problem
 from factdesk.model.messages import message_path
 from factdesk.model.refs import local_targets
 from factdesk.model.words import an
+from factdesk.review.agent_input import (
+    ID_RE,
+    SEGMENT_RE,
+    AgentWriteRefused,
+    Limits,
+    RateLimit,
+    confidence_arg,
+    items_arg,
+    line_arg,
+    optional_line,
+    origin_arg,
+    text_arg,
+    type_and_kind,
+    verdict,
+)
 from factdesk.review.proposals import load_queue
 
 if TYPE_CHECKING:
@@ -60,35 +71,10 @@ if TYPE_CHECKING:
 
     from factdesk.index.indexer import Indexer
 
+_T = TypeVar("_T")
+
 AGENT_DOMAIN = "agents.knomit.io"
 UNVERIFIED = "unverified"
-PRAGMATIC_TYPES = frozenset({FactType.POLICY.value, FactType.HEURISTIC.value})
-#: warnings that do not refuse a write: an 8-hex name another folder has too (knomit's names
-#: are not unique), a citation of a retracted fact (a settlement's link), a recorded weight
-ALLOWED = frozenset({"dup_id", "ref-retracted", "R2", "sources-zero"})
-
-_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
-_SEGMENT_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
-
-
-class AgentWriteRefused(FactdeskError):
-    """A write refused, nothing written; `str()` starts with `[code]`."""
-
-    def __init__(self, code: str, text: str) -> None:
-        super().__init__(f"[{code}] {text}")
-        self.code = code
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    title_chars: int = 200
-    body_bytes: int = 64 * 1024
-    list_items: int = 64
-    item_chars: int = 512
-    settlement_chars: int = 2000
-    #: writes per agent per minute (in memory, per server process)
-    per_minute: int = 60
-
 
 @dataclass(frozen=True, slots=True)
 class AgentIdentity:
@@ -110,7 +96,7 @@ class AgentIdentity:
 
 def agent_identity(repo: Path, agent_id: str) -> AgentIdentity:
     """The identity a server started with `--agent agent_id` writes under (module doc)."""
-    if not _ID_RE.fullmatch(agent_id) or ".." in agent_id or agent_id.endswith((".", ".lock")):
+    if not ID_RE.fullmatch(agent_id) or ".." in agent_id or agent_id.endswith((".", ".lock")):
         raise AgentWriteRefused("identity", f"{agent_id!r} is no agent id: letters, digits, "
                                 "'.', '_' and '-' only (at most 100, no '..'), as knomit names "
                                 "agent/<id> branches")
@@ -128,27 +114,6 @@ def agent_identity(repo: Path, agent_id: str) -> AgentIdentity:
     return AgentIdentity(agent_id, agent.type)
 
 
-class RateLimit:
-    """At most `per_minute` writes in any 60 s (a sliding window, in memory)."""
-
-    def __init__(self, per_minute: int, clock: Callable[[], float] = time.monotonic) -> None:
-        self.per_minute = per_minute
-        self.clock = clock
-        self._times: deque[float] = deque()
-        self._lock = threading.Lock()
-
-    def take(self) -> None:
-        with self._lock:
-            now = self.clock()
-            while self._times and now - self._times[0] >= 60:
-                self._times.popleft()
-            if len(self._times) >= self.per_minute:
-                wait = 60 - (now - self._times[0])
-                raise AgentWriteRefused("rate", f"more than {self.per_minute} writes in a "
-                                        f"minute: wait {wait:.0f} s and write again")
-            self._times.append(now)
-
-
 class AgentWriter:
     """The writes of one agent on one corpus (one per MCP server)."""
 
@@ -159,6 +124,13 @@ class AgentWriter:
         self.identity = identity
         self.limits = limits or Limits()
         self.rate = RateLimit(self.limits.per_minute)
+
+    def read(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
+        """`work` over the index, brought up to date with the curated branch's commits only:
+        what the curator has not committed is no part of what a proposal is checked
+        against, and looking at every file of a 100,000-fact work tree would cost seconds
+        a write (`Indexer.read`'s `hint`)."""
+        return self.indexer.read(work, hint=())
 
     # -- propose_fact ---------------------------------------------------------------------------
 
@@ -173,40 +145,22 @@ class AgentWriter:
         claimant_agent_id, claimant_type, warnings}`."""
         self.rate.take()
         lim = self.limits
-        title = _line("title", title, lim.title_chars)
-        body = _text("body", body, multiline=True)
+        title = line_arg("title", title, lim.title_chars)
+        body = text_arg("body", body, multiline=True)
         if len(body.encode("utf-8")) > lim.body_bytes:
             raise AgentWriteRefused("input", f"the body is {len(body.encode('utf-8'))} bytes; "
                                     f"at most {lim.body_bytes} (split it into several facts)")
-        type_ = _line("type", type, 40)
-        kind = _optional_line("kind", kind, 40)
-        if type_ not in {t.value for t in FactType}:
-            raise AgentWriteRefused("type", f"unknown type {type_!r}: one of "
-                                    f"{', '.join(t.value for t in FactType)}")
-        if kind is None:
-            kind = Kind.PRAGMATIC.value if type_ in PRAGMATIC_TYPES else Kind.EPISTEMIC.value
-        if kind not in {k.value for k in Kind} or (kind == Kind.PRAGMATIC) != (type_ in PRAGMATIC_TYPES):
-            raise AgentWriteRefused("type", f"type {type_!r} does not go with kind {kind!r}: "
-                                    "policy and heuristic are pragmatic, every other type "
-                                    "epistemic")
-        origin = _optional_line("origin", origin, 40)
-        if origin is not None and origin not in {o.value for o in Origin}:
-            raise AgentWriteRefused("origin", f"unknown origin {origin!r}: one of authored, "
-                                    "distilled, discovered (or omit it)")
-        if confidence is None:
-            confidence = 0.7
-        if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) \
-                or not 0 <= confidence <= 1:
-            raise AgentWriteRefused("input", f"confidence must be a number from 0 to 1, got "
-                                    f"{confidence!r}")
-        lists = {name: _items(name, value, lim) for name, value in
+        type_, kind = type_and_kind(type, kind)
+        origin = origin_arg(origin)
+        confidence = confidence_arg(0.7 if confidence is None else confidence)
+        lists = {name: items_arg(name, value, lim) for name, value in
                  (("refs", refs), ("domain", domain), ("entities", entities))}
-        envelope = {name: _optional_line(name, value, lim.item_chars) for name, value in
+        envelope = {name: optional_line(name, value, lim.item_chars) for name, value in
                     (("claim_type", claim_type), ("subject_kind", subject_kind),
                      ("subject_ref", subject_ref), ("settle_by", settle_by))}
-        envelope["settlement"] = _optional_line("settlement", settlement, lim.settlement_chars)
-        topic_name, topic_from, folder = self._place(_optional_line("topic", topic, 64),
-                                                     _optional_line("category", category, 200),
+        envelope["settlement"] = optional_line("settlement", settlement, lim.settlement_chars)
+        topic_name, topic_from, folder = self._place(optional_line("topic", topic, 64),
+                                                     optional_line("category", category, 200),
                                                      lists["domain"])
         fields: dict[str, FieldValue] = {
             "kind": kind, "type": type_, "domain": lists["domain"], "confidence": confidence,
@@ -231,9 +185,9 @@ class AgentWriter:
 
         def check(files: Mapping[str, bytes], base: str) -> list[Problem]:
             (path,) = files
-            return self._check(path, data, base, author.email)
+            return self.check_version(path, data, base, author.email)
 
-        sha, path, warnings = self._write(make, check, f"learn: {title}", author)
+        sha, path, warnings = self.write(make, check, f"learn: {title}", author)
         return {"sha": sha, "branch": self.identity.branch, "path": path, "topic": topic_name,
                 "topic_from": topic_from, "claimant_agent_id": self.identity.id,
                 "claimant_type": self.identity.type, "warnings": warnings}
@@ -256,14 +210,14 @@ class AgentWriter:
                                     ".knomit/ontology.yaml) or a `domain` whose first entry "
                                     "starts with one")
         topics = self._topics()
-        if not _SEGMENT_RE.fullmatch(name) or (topics is not None and name not in topics):
+        if not SEGMENT_RE.fullmatch(name) or (topics is not None and name not in topics):
             known = f": one of {', '.join(sorted(topics))}" if topics else ""
             raise AgentWriteRefused("topic", f"topic {name!r} (from {source}) is not a top-level "
                                     f"topic of .knomit/ontology.yaml{known}")
         cat = (category if category is not None else
                rest or (domain[1] if len(domain) > 1 else "") or "uncategorized")
         segments = cat.strip().strip("/").lower().split("/")
-        if len(segments) > 6 or not all(_SEGMENT_RE.fullmatch(s) for s in segments):
+        if len(segments) > 6 or not all(SEGMENT_RE.fullmatch(s) for s in segments):
             raise AgentWriteRefused("input", f"category {cat!r} is no folder path: lower-case "
                                     "letters, digits, '-' and '_' per segment, at most 6 "
                                     "segments, no '.' or '..'")
@@ -283,22 +237,26 @@ class AgentWriter:
 
     # -- the check --------------------------------------------------------------------------------
 
-    def _check(self, path: str, data: bytes, base: str, author_email: str) -> list[Problem]:
+    def check_version(self, path: str, data: bytes, base: str, author_email: str,
+                      others: Mapping[str, bytes | None] | None = None) -> list[Problem]:
         """The findings of `data` at `path` as if accepted onto the curated branch, with the
-        agent's own versions (at `base`) of the facts it cites that the curated branch lacks."""
+        agent's own versions (at `base`) of the facts it cites that the curated branch lacks,
+        and `others` (the same commit's other changes; None: a deletion) in place."""
         outcome = parse_fact(path, data)
         setting = self.indexer.rule_setting()
+        others = others or {}
         targets = ([t for t in local_targets(outcome.fact.refs, setting.repo_id)
-                    if t != path.lower()] if outcome.fact is not None else [])
+                    if t != path.lower() and t not in others]
+                   if outcome.fact is not None else [])
 
         def work(conn: sqlite3.Connection) -> dict[str, review_reads.CheckedVersion]:
-            versions: dict[str, bytes | None] = {path: data}
+            versions: dict[str, bytes | None] = {path: data, **others}
             missing = sorted(set(targets) - review_reads.live_paths(conn, targets))
-            versions.update(self._own_versions(base, missing))
+            versions.update(self.versions_at(base, missing))
             return review_reads.check_proposed(conn, setting, versions, [path],
                                                {path: author_email})
 
-        checked = self.indexer.read(work)
+        checked = self.read(work)
         found = list(checked[path].problems) if path in checked else list(outcome.problems)
         fact = outcome.fact
         if self.identity.type == UNVERIFIED and fact is not None and fact.envelope.subject_kind:
@@ -313,8 +271,9 @@ class AgentWriter:
                                      f"{fact.envelope.subject_kind}: {why}"))
         return found
 
-    def _own_versions(self, base: str, paths: Sequence[str]) -> dict[str, bytes | None]:
-        entries = gittree.tree_entries(self.repo, base, list(paths)) if paths else {}
+    def versions_at(self, rev: str, paths: Sequence[str]) -> dict[str, bytes | None]:
+        """path → bytes in commit `rev`, for those of `paths` it has."""
+        entries = gittree.tree_entries(self.repo, rev, list(paths)) if paths else {}
         if not entries:
             return {}
         reader = gitrepo.BlobReader(self.repo)
@@ -334,19 +293,19 @@ class AgentWriter:
         no error of its own) and every referenced id is a live fact (M3)."""
         self.rate.take()
         lim = self.limits
-        recipients = _items("to", to, lim)
+        recipients = items_arg("to", to, lim)
         if not recipients:
             raise AgentWriteRefused("input", "to is empty: name at least one agent id (or curator)")
         for who in recipients:
-            if not _ID_RE.fullmatch(who) or ".." in who:
+            if not ID_RE.fullmatch(who) or ".." in who:
                 raise AgentWriteRefused("input", f"to: {who!r} is no agent id")
-        body = _text("body", body, multiline=True)
+        body = text_arg("body", body, multiline=True)
         if not body.strip() or len(body.encode("utf-8")) > lim.body_bytes:
             raise AgentWriteRefused("input", f"the body must hold text, at most {lim.body_bytes} "
                                     "bytes")
-        why = _line("context_explanation", context_explanation, lim.settlement_chars)
-        refs = _items("referenced_memory_ids", referenced_memory_ids, lim)
-        reply = _optional_line("in_reply_to", in_reply_to, lim.item_chars)
+        why = line_arg("context_explanation", context_explanation, lim.settlement_chars)
+        refs = items_arg("referenced_memory_ids", referenced_memory_ids, lim)
+        reply = optional_line("in_reply_to", in_reply_to, lim.item_chars)
         sent = now_rfc3339()
         fields: dict[str, object] = {
             "from": self.identity.id, "to": recipients, "sent": sent, "delivery": "queued",
@@ -365,14 +324,14 @@ class AgentWriter:
         def check(files: Mapping[str, bytes], base: str) -> list[Problem]:
             found = list(parse_message(path, data).problems)
             wanted = [r for r in refs if r.startswith("kb/")]
-            live = self.indexer.read(lambda conn: review_reads.live_paths(conn, wanted))
+            live = self.read(lambda conn: review_reads.live_paths(conn, wanted))
             own = set(gittree.tree_entries(self.repo, base, [r for r in wanted if r not in live]))
             found += [Problem(path, 1, "M3", _Severity.ERROR,
                               f"referenced_memory_ids: {r} is no fact of kb/: name live facts")
                       for r in refs if r not in live and r not in own]
             return found
 
-        sha, path, _warnings = self._write(make, check, f"message: to {', '.join(recipients)}",
+        sha, path, _warnings = self.write(make, check, f"message: to {', '.join(recipients)}",
                                            self.identity.author("message"))
         return {"sha": sha, "branch": self.identity.branch, "path": path, "sent": sent}
 
@@ -406,26 +365,32 @@ class AgentWriter:
 
     # -- the commit ---------------------------------------------------------------------------
 
-    def _write(self, make: Callable[[str], tuple[dict[str, bytes], str]],
-               check: Callable[[Mapping[str, bytes], str], list[Problem]],
-               message: str, author: Identity) -> tuple[str, str, list[str]]:
+    def write(self, make: Callable[[str], tuple[dict[str, bytes | None], str]],
+               check: Callable[[Mapping[str, bytes | None], str], list[Problem]],
+               message: str | Callable[[], str], author: Identity) -> tuple[str, str, list[str]]:
         """Check, then commit `make(base)`'s files on `agent/<id>` by compare-and-swap,
         retried from the new tip when another writer moved the branch first."""
         ref = f"refs/heads/{self.identity.branch}"
+        checked: list[bytes | None] | None = None
         for attempt in range(40):
-            tip, base = self._base(ref)
+            tip, base = self.base(ref)
             files, path = make(base)
-            if attempt == 0:
-                warnings = _verdict(check(files, base))
-            sha = gittree.commit_files_on(self.repo, base, files, message, author=author,
+            contents = sorted(files.values(), key=lambda data: (data is not None, data or b""))
+            if contents != checked:
+                # (checked again when another writer changed what this one rewrites: a new
+                # file's fresh random name alone does not)
+                warnings = verdict(check(files, base))
+                checked = contents
+            text = message if isinstance(message, str) else message()
+            sha = gittree.commit_files_on(self.repo, base, files, text, author=author,
                                           committer=self.identity.committer)
-            if gittree.swap_ref(self.repo, ref, sha, tip, f"factdesk mcp: {message[:200]}"):
+            if gittree.swap_ref(self.repo, ref, sha, tip, f"factdesk mcp: {text[:200]}"):
                 return sha, path, warnings
             time.sleep(random.uniform(0.005, 0.03) * min(attempt + 1, 8))  # noqa: S311 (jitter)
         raise AgentWriteRefused("busy", f"{self.identity.branch} kept moving under other writers "
                                 "(40 tries): nothing was written; write again")
 
-    def _base(self, ref: str) -> tuple[str | None, str]:
+    def base(self, ref: str) -> tuple[str | None, str]:
         """(the branch's tip or None, the commit to build on): its own tip, or the curated
         tip when the branch is absent or fully merged into it."""
         curated, curated_tip = githistory.checked_out_branch(self.repo)
@@ -443,100 +408,3 @@ class AgentWriter:
 
 def now_rfc3339() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-# -- what refuses, and how to write it legally ----------------------------------------------------
-
-_ADVICE = {
-    "A1": "write what you can vouch for: as a report (claim_type report, \"X reports Y\") or "
-          "about a subject you may speak for; the claimant is always the server's agent",
-    "R1": "a synthesis may cite only epistemic facts that are no hypotheses: cite the "
-          "observations, or record it as a hypothesis with a settlement",
-    "R3": "a discovered fact may not cite a discovered fact: cite the facts it was "
-          "discovered from, or write it as authored",
-    "E1": "use one of the values named",
-    "origin": "omit origin: the type's default applies",
-    "ontology-path": "use a top-level topic of .knomit/ontology.yaml",
-    "ontology-rule": "write it as the topic's rule asks, or under another topic",
-    "ref-broken": "cite kb/… paths of facts that exist (on the curated branch or your own)",
-    "ref-malformed": "cite kb/… paths of facts, or URLs",
-    "ref-self": "a fact may not cite itself",
-}
-
-
-def _verdict(problems: Sequence[Problem]) -> list[str]:
-    """The warnings that let a write through, or AgentWriteRefused naming each finding that
-    refuses it, the first one's code in brackets."""
-    blocking = [p for p in problems if _blocks(p)]
-    if not blocking:
-        return [f"[{p.code}] {p.message}" for p in problems]
-    texts = [_refusal(p) for p in blocking]
-    first = blocking[0]
-    more = "".join(f"; also [{p.code}] {t}" for p, t in zip(blocking[1:], texts[1:], strict=True))
-    raise AgentWriteRefused(first.code, texts[0] + more)
-
-
-def _blocks(p: Problem) -> bool:
-    if p.severity == _Severity.ERROR:
-        return True
-    if p.code in ALLOWED:
-        return False
-    # an unregistered claimant is allowed to write (as unverified)
-    return not (p.code == "A1" and "not in the agent registry" in p.message)
-
-
-def _refusal(p: Problem) -> str:
-    if p.code == "H1" and "no settlement criterion" in p.message:
-        return ("a hypothesis needs a settlement criterion: record it with settle_by "
-                "(YYYY-MM-DD) and settlement (the threshold or observable that settles it)")
-    if p.code == "H1":
-        return f"{p.message}: give a settle_by date that is not past"
-    advice = _ADVICE.get(p.code) or _ADVICE.get(p.code.split("-")[0]) or ""
-    return f"{p.message}: {advice}" if advice else p.message
-
-
-# -- input ---------------------------------------------------------------------------------------
-
-
-def _text(name: str, value: object, *, multiline: bool = False) -> str:
-    if not isinstance(value, str):
-        raise AgentWriteRefused("input", f"{name} must be text, got {type(value).__name__}")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise AgentWriteRefused("input", f"{name} holds a lone surrogate at character "
-                                f"{exc.start + 1}: it is not text; send valid Unicode") from None
-    bad = next((c for c in value if (ord(c) < 32 and not (multiline and c in "\n\t"))
-                or c in "\x7f\u2028\u2029"), None)
-    if bad is not None or (multiline and "\r" in value):
-        raise AgentWriteRefused("input", f"{name} holds a control character "
-                                f"(U+{ord(bad or chr(13)):04X}): "
-                                + ("line breaks are \\n" if multiline else "one line of text"))
-    return value
-
-
-def _line(name: str, value: object, limit: int) -> str:
-    text = _text(name, value).strip()
-    if not text:
-        raise AgentWriteRefused("input", f"{name} is empty")
-    if len(text) > limit:
-        raise AgentWriteRefused("input", f"{name} is {len(text)} characters; at most {limit}")
-    return text
-
-
-def _optional_line(name: str, value: object, limit: int) -> str | None:
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    return _line(name, value, limit)
-
-
-def _items(name: str, value: object, lim: Limits) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, str) or not isinstance(value, (list, tuple)):
-        raise AgentWriteRefused("input", f"{name} must be a list of text, got "
-                                f"{type(value).__name__}")
-    if len(value) > lim.list_items:
-        raise AgentWriteRefused("input", f"{name} has {len(value)} entries; at most "
-                                f"{lim.list_items}")
-    return [_line(f"{name}[{i}]", v, lim.item_chars) for i, v in enumerate(value)]

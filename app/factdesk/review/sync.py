@@ -134,6 +134,8 @@ class SyncResult:
     #: `proposal_branch` instead of being joined (the agent's, and every later one)
     proposals: tuple[Arrival, ...] = ()
     proposal_branch: str | None = None
+    #: the local `agent/*` branches pushed (fast-forward only: issue 26), in name order
+    agent_pushed: tuple[gitremote.PushResult, ...] = ()
 
     @property
     def agent_updates(self) -> list[gitremote.RefUpdate]:
@@ -185,6 +187,8 @@ def sync(repo: Path, *, remote: str | None = None, progress: Progress | None = N
         pushed = gitremote.push(repo, target, branch, progress=_scaled(say, 0.7, 0.3))
         if not pushed.rejected:
             break
+    say("push agent branches", 0.95)
+    agent_pushed = _push_agent_branches(repo, target, warnings)
     _, after = current_branch(repo)
     warnings += _fetch_warnings(repo, fetched, target, branch)
     if pushed is not None and pushed.rejected:
@@ -193,7 +197,37 @@ def sync(repo: Path, *, remote: str | None = None, progress: Progress | None = N
     say("sync: done", 1.0)
     return SyncResult(branch, target, tuple(fetched), joined, start, after, incoming, merge,
                       pushed, tuple(warnings), tuple(adopted), queued.proposals,
-                      queued.proposal_branch)
+                      queued.proposal_branch, tuple(agent_pushed))
+
+
+def _push_agent_branches(repo: Path, target: str, warnings: list[str]
+                         ) -> list[gitremote.PushResult]:
+    """Push the local `agent/*` branches (those `factdesk mcp --agent` writes) that are
+    ahead of the remote's, as of the fetch: a fast-forward only, never forced. One the
+    remote has and ours does not contain is left alone: behind it (the agent wrote more
+    elsewhere) silently, diverged from it named in `warnings`."""
+    local = {ref.removeprefix("refs/heads/"): sha
+             for ref, sha in githistory.agent_branch_refs(repo)
+             if ref.startswith("refs/heads/agent/")}
+    theirs = gitremote.tracking_refs(repo, target)
+    ahead = []
+    for name, sha in sorted(local.items()):
+        remote_tip = theirs.get(f"refs/remotes/{target}/{name}")
+        if remote_tip == sha or (remote_tip and gitrepo.is_ancestor(repo, sha, remote_tip)):
+            continue
+        if remote_tip and not gitrepo.is_ancestor(repo, remote_tip, sha):
+            warnings.append(f"not pushed: {inert(name)} went another way than {target}'s "
+                            f"{inert(name)} (at {remote_tip[:12]}, not in ours): a push would "
+                            "not be a fast-forward, and factdesk never forces one; left as it "
+                            "is")
+            continue
+        ahead.append(name)
+    if not ahead:
+        return []
+    results = gitremote.push_branches(repo, target, ahead)
+    warnings += [f"not pushed: {target} refused {inert(r.branch)} ({r.message})"
+                 for r in results if r.rejected]
+    return [r for r in results if not r.rejected]
 
 
 def _scaled(say: Progress, start: float, span: float) -> Progress:

@@ -1,0 +1,264 @@
+"""Agents writing through `factdesk mcp --agent` (issue 26): the load test and the write
+latency.
+
+    .venv/bin/python bench/agent_write_bench.py --facts 10000
+    .venv/bin/python bench/agent_write_bench.py --kb COPY-OF-A-CORPUS --agents 10 --writes 100
+
+`--kb` works on the corpus given and adds `agent/bench-*` branches (and objects) to it: give
+it a copy (`cp -a`). `--facts N` generates one (../shared/bench/make_corpus.py) in a
+temporary folder.
+
+1. **Alone** (`--alone N`, default 50): one writer in-process (`AgentWriter.propose_fact`,
+   no MCP), N legal writes one after the other: the issue's "a write's latency p95 at 100k
+   facts with one writer alone (target < 200 ms in-process)".
+2. **Load**: `--agents` server processes (`factdesk mcp --agent bench-<i>`, each its own
+   process), each driven by the official MCP SDK's stdio client, all at once; each writes
+   `--writes` legal proposals plus planted illegal ones (a hypothesis with no settlement,
+   a tool asserting the user's identity, a synthesis citing a hypothesis, an unknown topic,
+   a 70 KB body), interleaved. With `--sync` a curator's sync (to a bare clone, the
+   `origin` it adds) runs in a loop meanwhile and pushes the agent branches. Client-side
+   latency of every call is kept.
+3. **Checks** (exit 1 when one fails): every sha a server returned is on its agent's
+   branch, and the branch holds exactly those (no commit lost, none extra); every planted
+   write refused with its rule's code; `git fsck --strict` clean; the review queue lists
+   exactly the legal writes; the curator's checkout untouched (HEAD, the checked-out
+   branch, `.git/index` byte for byte, `git status`); with `--sync`, the remote's agent
+   branches equal ours after a last sync.
+
+Prints one JSON object (numbers and verdicts).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+APP = Path(__file__).resolve().parents[1] / "app"
+sys.path.insert(0, str(APP))
+os.environ.setdefault("FACTDESK_DATA_DIR", tempfile.mkdtemp(prefix="agent-write-bench-"))
+from factdesk.core import open_corpus  # noqa: E402
+from factdesk.review.agent_write import AgentWriter, agent_identity  # noqa: E402
+from factdesk.review.proposals import load_queue  # noqa: E402
+from factdesk.review.sync import sync  # noqa: E402
+
+MAKE = Path(__file__).resolve().parents[2] / "shared" / "bench" / "make_corpus.py"
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(APP), os.environ.get("PYTHONPATH", "")])}
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=True
+                          ).stdout.decode()
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000, 1)
+
+
+def checkout_state(repo: Path) -> dict[str, str]:
+    index = (repo / ".git" / "index").read_bytes()
+    return {"head": git(repo, "rev-parse", "HEAD").strip(),
+            "branch": git(repo, "symbolic-ref", "HEAD").strip(),
+            "index": hashlib.sha256(index).hexdigest(),
+            # (--no-optional-locks: `git status` would otherwise refresh .git/index itself)
+            "status": hashlib.sha256(git(repo, "--no-optional-locks", "status", "--porcelain"
+                                         ).encode()).hexdigest()}
+
+
+def legal(i: int, n: int, topic: str) -> dict[str, Any]:
+    return {"title": f"Bench agent {i} observation {n}: the pool drains under load",
+            "body": f"Seen in deploy {n} of agent {i}: the connection pool drained.",
+            "type": "observation", "topic": topic, "category": f"bench/a{i}",
+            "claim_type": "observation", "subject_kind": "codebase"}
+
+
+def planted(topic: str, hypothesis: str | None) -> list[tuple[str, dict[str, Any]]]:
+    """(the expected code, the call) for each illegal write."""
+    out = [("H1", {"title": "Retries will fall", "body": "A guess.", "type": "hypothesis",
+                   "topic": topic}),
+           ("A1", {"title": "Ana prefers tabs", "body": "She said so.", "type": "observation",
+                   "topic": topic, "claim_type": "assertion", "subject_kind": "user",
+                   "subject_ref": "ana"}),
+           ("topic", {"title": "Nowhere", "body": "B", "type": "observation",
+                      "topic": "no-such-topic"}),
+           ("input", {"title": "Huge", "body": "x" * 70_000, "type": "observation",
+                      "topic": topic})]
+    if hypothesis is not None:
+        out.append(("R1", {"title": "A synthesis of a guess", "body": "From the guess.",
+                           "type": "synthesis", "refs": [hypothesis], "topic": topic}))
+    return out
+
+
+async def agent(kb: Path, i: int, writes: int, topic: str, hypothesis: str | None
+                ) -> dict[str, Any]:
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(command=sys.executable, args=[
+        "-m", "factdesk.cli", "mcp", "--kb", str(kb), "--agent", f"bench-{i}"], env=ENV)
+    calls: list[tuple[str | None, dict[str, Any]]] = [(None, legal(i, n, topic))
+                                                     for n in range(writes)]
+    bad = planted(topic, hypothesis)
+    step = max(1, writes // (len(bad) + 1))
+    for k, (code, call) in enumerate(bad):
+        calls.insert((k + 1) * step + k, (code, call))
+    shas, refused, wrong, times = [], [], [], []
+    started = time.perf_counter()
+    async with Client(params, read_timeout_seconds=300) as client:
+        ready = time.perf_counter() - started
+        for expected, call in calls:
+            t = time.perf_counter()
+            result = await client.call_tool("propose_fact", call)
+            times.append(time.perf_counter() - t)
+            error = result.is_error if hasattr(result, "is_error") else result.isError
+            if error:
+                text = result.content[0].text
+                (refused if expected and text.startswith(f"[{expected}]") else wrong).append(
+                    (expected, text[:200]))
+            else:
+                data = getattr(result, "structured_content", None) or json.loads(
+                    result.content[0].text)
+                (shas if expected is None else wrong).append(
+                    data["sha"] if expected is None else (expected, "written"))
+    return {"agent": f"bench-{i}", "shas": shas, "refused": refused, "wrong": wrong,
+            "times": times, "ready_s": round(ready, 2), "planted": len(bad)}
+
+
+def alone(kb: Path, n: int, topic: str) -> dict[str, Any]:
+    w = AgentWriter(open_corpus(kb), agent_identity(kb, "bench-solo"))
+    times = []
+    for k in range(n):
+        t = time.perf_counter()
+        w.propose_fact(f"Solo observation {k}: the cache warms in minutes", "Seen.",
+                       "observation", topic=topic, category="bench/solo")
+        times.append(time.perf_counter() - t)
+    return {"writes": n, "p50_ms": pct(times, 0.5), "p95_ms": pct(times, 0.95),
+            "max_ms": pct(times, 1.0)}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--kb", type=Path)
+    ap.add_argument("--facts", type=int, default=10_000)
+    ap.add_argument("--agents", type=int, default=10)
+    ap.add_argument("--writes", type=int, default=100)
+    ap.add_argument("--alone", type=int, default=50)
+    ap.add_argument("--sync", action="store_true", help="a curator's sync loop meanwhile")
+    args = ap.parse_args()
+    kb = args.kb
+    if kb is None:
+        kb = Path(tempfile.mkdtemp(prefix="agent-write-kb-")) / "kb"
+        subprocess.run([sys.executable, str(MAKE), "--facts", str(args.facts), "--seed", "3",
+                        "--out", str(kb), "--quiet"], check=True)
+    kb = kb.resolve()
+    report: dict[str, Any] = {"kb": str(kb), "cpus": os.cpu_count()}
+    t = time.perf_counter()
+    ix = open_corpus(kb)
+    ix.update()
+    report["index_s"] = round(time.perf_counter() - t, 1)
+    onto = ix.rule_setting().ontology
+    topic = sorted(onto.topics)[0] if onto is not None and onto.topics else "gotchas"
+    hypothesis = ix.read(lambda c: (r := c.execute(
+        "SELECT path FROM facts WHERE type = 'hypothesis' AND status = 'live' LIMIT 1"
+    ).fetchone()) and r[0])
+    report["facts"] = ix.read(lambda c: c.execute(
+        "SELECT COUNT(*) FROM facts WHERE status = 'live'").fetchone()[0])
+    if args.alone:
+        report["alone"] = alone(kb, args.alone, topic)
+    before = checkout_state(kb)
+    remote = None
+    if args.sync:
+        remote = kb.parent / f"{kb.name}-remote.git"
+        if not remote.exists():
+            subprocess.run(["git", "clone", "-q", "--bare", str(kb), str(remote)], check=True)
+            subprocess.run(["git", "-C", str(kb), "remote", "add", "origin", str(remote)],
+                           check=False)
+    done = threading.Event()
+    syncs: list[float] = []
+    sync_errors: list[str] = []
+
+    def sync_loop() -> None:
+        while not done.is_set():
+            t0 = time.perf_counter()
+            try:
+                sync(kb)
+            except Exception as exc:
+                sync_errors.append(f"{type(exc).__name__}: {exc}"[:300])
+            syncs.append(time.perf_counter() - t0)
+            done.wait(1.0)
+
+    syncer = threading.Thread(target=sync_loop, daemon=True) if args.sync else None
+    t = time.perf_counter()
+    if syncer is not None:
+        syncer.start()
+
+    async def everyone() -> list[dict[str, Any]]:
+        return await asyncio.gather(*(agent(kb, i, args.writes, topic, hypothesis)
+                                      for i in range(args.agents)))
+
+    results = asyncio.run(everyone())
+    wall = time.perf_counter() - t
+    done.set()
+    if syncer is not None:
+        syncer.join()
+        sync(kb)  # (the last one, after every write)
+    times = [x for r in results for x in r["times"]]
+    checks: dict[str, bool] = {}
+    lost = extra = 0
+    for r in results:
+        on_branch = set(git(kb, "rev-list", f"refs/heads/agent/{r['agent']}", "^HEAD").split())
+        lost += len(set(r["shas"]) - on_branch)
+        extra += len(on_branch - set(r["shas"]))
+    checks["no_commit_lost"] = lost == 0 and extra == 0
+    checks["every_planted_write_refused_with_its_code"] = all(
+        not r["wrong"] and len(r["refused"]) == r["planted"] for r in results)
+    fsck = subprocess.run(["git", "-C", str(kb), "fsck", "--strict", "--no-dangling"],
+                          capture_output=True, text=True, check=False)
+    checks["fsck_strict_clean"] = fsck.returncode == 0 and "error" not in fsck.stderr
+    queue = load_queue(kb)
+    mine = [p for p in queue.proposals if p.branch.startswith("agent/bench-")
+            and not p.branch.startswith("agent/bench-solo")]
+    legal_count = sum(len(r["shas"]) for r in results)
+    checks["queue_shows_exactly_the_legal_writes"] = (
+        legal_count == args.agents * args.writes
+        and sorted(p.sha for p in mine) == sorted(s for r in results for s in r["shas"]))
+    checks["checkout_untouched"] = checkout_state(kb) == before
+    if remote is not None:
+        theirs = {line.split()[1]: line.split()[0] for line in git(
+            remote, "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/agent/"
+        ).splitlines()}
+        ours = {line.split()[1]: line.split()[0] for line in git(
+            kb, "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/agent/"
+        ).splitlines()}
+        checks["sync_pushed_every_agent_branch"] = theirs == ours and not sync_errors
+    report["load"] = {
+        "agents": args.agents, "writes_each": args.writes,
+        "planted_each": results[0]["planted"] if results else 0,
+        "legal_written": legal_count, "wall_s": round(wall, 1),
+        "writes_per_s": round(len(times) / wall, 1) if wall else 0.0,
+        "call_p50_ms": pct(times, 0.5), "call_p95_ms": pct(times, 0.95),
+        "call_max_ms": pct(times, 1.0),
+        "server_ready_s_max": max((r["ready_s"] for r in results), default=0),
+        "lost": lost, "extra": extra,
+        "wrong": [w for r in results for w in r["wrong"]][:5],
+        "syncs": len(syncs), "sync_p50_s": round(statistics.median(syncs), 2) if syncs else None,
+        "sync_errors": sync_errors[:3]}
+    report["checks"] = checks
+    print(json.dumps(report, indent=2))
+    return 0 if all(checks.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
