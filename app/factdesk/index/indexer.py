@@ -333,7 +333,7 @@ class Indexer:
             raise schema.RowDamaged(ids) from exc
         rows_in(conn, "UPDATE facts SET blob = NULL, size = NULL, mtime_ns = NULL "
                       "WHERE id IN ({marks})", [r["id"] for r in broken])
-        stats = self._incremental(conn, progress, None)
+        stats = self._incremental(conn, progress, None, walk=True)
         again = rows_in(conn, "SELECT * FROM facts WHERE id IN ({marks})", ids, named=True)
         if any(bad_groups(r) for r in again):
             raise schema.RowDamaged(ids)
@@ -343,9 +343,10 @@ class Indexer:
     # -- incremental --------------------------------------------------------------------
 
     def _incremental(self, conn: sqlite3.Connection, progress: Progress | None,
-                     hint: set[str] | None = None) -> IndexStats:
+                     hint: set[str] | None = None, *, walk: bool = False) -> IndexStats:
         """Bring the index up to date by re-reading only what the change planner names; a
-        rebuild when the settings changed or the branch's history cannot be followed."""
+        rebuild when the settings changed or the branch's history cannot be followed.
+        `walk`: compare every file's stamp too (`_look`; the repair of damaged rows)."""
         schema.ensure_sort_indexes(conn)
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
         rechecked: authority_recheck.Recheck | None = None
@@ -370,7 +371,7 @@ class Indexer:
             return rebuilding.rebuild(self, conn, progress)
         # a pending action's paths, and those that were (read again, from the files)
         touched |= set(self._pending_now().versions) | set(_lines(meta.get("pending", "")))
-        look = self._look_at_files(conn, meta, touched, hint)
+        look = self._look_at_files(conn, meta, touched, hint, walk=walk)
         look = dataclasses.replace(look, entries=self.pending.entries(look.entries))
         plan = planning.plan_files(
             known=look.known, on_disk={e.path: (e.size, e.mtime_ns) for e in look.entries},
@@ -428,7 +429,7 @@ class Indexer:
         return None
 
     def _look_at_files(self, conn: sqlite3.Connection, meta: dict[str, str], touched: set[str],
-                       hint: set[str] | None) -> _Look:
+                       hint: set[str] | None, *, walk: bool = False) -> _Look:
         """The files to compare with the index, and what the index recorded of them."""
         looked = None
         if self._has_git():
@@ -437,7 +438,7 @@ class Indexer:
             unread = {r[0] for r in conn.execute(
                 "SELECT DISTINCT path FROM problems WHERE code = 'io_error'")}
             looked = (self._look_hinted(meta, touched | unread, hint) if hint is not None
-                      else self._look(conn, meta, touched | unread))
+                      else self._look(conn, meta, touched | unread, walk=walk))
         if looked is None:  # no git to say what changed: compare every file with the index
             known = {r[0]: (r[1], r[2], r[3]) for r in conn.execute(
                 "SELECT path, size, mtime_ns, blob FROM facts INDEXED BY facts_stamp "
@@ -492,23 +493,32 @@ class Indexer:
         touched |= {c.path for commit in new for c in commit.changes if c.path.startswith(self.root + "/")}
         return touched
 
-    def _look(self, conn: sqlite3.Connection, meta: dict[str, str], touched: set[str]
+    def _look(self, conn: sqlite3.Connection, meta: dict[str, str], touched: set[str], *,
+              walk: bool = False
               ) -> tuple[set[str], list[FileEntry], list[Problem], str] | None:
         """What to compare with the index: (paths looked at, those present as files,
         problems found on them, the dirty-set stamp to remember); None when git cannot say.
 
-        `git status` (C, using git's own stat cache) names the files that differ from HEAD;
-        with the paths new commits touched and the files that were dirty at the last update,
-        that is every file that can differ from the index as far as git can tell. Git does
-        not tell of the files its ignore rules hide or of edits under `--skip-worktree` or
-        `--assume-unchanged`: the work tree's stamps, compared with the index's on a thread
-        of this process while git runs, name those (issue 15 #7)."""
+        `gitrepo.status_paths` (C, git's own stat cache, every stat field compared) names
+        every file that can differ from HEAD — untracked ones, those git's ignore rules
+        hide, and every entry under `--skip-worktree` or `--assume-unchanged` too (issue 15
+        #7); with the paths new commits touched and the files so named at the last update,
+        that is every file that can differ from the index. No walk of the work tree: a
+        no-op read costs about one `git status` (issue 23 #1).
+
+        `walk`: also compare every fact file's stamp with the index's (a Python walk of the
+        work tree, while git runs): the repair of damaged rows (`_repair_rows`) clears their
+        stamps, and a flipped path leaves its true file without a row — git, which calls
+        both files clean, names neither."""
+        differ: set[str] = set()
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="factdesk-git") as pool:
             asked = pool.submit(gitrepo.status_paths, self.repo, self.root)
-            recorded = {r[0]: (r[1], r[2]) for r in conn.execute(
-                "SELECT path, size, mtime_ns FROM facts INDEXED BY facts_stamp "
-                "WHERE status IN ('live', 'broken')")}
-            differ = planning.stamp_differences(recorded, worktree.stamps(self.repo, self.root))
+            if walk:
+                recorded = {r[0]: (r[1], r[2]) for r in conn.execute(
+                    "SELECT path, size, mtime_ns FROM facts INDEXED BY facts_stamp "
+                    "WHERE status IN ('live', 'broken')")}
+                differ = planning.stamp_differences(recorded,
+                                                    worktree.stamps(self.repo, self.root))
             status = asked.result()
         if status is None:
             return None
