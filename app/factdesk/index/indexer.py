@@ -44,6 +44,7 @@ from factdesk.corpus.scan import (
     scan,
     stat_paths,
 )
+from factdesk.corpus.watch import CorpusWatch
 from factdesk.errors import FactdeskError, IndexBusy, IndexDiskFull
 from factdesk.fsio import read_config
 from factdesk.index import (
@@ -143,6 +144,9 @@ class Indexer:
         #: run first by `read` (a reader's chance to finish or roll back an interrupted
         #: action, set by the layers that may write: cli, mcp_server)
         self.before_read: Callable[[], None] | None = None
+        #: what tells `read` of changes in a long-running process (`corpus.watch`), or None:
+        #: each read then looks at the whole work tree (`git status`) and the refs
+        self.watch: CorpusWatch | None = None
 
     # -- public -------------------------------------------------------------------------
 
@@ -210,7 +214,7 @@ class Indexer:
         if self.before_read is not None:
             self.before_read()
         try:
-            self.update(thorough=thorough, lock_wait=schema.BUSY_TIMEOUT_MS / 1000)
+            self._catch_up(thorough)
         except (IndexBusy, IndexDiskFull) as exc:  # (the index as it was, said: F08, F09)
             try:
                 usable = schema.is_usable(self.path)
@@ -237,6 +241,23 @@ class Indexer:
                 self._update_locked(False, None, None, time.perf_counter(), False,
                                     damaged=damaged)
         return self._read_once(work)
+
+    def _catch_up(self, thorough: bool) -> None:
+        """`read`'s update. With a live `watch` (a long-running process: issue 23 #2), only
+        what it saw is looked at: nothing when nothing changed, else the files it names
+        (and what new commits touched) without `git status`; when the watch cannot say
+        (not live, lost events, a folder moved), the full look, as without a watch."""
+        wait = schema.BUSY_TIMEOUT_MS / 1000
+        seen = self.watch.take() if self.watch is not None and not thorough else None
+        try:
+            if seen is None or seen.whole:
+                self.update(thorough=thorough, lock_wait=wait)
+            elif not seen.nothing:
+                self.update(hint=seen.paths, lock_wait=wait)
+        except BaseException:
+            if self.watch is not None:  # what it saw is looked at again next time
+                self.watch.lost("the last update did not finish")
+            raise
 
     def _read_once(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
         conn = self.connect(readonly=True)
@@ -530,11 +551,15 @@ class Indexer:
     def _look_hinted(self, meta: dict[str, str], touched: set[str], hint: set[str]
                      ) -> tuple[set[str], list[FileEntry], list[Problem], str]:
         """`_look` without `git status`: the hinted paths, the ones new commits touched and
-        the ones dirty at the last full look; the remembered dirty stamp is kept."""
-        paths = hint | touched | set(_lines(meta.get("dirty", "")))
-        paths = {p for p in paths if p.startswith(self.root + "/")}
+        the ones dirty at the last full look. The hinted paths join the remembered dirty
+        set until the next full look: an edit a watcher told of, put back later while no
+        watcher runs, is clean to git, and would otherwise never be looked at again."""
+        old = set(_lines(meta.get("dirty", "")))
+        paths = {p for p in hint | touched | old if p.startswith(self.root + "/")}
         entries, problems = stat_paths(self.repo, sorted(paths), self.root)
-        return paths, entries, problems, meta.get("dirty", "")
+        hinted = {p for p in hint if p.startswith(self.root + "/")}
+        dirty = meta.get("dirty", "") if hinted <= old else rebuilding.dirty_stamp(old | hinted)
+        return paths, entries, problems, dirty
 
     def _holds(self, rel: str, blob: str) -> bool:
         """Whether the file at `rel` holds the blob `blob` (False when it cannot be read)."""
