@@ -43,6 +43,7 @@ from mcp_types import (
 from pydantic import ValidationError
 
 from factdesk.core import open_corpus
+from factdesk.corpus.watch import CorpusWatch
 from factdesk.curation import recover_before_reads
 from factdesk.errors import FactdeskError, FactNotFound, QueryError
 from factdesk.index import recall_reads
@@ -68,11 +69,17 @@ WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempoten
                          open_world_hint=False)
 
 
-def build_server(kb: Path, agent: str | None = None) -> MCPServer:
+def build_server(kb: Path, agent: str | None = None, *, watch: bool = False) -> MCPServer:
     """The server over the corpus at `kb` (opened once; every call brings its index up to
     date first, as the command line does). `agent`: the id it writes for (its write tools
-    are added); AgentWriteRefused when the registry refuses that id."""
+    are added); AgentWriteRefused when the registry refuses that id. `watch`: learn of
+    changes from a watch of the work tree and the refs (`corpus.watch`, issue 23 #2)
+    instead of asking `git status` on every call; the full look when it cannot say."""
     indexer = open_corpus(kb)
+    if watch:
+        indexer.watch = CorpusWatch(indexer.repo, indexer.git_dir, root=indexer.root).start()
+        if not indexer.watch.live:
+            print(f"factdesk: {indexer.watch.take().why}", file=sys.stderr, flush=True)
     identity = agent_identity(indexer.repo, agent) if agent is not None else None
     # each read first finishes or rolls back an action a crash left half-done, when no
     # action holds the writer lock; else the pending files are served as HEAD has them
@@ -333,7 +340,7 @@ def _show(indexer: Indexer, ref: str) -> dict[str, Any] | None:
 
 def serve(kb: Path, agent: str | None = None) -> None:
     """Run the server over stdin/stdout until the client closes it."""
-    anyio.run(_serve_stdio, build_server(kb, agent))
+    anyio.run(_serve_stdio, build_server(kb, agent, watch=True))
 
 
 async def _serve_stdio(server: MCPServer) -> None:

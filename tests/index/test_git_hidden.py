@@ -5,11 +5,14 @@ does (I1)."""
 
 from __future__ import annotations
 
+import os
+import time
 from datetime import date
 from pathlib import Path
 
 import pytest
 
+from factdesk.index import worktree
 from factdesk.index.indexer import Indexer
 from tests.conftest import Corpus, git
 from tests.index.test_indexer import assert_incremental_equals_rebuild
@@ -62,4 +65,54 @@ def test_an_edit_under_a_git_index_flag_is_seen(corpus: Corpus, tmp_path: Path,
     path.unlink()
     ix.update()
     assert _confidence(ix, A1) is None
+    assert_incremental_equals_rebuild(corpus.root, tmp_path)
+
+
+def test_a_same_size_edit_with_its_mtime_put_back_is_seen(corpus: Corpus, tmp_path: Path) -> None:
+    """An edit that keeps the size and puts the modification time back (`touch -r`, a copy
+    tool preserving times), in a repository whose config tells git to compare less of a
+    file's stat data (`core.checkStat=minimal`, `core.trustctime=false`): the change time
+    still differs, and factdesk's git calls compare it (issue 23 #1: the no-op read asks
+    git's stat cache instead of walking the work tree, and must see what the walk saw)."""
+    git(corpus.root, "config", "core.checkStat", "minimal")
+    git(corpus.root, "config", "core.trustctime", "false")
+    path = corpus.root / A1
+    old = 1_600_000_000 * 10**9
+    os.utime(path, ns=(old, old))
+    git(corpus.root, "update-index", "--refresh")
+    ix = Indexer(corpus.root, today=date(2026, 11, 30))
+    ix.update()
+    assert _confidence(ix, A1) == 0.8
+    time.sleep(1.1)  # (git compares the change time to the second)
+    path.write_bytes(path.read_bytes().replace(b"confidence: 0.8", b"confidence: 0.3"))
+    os.utime(path, ns=(old, old))
+    assert git(corpus.root, "status", "--porcelain") == ""  # git, as configured, does not tell
+    assert ix.update().mode == "incremental"
+    assert _confidence(ix, A1) == 0.3
+    assert_incremental_equals_rebuild(corpus.root, tmp_path)
+
+
+def _no_walk(repo: Path, root: str) -> dict[str, tuple[int, int]]:
+    raise AssertionError("a read walked the work tree")
+
+
+def test_a_read_that_finds_nothing_changed_walks_no_work_tree(
+        corpus: Corpus, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 23 #1: what can differ is asked of git (its stat cache, its list of untracked,
+    ignored and flagged files), never found by a stat walk of every fact file in Python —
+    for a no-op read and for an update after an edit alike; git-hidden files still seen."""
+    (corpus.root / ".git/info/exclude").write_text("kb/gotchas/db/hidden*\n")
+    ix = Indexer(corpus.root, today=date(2026, 11, 30))
+    ix.update()
+    monkeypatch.setattr(worktree, "stamps", _no_walk)
+    assert ix.update().mode == "unchanged"
+    corpus.fact("kb/gotchas/db/hidden02.md", title="An ignored draft")
+    path = corpus.root / A1
+    path.write_bytes(path.read_bytes().replace(b"confidence: 0.8", b"confidence: 0.45"))
+    stats = ix.update()
+    assert stats.mode == "incremental"
+    assert set(stats.changed) >= {A1, "kb/gotchas/db/hidden02.md"}
+    assert _confidence(ix, A1) == 0.45
+    assert ix.update().mode == "unchanged"
+    monkeypatch.undo()
     assert_incremental_equals_rebuild(corpus.root, tmp_path)

@@ -167,7 +167,7 @@ def test_a_failure_in_the_middle_of_a_streamed_rebuild_leaves_the_old_index(
     """Rows are streamed into SQLite while files are parsed, but still in one transaction:
     an error after some batches are in leaves the previous index whole and usable, and the
     next rebuild succeeds."""
-    from factdesk.index import indexer as indexer_module
+    from factdesk.index import rebuild as indexer_module
     from tests.index.test_indexer import dump
 
     ix = Indexer(corpus.root, today=date(2026, 11, 30))
@@ -309,7 +309,7 @@ def test_a_failure_mid_way_through_a_parallel_rebuild_stops_its_helpers(
         corpus: Corpus, monkeypatch: pytest.MonkeyPatch) -> None:
     """With the parse workers and the full-text builder running, a failure part-way leaves
     the old index, no scratch file, and a next rebuild that succeeds."""
-    from factdesk.index import indexer as indexer_module
+    from factdesk.index import rebuild as indexer_module
 
     ix = Indexer(corpus.root, today=date(2026, 11, 30))
     ix.update(rebuild=True)
@@ -343,7 +343,7 @@ def test_a_first_index_is_written_without_a_journal_then_kept_in_wal_mode(
     """The first index of a corpus is built into a file nobody can be reading (no journal),
     then switched to WAL; when that build fails, the partial file is removed, not left to be
     taken for a damaged index."""
-    from factdesk.index import indexer as indexer_module
+    from factdesk.index import rebuild as indexer_module
     from factdesk.index import schema
 
     ix = Indexer(corpus.root, today=date(2026, 11, 30))
@@ -418,7 +418,7 @@ def test_the_first_updates_after_a_rebuild_do_not_rewrite_the_full_text_index(
     """The rebuild's merged full-text segment sits above level 0, so the small segments the
     next updates write are merged without it (a single segment left on level 0 was pulled
     into the first update's merge: the whole index rewritten, 1 s at 10,000 facts)."""
-    from factdesk.index import indexer as indexer_module
+    from factdesk.index import rebuild as indexer_module
     from tests.conftest import git
 
     repo = copy_tree(generated_corpus[0], tmp_path / "kb")
@@ -453,7 +453,7 @@ def test_a_reader_during_a_first_build_finds_no_index_and_does_not_block_it(
     app starting, another command) finds no index at once instead of waiting on a file
     locked by a build without a journal, and holding a read transaction on the index path
     does not stop the build from landing."""
-    from factdesk.index import indexer as indexer_module
+    from factdesk.index import rebuild as indexer_module
     from factdesk.index import schema
 
     ix = Indexer(corpus.root, today=date(2026, 11, 30))
@@ -492,7 +492,7 @@ def test_a_database_error_that_is_not_damage_leaves_the_index_in_place(
         corpus: Corpus, monkeypatch: pytest.MonkeyPatch) -> None:
     """A full disk (or a lock, an I/O error) during a rebuild fails it and keeps the old
     index; only a damaged file is moved aside and rebuilt."""
-    from factdesk.index import indexer as indexer_module
+    from factdesk.index import rebuild as indexer_module
 
     ix = Indexer(corpus.root, today=date(2026, 11, 30))
     ix.update(rebuild=True)

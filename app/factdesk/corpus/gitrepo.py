@@ -22,7 +22,7 @@ import re
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -268,10 +268,12 @@ def _read_neutralisers(repo: Path) -> tuple[tuple[Path, ...], tuple[str, ...]]:
     return tuple(files), tuple(args)
 
 
-def git_argv(repo: Path, *args: str) -> list[str]:
+def git_argv(repo: Path, *args: str, config: Sequence[str] = ()) -> list[str]:
     """The command line of `git args…` in `repo`, with factdesk's safety settings: the
-    fixed options, then the overrides of the repository's program keys."""
-    return ["git", *FIXED, *config_neutralisers(repo), "-C", str(repo), *args]
+    fixed options, then the overrides of the repository's program keys; `config`: more
+    `key=value` settings for this command (`-c`, after those)."""
+    extra = [arg for setting in config for arg in ("-c", setting)]
+    return ["git", *FIXED, *config_neutralisers(repo), *extra, "-C", str(repo), *args]
 
 
 def git_failed(command: str, stderr: bytes) -> GitError:
@@ -472,21 +474,36 @@ def _parse_log(out: bytes) -> Iterator[Commit]:
         yield commit
 
 
-def status_paths(repo: Path, root: str) -> set[str] | None:
-    """Paths under `root` that differ from HEAD in the work tree or the git index, plus
-    untracked files (a folder, with a trailing `/`, for a nested repository); None when
-    git cannot say.
+#: git compares every field of a file's stat data with its index's, whatever the
+#: repository's config says (`core.checkStat=minimal` and `core.trustctime=false` would let
+#: a same-size edit with its modification time put back pass as clean)
+_FULL_STAT = ("core.checkStat=default", "core.trustctime=true")
 
-    What `git status --untracked-files=all` prints, from two git processes run side by
-    side: `status --untracked-files=no` (tracked changes, stat cache refreshed in memory)
-    and `ls-files --others --exclude-standard` (the walk of every folder, most of the
-    time at 100,000 files). On two cores the pair takes the time of the slower one."""
+
+def status_paths(repo: Path, root: str) -> set[str] | None:
+    """Every path under `root` whose file can differ from what HEAD holds, as far as git and
+    its index's stat data can tell, without reading a file git's stat cache calls clean;
+    None when git cannot say (issue 23 #1: this replaces a walk of the work tree).
+
+    - changes against HEAD in the work tree or the git index (`git status`, its stat cache
+      refreshed in memory, every stat field compared: `_FULL_STAT`);
+    - every untracked file, the ones git's ignore rules hide too (a file's place decides
+      whether it is a fact, FORMAT.md), names starting with a dot left out as the location
+      rule leaves them out (a nested repository: its folder, with a trailing `/`);
+    - every tracked file git does not look at: `--skip-worktree` and `--assume-unchanged`
+      entries (`core.ignoreStat` sets the latter), whose edits `git status` never tells.
+
+    Two git processes side by side (`status --untracked-files=no`, and one `ls-files` that
+    lists the index's entries with their flags and walks the untracked folders); on two
+    cores the pair takes the time of the slower one."""
     tracked = subprocess.Popen(
         git_argv(repo, "status", "--porcelain=v1", "-z", "--no-renames",
-                 "--untracked-files=no", "--ignore-submodules=all", "--", root),
+                 "--untracked-files=no", "--ignore-submodules=all", "--", root,
+                 config=_FULL_STAT),
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=git_env())
     others = subprocess.Popen(
-        git_argv(repo, "ls-files", "--others", "--exclude-standard", "-z", "--", root),
+        git_argv(repo, "ls-files", "-v", "--cached", "--others", "--exclude=.*", "-z", "--",
+                 root),
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=git_env())
     # read the smaller output first; both pipes are drained completely before waiting
     status_out, _ = tracked.communicate()
@@ -498,8 +515,10 @@ def status_paths(repo: Path, root: str) -> set[str] | None:
         if len(entry) > 3:
             out.add(entry[3:].decode("utf-8", "surrogateescape"))
     for entry in others_out.split(b"\0"):
-        if entry:
-            out.add(entry.decode("utf-8", "surrogateescape"))
+        # "H ": a tracked entry git's stat cache covers (git status told of it if it
+        # changed); "?" untracked, "S" skip-worktree, lower case assume-unchanged, …
+        if len(entry) > 2 and entry[:2] != b"H ":
+            out.add(entry[2:].decode("utf-8", "surrogateescape"))
     return out
 
 

@@ -7,21 +7,17 @@ changed, paths touched by new commits, and every fact that cites one of those
 
 The rooms: `parsing` (the worker processes), `locking` (the updater's lock, the write
 transaction), `planning` (the pure change planner: what to re-read, delete, re-check),
-`writing` (the two write paths: incremental and a rebuild's finish). This module
-orchestrates them: it gathers what the planner needs from git, the work tree and the
-index, and streams a rebuild.
+`writing` (the two write paths: incremental and a rebuild's finish), `rebuild` (the
+streamed rebuild from scratch). This module orchestrates them: it gathers what the
+planner needs from git, the work tree and the index.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import gc
 import itertools
-import json
-import os
 import sqlite3
-import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -44,11 +40,11 @@ from factdesk.corpus.scan import (
     SCAN_CODES,
     FileEntry,
     is_utf8,
-    printable,
     read_fact_file,
     scan,
     stat_paths,
 )
+from factdesk.corpus.watch import CorpusWatch
 from factdesk.errors import FactdeskError, IndexBusy, IndexDiskFull
 from factdesk.fsio import read_config
 from factdesk.index import (
@@ -62,34 +58,28 @@ from factdesk.index import (
     worktree,
     writing,
 )
+from factdesk.index import rebuild as rebuilding
 from factdesk.index.history import (
     ChangeRow,
     CommitRow,
-    FirstParentChanges,
     PathHistory,
-    all_histories,
     history_rows,
     path_history,
 )
 from factdesk.index.parsing import ParseStream, parse_files
 from factdesk.index.planning import Stamp
-from factdesk.index.rows import bad_groups, damaged_ids, fact_row, row_values, rows_in, text_values
-from factdesk.index.textbuild import InlineText, TextBuilder, TextRow, TextSink
+from factdesk.index.rows import bad_groups, damaged_ids, rows_in
 from factdesk.index.writing import FileStamp
-from factdesk.model.enums import FactType
 from factdesk.model.fact import Problem
 from factdesk.model.registry import Registry
 
 Progress = Callable[[str, int, int], None]
 _T = TypeVar("_T")
-#: rows per insert (and per batch of full-text rows) in a rebuild
-BATCH = 1000
 #: seconds the update after factdesk's own commit waits for another updater (search's
 #: bound, RELIABILITY F08), then leaves the index to catch up at the next update
 AFTER_COMMIT_WAIT = schema.BUSY_TIMEOUT_MS / 1000
 #: kept for callers of the old name (tests/corpus/test_scan.py)
 _parse_entry = parsing.parse_entry
-Checked = parsing.Checked
 
 
 @dataclass
@@ -154,6 +144,9 @@ class Indexer:
         #: run first by `read` (a reader's chance to finish or roll back an interrupted
         #: action, set by the layers that may write: cli, mcp_server)
         self.before_read: Callable[[], None] | None = None
+        #: what tells `read` of changes in a long-running process (`corpus.watch`), or None:
+        #: each read then looks at the whole work tree (`git status`) and the refs
+        self.watch: CorpusWatch | None = None
 
     # -- public -------------------------------------------------------------------------
 
@@ -224,7 +217,7 @@ class Indexer:
         if self.before_read is not None:
             self.before_read()
         try:
-            self.update(thorough=thorough, lock_wait=schema.BUSY_TIMEOUT_MS / 1000, hint=hint)
+            self._catch_up(thorough, hint)
         except (IndexBusy, IndexDiskFull) as exc:  # (the index as it was, said: F08, F09)
             try:
                 usable = schema.is_usable(self.path)
@@ -252,6 +245,28 @@ class Indexer:
                                     damaged=damaged)
         return self._read_once(work)
 
+    def _catch_up(self, thorough: bool, hint: Iterable[str] | None) -> None:
+        """`read`'s update. With a live `watch` (a long-running process: issue 23 #2), only
+        what it saw is looked at: nothing when nothing changed, else the files it names
+        (and what new commits touched) without `git status`; when the watch cannot say
+        (not live, lost events, a folder moved), the full look, as without a watch. A
+        caller's `hint` (an agent's write: `()`) is `update`'s, and leaves what the watch saw
+        for the next read."""
+        wait = schema.BUSY_TIMEOUT_MS / 1000
+        if hint is not None:
+            self.update(thorough=thorough, lock_wait=wait, hint=hint)
+            return
+        seen = self.watch.take() if self.watch is not None and not thorough else None
+        try:
+            if seen is None or seen.whole:
+                self.update(thorough=thorough, lock_wait=wait)
+            elif not seen.nothing:
+                self.update(hint=seen.paths, lock_wait=wait)
+        except BaseException:
+            if self.watch is not None:  # what it saw is looked at again next time
+                self.watch.lost("the last update did not finish")
+            raise
+
     def _read_once(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
         conn = self.connect(readonly=True)
         try:
@@ -269,7 +284,7 @@ class Indexer:
         if not usable and self.path.exists():
             self._set_aside()
         if (rebuild or not usable) and schema.is_absent(self.path):
-            stats = self._build_fresh(progress)
+            stats = rebuilding.build_fresh(self, progress)
         else:
             try:
                 stats = self._update_in_place(rebuild or not usable, progress, hint,
@@ -280,7 +295,7 @@ class Indexer:
                 if not schema.is_damage(exc):
                     raise
                 self._set_aside()
-                stats = self._build_fresh(progress)
+                stats = rebuilding.build_fresh(self, progress)
         stats.seconds = time.perf_counter() - started
         return stats
 
@@ -293,7 +308,7 @@ class Indexer:
         conn = self.connect()
         try:
             if rebuild:
-                return self._rebuild_committed(conn, progress)
+                return rebuilding.rebuild_committed(self, conn, progress)
             hinted = set(hint) if hint is not None else None
             if self._registry_changed(conn):
                 # a registry change's re-check may rewrite a third of the rows (one agent's
@@ -347,181 +362,20 @@ class Indexer:
             raise schema.RowDamaged(ids) from exc
         rows_in(conn, "UPDATE facts SET blob = NULL, size = NULL, mtime_ns = NULL "
                       "WHERE id IN ({marks})", [r["id"] for r in broken])
-        stats = self._incremental(conn, progress, None)
+        stats = self._incremental(conn, progress, None, walk=True)
         again = rows_in(conn, "SELECT * FROM facts WHERE id IN ({marks})", ids, named=True)
         if any(bad_groups(r) for r in again):
             raise schema.RowDamaged(ids)
         stats.mode = "repaired"
         return stats
 
-    # -- rebuild ------------------------------------------------------------------------
-
-    def _build_fresh(self, progress: Progress | None) -> IndexStats:
-        """A rebuild where no index file exists (the first index of a corpus, or after a
-        damaged one was moved aside). It is built under a name of its own, which no reader
-        knows, so without a journal: every page written once, instead of into the WAL and
-        again by the checkpoint (about 4 s for the 1.1 GB index of 100,000 facts). Switched
-        to WAL, it is then renamed into place; readers meanwhile find no index, as before.
-        A failure removes the partial file."""
-        conn = schema.connect(self._building, unjournaled=True)
-        try:
-            stats = locking.transaction(conn, lambda: self._rebuild(conn, progress))
-            # (main: the full-text builder's scratch file is still attached, and deleted)
-            conn.execute("PRAGMA main.journal_mode = WAL")
-        except BaseException:
-            conn.close()
-            schema.remove(self._building)
-            raise
-        conn.close()  # the last connection: its WAL is checkpointed and removed
-        os.replace(self._building, self.path)
-        schema.remove(self._building)  # any side file left under the old name
-        return stats
-
-    def _rebuild_committed(self, conn: sqlite3.Connection, progress: Progress | None
-                           ) -> IndexStats:
-        """`_rebuild` in one transaction, without fsync: the checkpoint after it then copies
-        the new index into the file without waiting for the disk (seconds for 1 GB). An
-        application crash still leaves the old index or the new one; only an operating-
-        system crash in the seconds after could leave a damaged file, which the next open
-        moves aside and rebuilds (RELIABILITY F03): the index is a cache."""
-        conn.execute("PRAGMA synchronous = OFF")
-        try:
-            return locking.transaction(conn, lambda: self._rebuild(conn, progress))
-        finally:
-            conn.execute("PRAGMA synchronous = NORMAL")
-
-    def _rebuild(self, conn: sqlite3.Connection, progress: Progress | None) -> IndexStats:
-        """Everything from scratch, streamed: the workers parse each file and run its
-        ontology rules; this process inserts its row as it arrives and hands its full-text
-        row on (to a builder process for a large corpus, index.textbuild), keeping only a
-        slim copy of the fact (no body) for the corpus-wide rules, whose findings then
-        update the few rows they change. Secondary indexes come last, while the full-text
-        segments are merged. Same rows, ids, problems and order as `_write`
-        (tests/index/test_rebuild_stream.py); one transaction, as before."""
-        # mapped pages of the file count as resident memory; the build reads what it writes
-        conn.execute("PRAGMA mmap_size = 0")
-        # the build makes no cycles worth collecting; full collections over the growing heap
-        # of slim facts had cost ~5 s at 100,000 facts. (Only on the main thread, as the
-        # CLI runs it: the switch is process-wide, and the app rebuilds on a worker thread.)
-        collecting = gc.isenabled() and threading.current_thread() is threading.main_thread()
-        if collecting:
-            gc.disable()
-        try:
-            return self._rebuild_all(conn, progress)
-        finally:
-            if collecting:
-                gc.enable()
-
-    def _rebuild_all(self, conn: sqlite3.Connection, progress: Progress | None) -> IndexStats:
-        clock = _PhaseClock()
-        # (the full-text table's shadow tables go with it)
-        for name in schema.database(conn).table_names():
-            if not name.startswith(("sqlite_", "facts_fts_")):
-                conn.execute(f'DROP TABLE IF EXISTS "{name}"')
-        schema.create(conn, defer_indexes=True)
-        head = gitrepo.head_sha(self.repo) if self._has_git() else None
-        # git reads the history while this process scans and the workers start parsing
-        pending_log = gitrepo.PendingLog(self.repo) if head else None
-        parsed: ParseStream[Checked] | None = None
-        text: TextSink | None = None
-        try:
-            self._repo_ids = gitrepo.repo_ids(self.repo) if head else None
-            entries, scan_problems = scan(self.repo, self.root)
-            entries = self._pending_now().entries(entries)
-            registry, ontology = self._registry_and_ontology()
-            paths = [e.path for e in entries]
-            clock.lap("scan, registry, ontology (git log and the parse workers start)")
-            self._report(progress, "parsing", 0, len(entries))
-            parsed = self.pending.checked(paths, ontology, lambda ps: parsing.parse_and_check_files(
-                self.repo, ps, ontology))
-            first_parent = FirstParentChanges(*self._ingest_commits(
-                conn, pending_log.commits() if pending_log else [], seq0=0))
-            histories = all_histories(conn)
-            clock.lap("history (git log, per-path history)")
-            text = (TextBuilder(conn, self._text_scratch)
-                    if parsing.parallel(paths) else InlineText(conn))
-            outcomes, files, early = self._stream_rows(conn, parsed, text, histories, registry,
-                                                       scan_problems, progress, len(paths))
-            clock.lap("parse + ontology rules (workers); rows, full-text rows (streamed)")
-            # the retracted facts' rows (the next ids) and text go in now, so the full-text
-            # builder merges its segments while the rules are checked
-            retracted = self._retracted_paths(conn, set(outcomes), histories=histories)
-            gone = writing.read_retracted(self.repo, retracted)
-            _insert_retracted(conn, text, retracted, gone, registry, first_id=len(paths) + 1)
-            text.close_input()
-            clock.lap("retracted facts (read from git)")
-            self._report(progress, "checking", 0, len(outcomes))
-            writing.finish_rebuild(conn, self._rule_setting(), outcomes, files, gone,
-                                   scan_problems, early=early, histories=histories,
-                                   first_parent=first_parent,
-                                   alongside=lambda: schema.create_indexes(conn))
-            del outcomes, files, early, histories, gone
-            clock.lap("corpus-wide rules (a thread) beside the secondary indexes; problems")
-            text.finish()
-            clock.lap("full-text index: final merge" if isinstance(text, InlineText)
-                      else "full-text index: wait for its builder, copy it in")
-        except BaseException:
-            if pending_log is not None:
-                pending_log.close()
-            if parsed is not None:
-                parsed.close()
-            if text is not None:
-                text.abort()
-            raise
-        schema.create_triggers(conn)
-        status = gitrepo.status_paths(self.repo, self.root) if head else None
-        self._set_meta(conn, head, dirty=_dirty_stamp(status or set()))
-        conn.execute("INSERT OR REPLACE INTO meta VALUES ('build_phases', ?)",
-                     (json.dumps(clock.phases),))
-        stats = self._stats(conn, "rebuild", head, paths)
-        stats.phases = clock.phases
-        return stats
-
-    def _stream_rows(self, conn: sqlite3.Connection, parsed: ParseStream[Checked],
-                     text: TextSink, histories: Mapping[str, PathHistory], registry: Registry,
-                     scan_problems: list[Problem], progress: Progress | None, total: int
-                     ) -> tuple[dict[str, ParseOutcome], dict[str, FileStamp],
-                                dict[str, list[Problem]]]:
-        """Insert each parsed file's row as it arrives, and hand its full-text row on; keep
-        a slim copy of each fact (no body) for the corpus-wide rules, its file stamp and
-        its parse and ontology findings."""
-        outcomes: dict[str, ParseOutcome] = {}
-        files: dict[str, FileStamp] = {}
-        early: dict[str, list[Problem]] = {}  # per path: parse and ontology findings
-        as_file = writing.by_path(scan_problems)  # counted in the row too (`has:problems`)
-        batch: list[tuple[object, ...]] = []
-        texts: list[TextRow] = []
-        for i, (outcome, blob, size, mtime, onto_found) in enumerate(parsed):
-            path, fact = outcome.path, outcome.fact
-            found = [*outcome.problems, *onto_found]
-            files[path] = (blob, size, mtime)
-            early[path] = found
-            row = fact_row(outcome, status="live" if fact else "broken",
-                           history=histories.get(path, writing.NO_HISTORY), registry=registry,
-                           file=files[path], computed_weight=None,
-                           problems=found + as_file.get(path, []))
-            # ids in path order, as an autoincrement would give them; the full-text row
-            # goes on too, while the workers go on parsing (no second pass over the table)
-            batch.append((i + 1, *row_values(row)))
-            texts.append((i + 1, *text_values(row)))
-            if len(batch) >= BATCH:
-                conn.executemany(writing.INSERT_ROW_ID, batch)
-                text.add(texts)
-                batch.clear()
-                texts = []
-            outcomes[path] = _slim(outcome)
-            if i % 2000 == 0:
-                self._report(progress, "parsing", i, total)
-        conn.executemany(writing.INSERT_ROW_ID, batch)
-        text.add(texts)
-        return outcomes, files, early
-
     # -- incremental --------------------------------------------------------------------
 
     def _incremental(self, conn: sqlite3.Connection, progress: Progress | None,
-                     hint: set[str] | None = None) -> IndexStats:
+                     hint: set[str] | None = None, *, walk: bool = False) -> IndexStats:
         """Bring the index up to date by re-reading only what the change planner names; a
-        rebuild when the settings changed or the branch's history cannot be followed."""
+        rebuild when the settings changed or the branch's history cannot be followed.
+        `walk`: compare every file's stamp too (`_look`; the repair of damaged rows)."""
         schema.ensure_sort_indexes(conn)
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
         rechecked: authority_recheck.Recheck | None = None
@@ -530,7 +384,7 @@ class Indexer:
             if not authority_recheck.only_registry_changed(
                     meta, root=self.root, registry=self._registry_stamp(),
                     ontology=self._ontology_stamp()):
-                return self._rebuild(conn, progress)
+                return rebuilding.rebuild(self, conn, progress)
             # only the registry changed: its rows and findings, in place (issue 16)
             # (the registry the rows were written under: this indexer's last parse, or git's)
             old = self._parsed[1] if self._parsed and self._parsed[0][0] == meta.get(
@@ -543,10 +397,10 @@ class Indexer:
         old_head = meta.get("head") or None
         touched = self._follow_head(conn, old_head, head)
         if touched is None:
-            return self._rebuild(conn, progress)
+            return rebuilding.rebuild(self, conn, progress)
         # a pending action's paths, and those that were (read again, from the files)
         touched |= set(self._pending_now().versions) | set(_lines(meta.get("pending", "")))
-        look = self._look_at_files(conn, meta, touched, hint)
+        look = self._look_at_files(conn, meta, touched, hint, walk=walk)
         look = dataclasses.replace(look, entries=self.pending.entries(look.entries))
         plan = planning.plan_files(
             known=look.known, on_disk={e.path: (e.size, e.mtime_ns) for e in look.entries},
@@ -604,7 +458,7 @@ class Indexer:
         return None
 
     def _look_at_files(self, conn: sqlite3.Connection, meta: dict[str, str], touched: set[str],
-                       hint: set[str] | None) -> _Look:
+                       hint: set[str] | None, *, walk: bool = False) -> _Look:
         """The files to compare with the index, and what the index recorded of them."""
         looked = None
         if self._has_git():
@@ -613,7 +467,7 @@ class Indexer:
             unread = {r[0] for r in conn.execute(
                 "SELECT DISTINCT path FROM problems WHERE code = 'io_error'")}
             looked = (self._look_hinted(meta, touched | unread, hint) if hint is not None
-                      else self._look(conn, meta, touched | unread))
+                      else self._look(conn, meta, touched | unread, walk=walk))
         if looked is None:  # no git to say what changed: compare every file with the index
             known = {r[0]: (r[1], r[2], r[3]) for r in conn.execute(
                 "SELECT path, size, mtime_ns, blob FROM facts INDEXED BY facts_stamp "
@@ -668,27 +522,36 @@ class Indexer:
         touched |= {c.path for commit in new for c in commit.changes if c.path.startswith(self.root + "/")}
         return touched
 
-    def _look(self, conn: sqlite3.Connection, meta: dict[str, str], touched: set[str]
+    def _look(self, conn: sqlite3.Connection, meta: dict[str, str], touched: set[str], *,
+              walk: bool = False
               ) -> tuple[set[str], list[FileEntry], list[Problem], str] | None:
         """What to compare with the index: (paths looked at, those present as files,
         problems found on them, the dirty-set stamp to remember); None when git cannot say.
 
-        `git status` (C, using git's own stat cache) names the files that differ from HEAD;
-        with the paths new commits touched and the files that were dirty at the last update,
-        that is every file that can differ from the index as far as git can tell. Git does
-        not tell of the files its ignore rules hide or of edits under `--skip-worktree` or
-        `--assume-unchanged`: the work tree's stamps, compared with the index's on a thread
-        of this process while git runs, name those (issue 15 #7)."""
+        `gitrepo.status_paths` (C, git's own stat cache, every stat field compared) names
+        every file that can differ from HEAD — untracked ones, those git's ignore rules
+        hide, and every entry under `--skip-worktree` or `--assume-unchanged` too (issue 15
+        #7); with the paths new commits touched and the files so named at the last update,
+        that is every file that can differ from the index. No walk of the work tree: a
+        no-op read costs about one `git status` (issue 23 #1).
+
+        `walk`: also compare every fact file's stamp with the index's (a Python walk of the
+        work tree, while git runs): the repair of damaged rows (`_repair_rows`) clears their
+        stamps, and a flipped path leaves its true file without a row — git, which calls
+        both files clean, names neither."""
+        differ: set[str] = set()
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="factdesk-git") as pool:
             asked = pool.submit(gitrepo.status_paths, self.repo, self.root)
-            recorded = {r[0]: (r[1], r[2]) for r in conn.execute(
-                "SELECT path, size, mtime_ns FROM facts INDEXED BY facts_stamp "
-                "WHERE status IN ('live', 'broken')")}
-            differ = planning.stamp_differences(recorded, worktree.stamps(self.repo, self.root))
+            if walk:
+                recorded = {r[0]: (r[1], r[2]) for r in conn.execute(
+                    "SELECT path, size, mtime_ns FROM facts INDEXED BY facts_stamp "
+                    "WHERE status IN ('live', 'broken')")}
+                differ = planning.stamp_differences(recorded,
+                                                    worktree.stamps(self.repo, self.root))
             status = asked.result()
         if status is None:
             return None
-        dirty = _dirty_stamp(status)
+        dirty = rebuilding.dirty_stamp(status)
         paths = status | differ | touched | set(_lines(meta.get("dirty", "")))
         entries, problems = stat_paths(self.repo, sorted(paths), self.root)
         return paths, entries, problems, dirty
@@ -696,11 +559,15 @@ class Indexer:
     def _look_hinted(self, meta: dict[str, str], touched: set[str], hint: set[str]
                      ) -> tuple[set[str], list[FileEntry], list[Problem], str]:
         """`_look` without `git status`: the hinted paths, the ones new commits touched and
-        the ones dirty at the last full look; the remembered dirty stamp is kept."""
-        paths = hint | touched | set(_lines(meta.get("dirty", "")))
-        paths = {p for p in paths if p.startswith(self.root + "/")}
+        the ones dirty at the last full look. The hinted paths join the remembered dirty
+        set until the next full look: an edit a watcher told of, put back later while no
+        watcher runs, is clean to git, and would otherwise never be looked at again."""
+        old = set(_lines(meta.get("dirty", "")))
+        paths = {p for p in hint | touched | old if p.startswith(self.root + "/")}
         entries, problems = stat_paths(self.repo, sorted(paths), self.root)
-        return paths, entries, problems, meta.get("dirty", "")
+        hinted = {p for p in hint if p.startswith(self.root + "/")}
+        dirty = meta.get("dirty", "") if hinted <= old else rebuilding.dirty_stamp(old | hinted)
+        return paths, entries, problems, dirty
 
     def _holds(self, rel: str, blob: str) -> bool:
         """Whether the file at `rel` holds the blob `blob` (False when it cannot be read)."""
@@ -890,44 +757,3 @@ class Indexer:
 
 def _lines(text: str) -> list[str]:
     return [line for line in text.split("\n") if line]
-
-
-def _dirty_stamp(status: set[str]) -> str:
-    """The paths git says differ from HEAD, as the text kept in `meta` and compared with it
-    on the next update (a name that is not UTF-8 in its printable form)."""
-    return printable("\n".join(sorted(status)))
-
-
-class _PhaseClock:
-    """Wall and CPU time of consecutive phases (the rebuild's breakdown, kept in `meta`)."""
-
-    def __init__(self) -> None:
-        self.phases: dict[str, tuple[float, float]] = {}
-        self._wall = time.perf_counter()
-        self._cpu = time.process_time()
-
-    def lap(self, name: str) -> None:
-        wall, cpu = time.perf_counter(), time.process_time()
-        self.phases[name] = (round(wall - self._wall, 3), round(cpu - self._cpu, 3))
-        self._wall, self._cpu = wall, cpu
-
-
-def _insert_retracted(conn: sqlite3.Connection, text: TextSink,
-                      retracted: Mapping[str, PathHistory], gone: Mapping[str, ParseOutcome],
-                      registry: Registry, *, first_id: int) -> None:
-    """The retracted facts' rows (ids from `first_id`) and full-text rows."""
-    rows = [writing.retracted_row(gone[path], hist, registry) for path, hist in retracted.items()]
-    conn.executemany(writing.INSERT_ROW_ID, [(first_id + k, *row_values(row))
-                                             for k, row in enumerate(rows)])
-    text.add([(first_id + k, *text_values(row)) for k, row in enumerate(rows)])
-
-
-def _slim(outcome: ParseOutcome) -> ParseOutcome:
-    """What the corpus-wide rules need of a fact already written: everything but the body
-    (and a broken file's raw text). A hypothesis keeps its body: H1 reads its prose."""
-    fact = outcome.fact
-    if fact is not None and fact.type != FactType.HYPOTHESIS and fact.body:
-        fact = dataclasses.replace(fact, body="")
-    if fact is outcome.fact and not outcome.text and outcome.salvaged is None:
-        return outcome
-    return dataclasses.replace(outcome, fact=fact, text="", salvaged=None)
