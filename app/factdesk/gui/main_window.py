@@ -150,7 +150,11 @@ class MainWindow(QMainWindow):
         self.center = QTabWidget(self)
         self.center.setObjectName("centerTabs")
         for panel in self.panels:
-            self.center.addTab(panel.tab_widget(), panel.caption)
+            page = panel.tab_widget()
+            # (the window's own background: Fusion's tab pane is a lighter grey (in the dark
+            # scheme 2.2:1 under black), on which no text colour was checked — issue 24 item 6)
+            page.setAutoFillBackground(True)
+            self.center.addTab(page, panel.caption)
             panel.caption_did_change.connect(  # type: ignore[attr-defined]
                 functools.partial(self._set_caption, panel))
         self.transitions_tab = self.transitions.tab_widget()
