@@ -39,6 +39,7 @@ from factdesk.gui.menus import MenuBuilder
 from factdesk.gui.messages_panel import MessagesPanel
 from factdesk.gui.mislabel_panel import MislabelPanel
 from factdesk.gui.navigation import Navigator
+from factdesk.gui.notice_banner import NoticeBanner
 from factdesk.gui.open_corpus import CorpusOpener
 from factdesk.gui.operations import Executed, Operations
 from factdesk.gui.overview import OverviewPanel
@@ -171,15 +172,17 @@ class MainWindow(QMainWindow):
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([230, 700, 470])
         self.welcome = self._welcome()
-        if self.welcome is None:
-            self.setCentralWidget(self.splitter)
-        else:  # (the first run, on the demo: New, Open, Clone above the tabs)
-            central = QWidget(self)
-            column = QVBoxLayout(central)
-            column.setContentsMargins(0, 0, 0, 0)
+        #: a word that stays until dismissed: a sync's summary (issue 24 item 11)
+        self.notice = NoticeBanner(self)
+        central = QWidget(self)
+        column = QVBoxLayout(central)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(0)
+        if self.welcome is not None:  # (the first run, on the demo: New, Open, Clone above)
             column.addWidget(self.welcome)
-            column.addWidget(self.splitter, 1)
-            self.setCentralWidget(central)
+        column.addWidget(self.notice)
+        column.addWidget(self.splitter, 1)
+        self.setCentralWidget(central)
         follow_screen(self, [self.center, self.inspector])  # (Tab order: issue 18)
 
     def _welcome(self) -> WelcomeBanner | None:
@@ -254,6 +257,9 @@ class MainWindow(QMainWindow):
         self.sidebar.query_did_activate.connect(self.set_query)
         for panel in self.panels:
             panel.attach(self)
+            finished = getattr(panel, "sync_did_finish", None)  # (the Proposals tab's Sync)
+            if finished is not None:
+                finished.connect(self.notice.sync_did_finish)
         self.inspector.fact_link_did_activate.connect(self.show_fact)
         self.inspector.status_did_change.connect(self.status.say)
 
