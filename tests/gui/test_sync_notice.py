@@ -5,6 +5,8 @@ is cut or drawn over at 1366 pixels."""
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtGui import QFontMetrics
@@ -90,7 +92,7 @@ def test_nothing_in_the_status_bar_is_cut_at_1366(qtbot, repo, data_dir, qapp, s
             if w.width() < need + (16 if w is s.sync_bar else 0):
                 problems.append(f"{w.objectName() or type(w).__name__} {w.width()} < {need}: {text[:40]}")
         boxes = sorted(w.geometry().getRect() for w in shown)
-        for (x1, _y1, w1, _h1), (x2, _y2, _w2, _h2) in zip(boxes, boxes[1:], strict=False):
+        for (x1, _y1, w1, _h1), (x2, _y2, _w2, _h2) in pairwise(boxes):
             if x1 + w1 > x2:
                 problems.append(f"overlap at {x2}")
         assert problems == []
