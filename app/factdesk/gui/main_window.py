@@ -59,7 +59,7 @@ from factdesk.gui.undo_stack import UndoStack
 from factdesk.gui.watcher import CorpusWatcher
 from factdesk.gui.welcome import WelcomeBanner, wants_welcome
 from factdesk.index.indexer import Indexer
-from factdesk.index.query import vocabulary_hints
+from factdesk.index.query import parse_similar, vocabulary_hints
 from factdesk.reflect.charts import track_record_line
 
 
@@ -253,6 +253,9 @@ class MainWindow(QMainWindow):
         self.commit_notice.undo_did_request.connect(self.undo_stack.undo_exactly)
         self.commit_notice.redo_did_request.connect(self.undo_stack.redo)
         self.semantic.status_did_change.connect(self.status.say)
+        self.semantic.did_become_ready.connect(  # (a `similar:` waiting on it is answered)
+            lambda: self.apply_query(self.search.text())
+            if parse_similar(self.search.text()) is not None else None)
         self.sidebar.term_did_activate.connect(self.add_filter)
         self.sidebar.query_did_activate.connect(self.set_query)
         for panel in self.panels:
@@ -272,8 +275,18 @@ class MainWindow(QMainWindow):
                 return True
             runnable = self.table.executable(text) or text
         except QueryError as exc:
-            self.search.show_error(str(exc))
-            return False
+            if parse_similar(text) is None:
+                self.search.show_error(str(exc))
+                return False
+            # `similar:` before the semantic model is ready (issue 24 item 12): said, with
+            # no rows and no facet counts under it (it listed every fact, each facet 0)
+            said = str(exc)
+            self.search.show_error(said if "similar:" in said else f"similar: {said}")
+            self.table.show_none(text)
+            self.search.show_chips(text)
+            self.sidebar.refresh_facets(text)
+            self.query_did_apply.emit(text)
+            return True
         hints = vocabulary_hints(text) if self.table.model.rowCount() == 0 else []
         self.search.show_error("No facts: " + "; ".join(hints) if hints else None)
         self.search.show_chips(text)
