@@ -56,8 +56,8 @@ class StatusArea(QObject):
         self._bar.messageChanged.connect(self._message_changed)
         self._others = (self.commit_notice, self.review_label, self.sync_bar, self.progress,
                         self.count_label)
-        for widget in (self._bar, *self._others):
-            widget.installEventFilter(self)
+        for watched in (self._bar, *self._others):
+            watched.installEventFilter(self)
         table.rows_did_change.connect(lambda _n: self.show_count())
         table.view.selectionModel().selectionChanged.connect(lambda *_: self.show_count())
 

@@ -346,11 +346,11 @@ def follow_items(view: QWidget) -> None:
         elif isinstance(view, QTreeWidget):
             it = QTreeWidgetItemIterator(view)
             while it.value() is not None:
-                item = it.value()
-                for column in range(item.columnCount()):
-                    tone = item.data(column, TONE_ROLE)
+                node = it.value()
+                for column in range(node.columnCount()):
+                    tone = node.data(column, TONE_ROLE)
                     if isinstance(tone, Tone):
-                        item.setForeground(column, QBrush(QColor(tone.color)))
+                        node.setForeground(column, QBrush(QColor(tone.color)))
                 it += 1
         return True
 
