@@ -5,6 +5,7 @@ is cut or drawn over at 1366 pixels."""
 
 from __future__ import annotations
 
+import contextlib
 from itertools import pairwise
 
 import pytest
@@ -81,22 +82,30 @@ def test_nothing_in_the_status_bar_is_cut_at_1366(qtbot, repo, data_dir, qapp, s
         win.status.proposals_counted("main", 6)
         win.status.sync_progress("fetch origin", 0.5)
         win.statusBar().clearMessage()
-        qtbot.wait(100)
         s = win.status
-        shown = [w for w in (s.commit_notice, s.review_label, s.legend_label, s.sync_bar,
-                             s.progress, s.count_label) if w.isVisible()]
-        problems = []
-        for w in shown:
-            text = w.text() if hasattr(w, "text") else ""
-            need = QFontMetrics(w.font()).horizontalAdvance(text)
-            if w.width() < need + (16 if w is s.sync_bar else 0):
-                problems.append(f"{w.objectName() or type(w).__name__} {w.width()} < {need}: {text[:40]}")
-        boxes = sorted(w.geometry().getRect() for w in shown)
-        for (x1, _y1, w1, _h1), (x2, _y2, _w2, _h2) in pairwise(boxes):
-            if x1 + w1 > x2:
-                problems.append(f"overlap at {x2}")
-        assert problems == []
-        assert s.review_label in shown and s.count_label in shown
+
+        def problems() -> list[str]:
+            shown = [w for w in (s.commit_notice, s.review_label, s.legend_label, s.sync_bar,
+                                 s.progress, s.count_label) if w.isVisible()]
+            out = []
+            for w in shown:
+                text = w.text() if hasattr(w, "text") else ""
+                need = QFontMetrics(w.font()).horizontalAdvance(text)
+                if w.width() < need + (16 if w is s.sync_bar else 0):
+                    out.append(f"{w.objectName() or type(w).__name__} {w.width()} < {need}: "
+                               f"{text[:40]}")
+            boxes = sorted(w.geometry().getRect() for w in shown)
+            for (x1, _y1, w1, _h1), (x2, _y2, _w2, _h2) in pairwise(boxes):
+                if x1 + w1 > x2:
+                    out.append(f"overlap at {x2}")
+            return out
+
+        # (the queue's own count may arrive meanwhile: the bar lays out again; a cut stays)
+        with contextlib.suppress(qtbot.TimeoutError):
+            qtbot.waitUntil(lambda: not problems(), timeout=2000)
+        assert problems() == []
+        shown = [w for w in (s.review_label, s.count_label) if w.isVisible()]
+        assert shown == [s.review_label, s.count_label]
     finally:
         win.close()
         qapp.setFont(before)
