@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Render the main window offscreen to docs/screenshots/ at 1366×768, in the light theme
-and again in the dark one (`<name>.png` and `<name>-dark.png`): demo, real, inspector,
+and again in the dark one (`<name>.png` and `<name>-dark.png`); every tab of the demo
+(`tab-<caption>.png`, an item selected) at 1× and again at 1.5× the font
+(`tab-<caption>[-dark]-font150.png`, issue 24); demo, real, inspector,
 history, overview, and the curation screens on the demo corpus: relabel (the editor),
 mislabels, hypotheses, transitions, agents, messages (the tabs); proposals (the review queue
 of the real corpus's agent branch).
@@ -28,10 +30,41 @@ BUNDLE = ROOT.parent / "shared" / "corpora" / "agentic-engineering-kb.bundle"
 SIZE = (1366, 768)  # (a common laptop screen: issue 18)
 #: the theme of the pictures being taken: "" (light) or "-dark"
 SUFFIX = [""]
+#: the application font's scale of the pictures being taken (issue 24: 1x and 1.5x)
+FONT = [1.0]
 
 
 def _out(name: str) -> Path:
-    return OUT / f"{name}{SUFFIX[0]}.png"
+    return OUT / f"{name}{SUFFIX[0]}{'-font150' if FONT[0] != 1.0 else ''}.png"
+
+
+def _slug(caption: str) -> str:
+    return caption.split(" (")[0].lower().replace(" ", "-")
+
+
+def tab_shots(win: object, app: object) -> None:
+    """Every tab of the window at 1366×768, in front with its second item selected (as J
+    twice leaves it): `tab-<caption>.png` (issue 24: every tab, both themes, 1x and 1.5x)."""
+    from PySide6.QtWidgets import QAbstractItemView
+
+    win, _conn = _window(win)
+    win.resize(*SIZE)
+    for panel in win.panels:
+        tab = panel.tab_widget()
+        win.center.setCurrentWidget(tab)
+        for _ in range(120):  # (a queue reads in the background: up to 6 s)
+            views = [v for v in tab.findChildren(QAbstractItemView)
+                     if v.isVisible() and v.model() is not None]
+            if not views or max(v.model().rowCount() for v in views) > 0:
+                break
+            _pause(app, 50)
+        panel.step(1)
+        panel.step(1)
+        _pause(app, 600)  # (its detail pane reads what it shows)
+        name = f"tab-{_slug(panel.caption)}"
+        win.grab().save(str(_out(name)))
+        print(f"wrote {_out(name)}")
+    win.center.setCurrentIndex(0)
 
 
 def _wait(app: object, signal: object, timeout_ms: int = 120_000) -> None:
@@ -196,7 +229,7 @@ def proposals_shot(win: object, app: object) -> None:
     win.center.setCurrentIndex(0)
 
 
-def render(repo: Path, name: str, workdir: Path, *, query: str = "",
+def render(repo: Path, name: str, workdir: Path, *, query: str = "", tabs: bool = False,
            inspector_shot: bool = False, curation: bool = False, proposals: bool = False) -> None:
     from PySide6.QtCore import QEventLoop, QTimer
     from PySide6.QtWidgets import QApplication
@@ -204,9 +237,16 @@ def render(repo: Path, name: str, workdir: Path, *, query: str = "",
     from factdesk.gui.app import make_settings
     from factdesk.gui.main_window import MainWindow
 
-    os.environ["FACTDESK_DATA_DIR"] = str(workdir / f"data-{name}{SUFFIX[0]}")
+    os.environ["FACTDESK_DATA_DIR"] = str(workdir / f"data-{name}{SUFFIX[0]}{FONT[0]}")
     app = QApplication.instance() or QApplication([])
     app.setStyle("Fusion")
+    from PySide6.QtGui import QFont
+
+    if not hasattr(render, "font"):
+        render.font = QFont(app.font())  # type: ignore[attr-defined]
+    font = QFont(render.font)  # type: ignore[attr-defined]
+    font.setPointSizeF(font.pointSizeF() * FONT[0])
+    app.setFont(font)
     settings = make_settings()
     settings.setValue("view/theme", "dark" if SUFFIX[0] else "light")  # (gui/theme.py)
     win = MainWindow(repo, settings, watch=False, update_on_open=False, semantic=False)
@@ -224,6 +264,10 @@ def render(repo: Path, name: str, workdir: Path, *, query: str = "",
     for _ in range(5):
         app.processEvents()
     OUT.mkdir(parents=True, exist_ok=True)
+    if FONT[0] != 1.0:  # (at 1.5x: the tabs only)
+        tab_shots(win, app)
+        win.close()
+        return
     win.grab().save(str(_out(name)))
     print(f"wrote {_out(name)} ({win.table.model.rowCount()} rows)")
     if inspector_shot:
@@ -236,13 +280,17 @@ def render(repo: Path, name: str, workdir: Path, *, query: str = "",
         messages_shot(win, app)
     if proposals:
         proposals_shot(win, app)
+    if tabs:  # (last: a tab's selection may filter the table, as Agents' does)
+        tab_shots(win, app)
     win.close()
 
 
 def main() -> int:
-    for suffix in ("", "-dark"):
-        SUFFIX[0] = suffix
-        shoot()
+    for scale in (1.0, 1.5):
+        FONT[0] = scale
+        for suffix in ("", "-dark"):
+            SUFFIX[0] = suffix
+            shoot()
     return 0
 
 
@@ -255,7 +303,9 @@ def shoot() -> None:
             print(f"skipping demo.png: factdesk.demo is not available ({exc})")
         else:
             repo = Path(ensure_demo_workspace(workdir / "demo"))
-            render(repo, "demo", workdir, inspector_shot=True, curation=True)
+            render(repo, "demo", workdir, tabs=True, inspector_shot=True, curation=True)
+        if FONT[0] != 1.0:
+            return
         if not BUNDLE.exists():
             print(f"skipping real.png: {BUNDLE} is absent")
         else:

@@ -246,3 +246,20 @@ def relabel_dialog(qtbot, window: MainWindow):  # type: ignore[no-untyped-def]
     qtbot.waitUntil(lambda: window.relabel_dialog is not None and window.relabel_dialog.isVisible(),
                     timeout=5000)
     return window.relabel_dialog
+
+
+@pytest.fixture(scope="session")
+def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled demo corpus (factdesk.demo: facts, agents, messages, an agent branch with
+    proposals), built once; `demo_repo` copies it."""
+    from factdesk.demo import ensure_demo_workspace
+
+    return Path(ensure_demo_workspace(tmp_path_factory.mktemp("demo")))
+
+
+@pytest.fixture
+def demo_repo(demo_template: Path, tmp_path: Path) -> Path:
+    """A private copy of the demo corpus."""
+    dest = tmp_path / "ledger-demo"
+    shutil.copytree(demo_template, dest, symlinks=True)
+    return dest

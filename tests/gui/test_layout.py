@@ -21,7 +21,7 @@ import contextlib
 from collections.abc import Iterator
 
 import pytest
-from PySide6.QtCore import QPoint, QRect
+from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import (
     QAbstractButton,
@@ -199,3 +199,129 @@ def test_the_check_catches_a_cut_widget(window, qtbot) -> None:
     header = window.table.view.horizontalHeader()
     header.resizeSection(window.table.state.column_index("title"), 3000)
     assert any("type column" in p for p in table_cuts(window))
+
+
+# -- every button and title, on the demo corpus (issue 24 item 8) -----------------------------
+
+#: (screen, font scale): a 1366×768 laptop at 1× and at 1.5× the font, and a 1920×1080 screen
+#: under QT_SCALE_FACTOR=1.5, which leaves 1280×720 logical pixels (the fonts stay in points)
+SCREENS = [((1366, 768), 1.0), ((1366, 768), 1.5), ((1280, 720), 1.0)]
+#: tabs redone on another branch: what is cut inside them is reported as an expected failure
+#: (the Proposals tab's "Skip (S)" below the window at 1.5x), anything else fails
+PENDING_TABS = ("Proposals",)
+
+
+def _text_width(widget: QWidget, text: str) -> int:
+    """The advance of `text` as the widget draws it (a mnemonic's & is not drawn)."""
+    shown = text.replace("&&", "\0").replace("&", "").replace("\0", "&")
+    return max((widget.fontMetrics().horizontalAdvance(line) for line in shown.split("\n")),
+               default=0)
+
+
+def _in_sight(widget: QWidget, window: QWidget) -> bool:
+    """Inside the window (or inside a scroll area, which can bring it into sight)."""
+    rect = QRect(widget.mapTo(window, QPoint(0, 0)), widget.size())
+    return _scrolled(widget, window) or window.rect().contains(rect)
+
+
+def button_and_title_cuts(window: QWidget) -> list[str]:
+    """Every visible button whose label is wider than the button (QFontMetrics of its text,
+    its icon and the style's margins) or that lies outside the window; every visible
+    one-line label narrower than its text."""
+    from PySide6.QtWidgets import QCheckBox, QRadioButton, QStyle, QTabBar
+
+    out = []
+    style = window.style()
+    for widget in window.findChildren(QWidget):
+        if not widget.isVisible() or widget.window() is not window:
+            continue
+        if isinstance(widget, QAbstractButton) and widget.text().strip():
+            text = _text_width(widget, widget.text())
+            icon = widget.iconSize().width() + 4 if not widget.icon().isNull() else 0
+            if isinstance(widget, (QCheckBox, QRadioButton)):
+                pad = style.pixelMetric(QStyle.PixelMetric.PM_IndicatorWidth) + \
+                    style.pixelMetric(QStyle.PixelMetric.PM_CheckBoxLabelSpacing)
+            else:  # (the frame and the label's margins: Fusion's are 2 + 2 each side)
+                pad = 2 * style.pixelMetric(QStyle.PixelMetric.PM_ButtonMargin) // 3
+            need = text + icon + pad
+            if widget.width() < need:
+                out.append(f"{_name(widget)} {widget.text()!r}: {widget.width()} wide, "
+                           f"its label needs {need}")
+            if not _in_sight(widget, window):
+                rect = QRect(widget.mapTo(window, QPoint(0, 0)), widget.size())
+                out.append(f"{_name(widget)} {widget.text()!r}: outside the window at "
+                           f"{rect.getRect()} (window {window.width()}×{window.height()})")
+        elif isinstance(widget, QLabel) and widget.text().strip() and not widget.wordWrap() \
+                and widget.textFormat() != Qt.TextFormat.RichText and widget.pixmap().isNull():
+            need = _text_width(widget, widget.text()) + 2 * widget.margin() + \
+                widget.contentsMargins().left() + widget.contentsMargins().right()
+            if widget.width() < need or not _in_sight(widget, window):
+                out.append(f"{_name(widget)} {widget.text()[:60]!r}: {widget.width()} wide at "
+                           f"{widget.mapTo(window, QPoint(0, 0)).x()}, its text needs {need}")
+        elif isinstance(widget, QTabBar) and widget.elideMode() != Qt.TextElideMode.ElideNone:
+            for i in range(widget.count()):
+                if widget.tabRect(i).width() < _text_width(widget, widget.tabText(i)):
+                    out.append(f"{_name(widget)} tab {widget.tabText(i)!r} is elided")
+    return out
+
+
+@pytest.mark.parametrize(("screen", "scale"), SCREENS,
+                         ids=["1366x768", "1366x768-font-1.5x", "1280x720-scale-1.5"])
+def test_every_button_and_title_fits_on_every_tab(qtbot, demo_repo, data_dir, qapp,
+                                                  screen: tuple[int, int], scale: float) -> None:
+    """On the demo corpus (every tab with real rows, an item selected), each tab in front:
+    every visible button's label fits its width and lies inside the window, every one-line
+    label shows its whole text (issue 24 item 8: "Edit, accept… (E)" and "Skip (S)" off
+    screen, titles reading "up…" — the check above looked only at a tab's key widgets)."""
+    from tests.gui.tabs import TABS, bring_forward
+
+    before = QFont(qapp.font())
+    if scale != 1.0:
+        bigger = QFont(before)
+        bigger.setPointSizeF(before.pointSizeF() * scale)
+        qapp.setFont(bigger)
+    win = open_window(qtbot, demo_repo)
+    try:
+        win.resize(*screen)
+        qtbot.wait(30)
+        assert (win.width(), win.height()) == screen
+        problems: list[str] = []
+        pending: list[str] = []
+        for tab in TABS:
+            panel = bring_forward(qtbot, win, tab)
+            with contextlib.suppress(qtbot.TimeoutError, AssertionError):
+                qtbot.waitUntil(lambda: not button_and_title_cuts(win), timeout=1000)
+            for p in button_and_title_cuts(win):
+                page = panel.tab_widget()  # type: ignore[attr-defined]
+                inside = any(p.startswith(f"{_name(w)} ") for w in page.findChildren(QWidget))
+                (pending if tab in PENDING_TABS and inside else problems).append(f"{tab}: {p}")
+        assert problems == [], "\n".join(dict.fromkeys(problems))
+        if pending:  # (named, never passed over in silence)
+            pytest.xfail("the Proposals tab is redone on its own branch (issue 24 item 8): "
+                         + "; ".join(dict.fromkeys(pending)))
+    finally:
+        win.close()
+        qapp.setFont(before)
+
+
+def test_the_button_check_sees_a_squeezed_label(window, qtbot) -> None:
+    """(The test can fail: a button narrower than its label, a title cut.)"""
+    assert not [p for p in button_and_title_cuts(window) if "confirm" in p.lower()]
+    window.center.setCurrentWidget(window.settlement)
+    _settle(qtbot, window, window.settlement)
+    button = window.settlement.buttons["confirm"]
+    button.setFixedWidth(button.fontMetrics().horizontalAdvance(button.text()) - 4)
+    assert any("Confirm" in p and "its label needs" in p for p in button_and_title_cuts(window))
+    label = window.inspector.badges["type"]
+    window.center.setCurrentWidget(window.facts)
+    window.show_fact(fact_id(window, "pool"))
+    label.setFixedWidth(20)
+    assert any("20 wide" in p for p in button_and_title_cuts(window))
+
+
+def test_the_mislabels_title_grows_with_the_font(window, qtbot, qapp) -> None:
+    """A heading sized in pixels stayed 14 px at 1.5x the font, smaller than its body."""
+    title = window.mislabels.title
+    body = window.mislabels.path_label
+    assert title.font().pointSizeF() > body.font().pointSizeF() > 0
+    assert title.font().bold()

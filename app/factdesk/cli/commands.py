@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import stat
 import sys
 from collections.abc import Callable
@@ -19,7 +20,7 @@ from factdesk.corpus import gitrepo
 from factdesk.curation import Recovered, recover_before_reads
 from factdesk.errors import FactdeskError
 from factdesk.index.indexer import Indexer
-from factdesk.index.query import includes_messages, vocabulary_hints
+from factdesk.index.query import includes_messages, parse_similar, vocabulary_hints
 from factdesk.index.rows import fact_payload
 from factdesk.index.search import (
     AmbiguousName,
@@ -193,6 +194,13 @@ def check(kb: Path, fmt: str, install_hook: bool, staged: bool) -> None:
 @FORMAT
 def search_cmd(query: str, kb: Path, limit: int, fmt: str) -> None:
     """Search facts: field filters (type:hypothesis confidence:<0.5 …) and free text."""
+    target = parse_similar(query)
+    if target is not None:  # (the text search took `similar` for a word: every fact matched)
+        say(f"similar: semantic search is not ready in `factdesk search`, which reads the "
+            f"index only: run `factdesk embed`, then `factdesk similar {shlex.quote(target)}` "
+            "(the window answers similar: once its model is ready)", err=True)
+        _exit(1)
+        return
     indexer = _open(kb)
     hits: list[Any] = _read(indexer, lambda conn: search(conn, query, limit=limit))
     if includes_messages(query):  # `include:messages`: the message store too (after the facts)

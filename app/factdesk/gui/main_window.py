@@ -39,6 +39,7 @@ from factdesk.gui.menus import MenuBuilder
 from factdesk.gui.messages_panel import MessagesPanel
 from factdesk.gui.mislabel_panel import MislabelPanel
 from factdesk.gui.navigation import Navigator
+from factdesk.gui.notice_banner import NoticeBanner
 from factdesk.gui.open_corpus import CorpusOpener
 from factdesk.gui.operations import Executed, Operations
 from factdesk.gui.overview import OverviewPanel
@@ -58,7 +59,7 @@ from factdesk.gui.undo_stack import UndoStack
 from factdesk.gui.watcher import CorpusWatcher
 from factdesk.gui.welcome import WelcomeBanner, wants_welcome
 from factdesk.index.indexer import Indexer
-from factdesk.index.query import vocabulary_hints
+from factdesk.index.query import parse_similar, vocabulary_hints
 from factdesk.reflect.charts import track_record_line
 
 
@@ -150,7 +151,11 @@ class MainWindow(QMainWindow):
         self.center = QTabWidget(self)
         self.center.setObjectName("centerTabs")
         for panel in self.panels:
-            self.center.addTab(panel.tab_widget(), panel.caption)
+            page = panel.tab_widget()
+            # (the window's own background: Fusion's tab pane is a lighter grey (in the dark
+            # scheme 2.2:1 under black), on which no text colour was checked — issue 24 item 6)
+            page.setAutoFillBackground(True)
+            self.center.addTab(page, panel.caption)
             panel.caption_did_change.connect(  # type: ignore[attr-defined]
                 functools.partial(self._set_caption, panel))
         self.transitions_tab = self.transitions.tab_widget()
@@ -167,15 +172,17 @@ class MainWindow(QMainWindow):
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([230, 700, 470])
         self.welcome = self._welcome()
-        if self.welcome is None:
-            self.setCentralWidget(self.splitter)
-        else:  # (the first run, on the demo: New, Open, Clone above the tabs)
-            central = QWidget(self)
-            column = QVBoxLayout(central)
-            column.setContentsMargins(0, 0, 0, 0)
+        #: a word that stays until dismissed: a sync's summary (issue 24 item 11)
+        self.notice = NoticeBanner(self)
+        central = QWidget(self)
+        column = QVBoxLayout(central)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(0)
+        if self.welcome is not None:  # (the first run, on the demo: New, Open, Clone above)
             column.addWidget(self.welcome)
-            column.addWidget(self.splitter, 1)
-            self.setCentralWidget(central)
+        column.addWidget(self.notice)
+        column.addWidget(self.splitter, 1)
+        self.setCentralWidget(central)
         follow_screen(self, [self.center, self.inspector])  # (Tab order: issue 18)
 
     def _welcome(self) -> WelcomeBanner | None:
@@ -246,10 +253,16 @@ class MainWindow(QMainWindow):
         self.commit_notice.undo_did_request.connect(self.undo_stack.undo_exactly)
         self.commit_notice.redo_did_request.connect(self.undo_stack.redo)
         self.semantic.status_did_change.connect(self.status.say)
+        self.semantic.did_become_ready.connect(  # (a `similar:` waiting on it is answered)
+            lambda: self.apply_query(self.search.text())
+            if parse_similar(self.search.text()) is not None else None)
         self.sidebar.term_did_activate.connect(self.add_filter)
         self.sidebar.query_did_activate.connect(self.set_query)
         for panel in self.panels:
             panel.attach(self)
+            finished = getattr(panel, "sync_did_finish", None)  # (the Proposals tab's Sync)
+            if finished is not None:
+                finished.connect(self.notice.sync_did_finish)
         self.inspector.fact_link_did_activate.connect(self.show_fact)
         self.inspector.status_did_change.connect(self.status.say)
 
@@ -262,8 +275,18 @@ class MainWindow(QMainWindow):
                 return True
             runnable = self.table.executable(text) or text
         except QueryError as exc:
-            self.search.show_error(str(exc))
-            return False
+            if parse_similar(text) is None:
+                self.search.show_error(str(exc))
+                return False
+            # `similar:` before the semantic model is ready (issue 24 item 12): said, with
+            # no rows and no facet counts under it (it listed every fact, each facet 0)
+            said = str(exc)
+            self.search.show_error(said if "similar:" in said else f"similar: {said}")
+            self.table.show_none(text)
+            self.search.show_chips(text)
+            self.sidebar.refresh_facets(text)
+            self.query_did_apply.emit(text)
+            return True
         hints = vocabulary_hints(text) if self.table.model.rowCount() == 0 else []
         self.search.show_error("No facts: " + "; ".join(hints) if hints else None)
         self.search.show_chips(text)

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFontMetrics
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -217,6 +217,7 @@ class MessagesPanel(LazyRefresh, QWidget):
         refs_row = 4
         grid.addWidget(caption_label("References:", detail), refs_row, 0, Qt.AlignmentFlag.AlignTop)
         self.refs = QListWidget(detail)
+        theme.follow_items(self.refs)  # (its coloured items follow a theme switch)
         self.refs.setObjectName("messageRefs")
         self.refs.setAccessibleName("Facts the message references")
         self.refs.setWordWrap(True)
@@ -386,8 +387,7 @@ class MessagesPanel(LazyRefresh, QWidget):
             entry.setData(PATH_ROLE, ref if fact is not None or not known else None)
             entry.setToolTip(theme.tooltip(ref))
             if known and (fact is None or fact[1] != "live"):
-                entry.setForeground(QBrush(QColor(theme.ERROR_COLOR if fact is None
-                                                  else theme.DERIVED_COLOR)))
+                theme.paint_item(entry, theme.ERROR if fact is None else theme.DERIVED)
         if not m.referenced_memory_ids:
             QListWidgetItem("(none)", self.refs).setFlags(Qt.ItemFlag.NoItemFlags)
 

@@ -20,6 +20,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QCheckBox,
     QGridLayout,
@@ -127,7 +128,10 @@ class MislabelPanel(LazyRefresh, QWidget):
         fact = QWidget(split)
         fact_layout = QVBoxLayout(fact)
         self.title = text_label(fact, "mislabelTitle")
-        self.title.setStyleSheet("font-size: 14px; font-weight: bold;")
+        title_font = QFont(self.title.font())  # (relative: it grows with the font, issue 24 #8)
+        title_font.setPointSizeF(title_font.pointSizeF() * 1.25)
+        title_font.setBold(True)
+        self.title.setFont(title_font)
         self.path_label = text_label(fact, "mislabelPath")
         theme.styled(self.path_label, lambda: f"color: {theme.DERIVED.color};")
         self.envelope = text_label(fact, "mislabelEnvelope")

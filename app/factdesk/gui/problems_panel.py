@@ -9,7 +9,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from factdesk.gui import theme
@@ -37,6 +36,7 @@ class ProblemsPanel(LazyRefresh, QWidget):
         super().__init__(parent)
         self._connection = connection
         self.tree = QTreeWidget(self)
+        theme.follow_items(self.tree)  # (its coloured items follow a theme switch)
         self.tree.setObjectName("problemsTree")
         self.tree.setAccessibleName("Problems by code")
         self.tree.setHeaderLabels(["Problem", "Fact", "Line", "Message"])
@@ -64,8 +64,7 @@ class ProblemsPanel(LazyRefresh, QWidget):
             group = groups.get(code)
             if group is None:
                 group = QTreeWidgetItem([code, "", "", ""])
-                group.setForeground(0, QBrush(QColor(theme.SEVERITY.get(
-                    r["severity"], theme.TEXT).color)))
+                theme.paint_item(group, theme.SEVERITY.get(r["severity"], theme.TEXT))
                 groups[code] = group
                 self.tree.addTopLevelItem(group)
             if counts[code] > MAX_PER_CODE:

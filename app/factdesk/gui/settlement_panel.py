@@ -20,7 +20,6 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QGridLayout,
     QHeaderView,
@@ -97,6 +96,7 @@ class SettlementPanel(QWidget):
         self.split.setObjectName("settleSplit")
         split = QSplitter(Qt.Orientation.Horizontal, self.split)
         self.list = QTreeWidget(split)
+        theme.follow_items(self.list)  # (its coloured items follow a theme switch)
         self.list.setAccessibleName("Open hypotheses, overdue first")
         self.list.setObjectName("settleList")
         self.list.setHeaderLabels(["Hypothesis", "Settle by", "Days"])
@@ -111,6 +111,7 @@ class SettlementPanel(QWidget):
         self.criterion = text_label(middle, "settleCriterion")
         mid.addWidget(self.criterion)
         self.candidate_list = QTreeWidget(middle)
+        theme.follow_items(self.candidate_list)  # (its coloured items follow a theme switch)
         self.candidate_list.setObjectName("settleCandidates")
         self.candidate_list.setAccessibleName("Candidate settling facts (Space ticks evidence)")
         self.candidate_list.setHeaderLabels(["Candidate", "Evidence", "Type", "Sim."])
@@ -188,7 +189,7 @@ class SettlementPanel(QWidget):
                 group = QTreeWidgetItem(self.list, [GROUP_TITLES.get(item.group, item.group)])
                 group.setFlags(Qt.ItemFlag.ItemIsEnabled)
                 if item.group == "overdue":
-                    group.setForeground(0, QBrush(QColor(theme.ERROR.color)))
+                    theme.paint_item(group, theme.ERROR)
                 groups[item.group] = group
             days = "" if item.days_left is None else str(item.days_left)
             row = QTreeWidgetItem(group, [theme.clip(item.title), item.settle_by or "", days])
@@ -283,8 +284,7 @@ class SettlementPanel(QWidget):
                 row.setCheckState(0, Qt.CheckState.Unchecked)
             else:
                 row.setFlags(row.flags() & ~Qt.ItemFlag.ItemIsUserCheckable)
-                for col in range(len(cells)):
-                    row.setForeground(col, QBrush(QColor(theme.PLACEHOLDER.color)))
+                theme.paint_item(row, theme.PLACEHOLDER, tuple(range(len(cells))))
             tip = theme.tooltip(f"{cand.title}\n{cand.path}\n{cand.why}")
             for col in range(len(cells)):
                 row.setToolTip(col, tip)

@@ -57,8 +57,8 @@ def count_all(conn: sqlite3.Connection, query: str,
     the queries SQL does not (`similar:`: the semantic layer's paths, issue 14 bug 6)."""
     try:
         paths = paths_of(query) if paths_of is not None else None
-    except FactdeskError:  # (semantic search off or not ready: no counts)
-        paths = []
+    except FactdeskError:  # (semantic search off or not ready: no counts, never zeros)
+        return []
     target: str | CompiledQuery = paths_query(paths) if paths is not None else query
     out = []
     for column in FACETS:

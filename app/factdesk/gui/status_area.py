@@ -5,7 +5,7 @@ type legend."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import QLabel, QMainWindow, QProgressBar
 
 from factdesk.curation import ChangeSet
@@ -41,7 +41,6 @@ class StatusArea(QObject):
         self.review_label.hide()
         self.sync_bar = QProgressBar(window)
         self.sync_bar.setObjectName("syncProgress")
-        self.sync_bar.setMaximumWidth(240)
         self.sync_bar.setRange(0, 1000)
         self.sync_bar.setTextVisible(True)
         self.sync_bar.hide()
@@ -50,11 +49,36 @@ class StatusArea(QObject):
         for widget in (self.commit_notice, self.review_label, self.legend_label, self.sync_bar,
                        self.progress, self.count_label):
             self._bar.addPermanentWidget(widget)
-        # a temporary message gets the legend's room while it shows: the permanent widgets
-        # once cut it or drew over it at 1366 pixels (issue 24 item 11)
-        self._bar.messageChanged.connect(lambda text: self.legend_label.setVisible(not text))
+        self._message = ""
+        # a temporary message gets the legend's room while it shows, and the legend shows
+        # only where it fits whole: the permanent widgets once cut a message or drew over it,
+        # and the legend was squeezed to half its words at 1366 pixels (issue 24 item 11)
+        self._bar.messageChanged.connect(self._message_changed)
+        self._others = (self.commit_notice, self.review_label, self.sync_bar, self.progress,
+                        self.count_label)
+        for watched in (self._bar, *self._others):
+            watched.installEventFilter(self)
         table.rows_did_change.connect(lambda _n: self.show_count())
         table.view.selectionModel().selectionChanged.connect(lambda *_: self.show_count())
+
+    def _message_changed(self, text: str) -> None:
+        self._message = text
+        self._fit_legend()
+
+    def _fit_legend(self) -> None:
+        """The type legend shows when no message does and its whole text fits beside the
+        permanent widgets shown (Help ▸ Legend has it always)."""
+        spacing = 12  # (the bar's gaps and its size grip's share, per widget)
+        used = sum(w.sizeHint().width() + spacing for w in self._others if not w.isHidden())
+        room = self._bar.width() - used - 24
+        fits = room >= self.legend_label.sizeHint().width() + spacing
+        self.legend_label.setVisible(not self._message and fits)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() in (QEvent.Type.Resize, QEvent.Type.Show, QEvent.Type.Hide,
+                            QEvent.Type.LayoutRequest):
+            self._fit_legend()
+        return False
 
     def say(self, message: str, ms: int = 5000) -> None:
         self._bar.showMessage(message, ms)
@@ -97,6 +121,9 @@ class StatusArea(QObject):
             return
         self.sync_bar.setValue(int(max(0.0, min(fraction, 1.0)) * 1000))
         self.sync_bar.setFormat(f"{stage} %p%" if stage else "sync %p%")
+        # (as wide as its words: a fixed 240 pixels clipped "fetch origin: resolving…")
+        width = self.sync_bar.fontMetrics().horizontalAdvance(self.sync_bar.text()) + 24
+        self.sync_bar.setFixedWidth(min(max(width, 120), 520))
         self.sync_bar.show()
 
     def action_failed(self, exc: FactdeskError) -> None:

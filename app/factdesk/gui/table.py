@@ -363,7 +363,17 @@ class FactTableController(QObject):
     def refresh(self) -> None:
         """The index changed: drop the page cache and re-run the same query."""
         self.index_moved()
-        self.requery()
+        try:
+            self.requery()
+        except QueryError:  # (a `similar:` still unanswerable: still no rows)
+            self._show_ids([])
+
+    def show_none(self, text: str) -> None:
+        """No rows for `text`, a query that cannot be answered yet (`similar:` before the
+        semantic model is ready): never the previous query's rows under it."""
+        self.state.query = text
+        self._show_similarity(False)
+        self._show_ids([])
 
     def select_id(self, fact_id: int, *, scroll: bool = True) -> bool:
         """Make `fact_id` current (and scroll it into view); False when it is not in the

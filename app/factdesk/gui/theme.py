@@ -26,7 +26,7 @@ from factdesk.model.visible import visible
 if TYPE_CHECKING:
     from PySide6.QtCore import QSettings
     from PySide6.QtGui import QAction, QPalette
-    from PySide6.QtWidgets import QMenu, QWidget
+    from PySide6.QtWidgets import QApplication, QMenu, QWidget
 
 #: WCAG 2.1 AA: text (1.4.3) and non-text graphics (1.4.11)
 AA_TEXT = 4.5
@@ -87,7 +87,7 @@ SURFACES = (WINDOW, BASE, ALTERNATE_BASE)
 TEXT = Tone("#1f1f1f", "#e8e8e8")
 BUTTON = Surface("#e6e6e6", "#383838")
 BUTTON_TEXT = Tone("#1f1f1f", "#e8e8e8", on=BUTTON)
-HIGHLIGHT = Surface("#2b5797", "#3d6fb8")
+HIGHLIGHT = Surface("#2b5797", "#3563a8")  # (dark: white on it 6:1, drawn anti-aliased)
 HIGHLIGHTED_TEXT = Tone("#ffffff", "#ffffff", on=HIGHLIGHT)
 TOOLTIP_BASE = Surface("#ffffdc", "#3a3a3a")
 TOOLTIP_TEXT = Tone("#1f1f1f", "#f0f0f0", on=TOOLTIP_BASE)
@@ -306,6 +306,57 @@ def styled(widget: QWidget, sheet: Callable[[], str]) -> None:
     on_change(apply)
 
 
+#: the item data role keeping the Tone a list or tree item is drawn in (`paint_item`)
+TONE_ROLE = 0x0100 + 0x7F00  # (Qt.ItemDataRole.UserRole + 0x7F00: clear of the views' own)
+
+
+def paint_item(item: object, tone: Tone, columns: tuple[int, ...] = (0,)) -> None:
+    """Draw a QTreeWidgetItem's `columns` (a QListWidgetItem: the item) in `tone`, now and,
+    in a view that `follow_items`, again after each change of scheme (a colour set on an
+    item once stayed the old scheme's: the Problems tab's red headings, issue 24 item 7)."""
+    from PySide6.QtGui import QBrush, QColor
+    from PySide6.QtWidgets import QListWidgetItem
+
+    brush = QBrush(QColor(tone.color))
+    if isinstance(item, QListWidgetItem):
+        item.setForeground(brush)
+        item.setData(TONE_ROLE, tone)
+        return
+    for column in columns:
+        item.setForeground(column, brush)  # type: ignore[attr-defined]
+        item.setData(column, TONE_ROLE, tone)  # type: ignore[attr-defined]
+
+
+def follow_items(view: QWidget) -> None:
+    """A QTreeWidget or QListWidget whose items `paint_item` coloured: they are coloured
+    again in the new scheme after each change (for as long as the view lives)."""
+    from PySide6.QtGui import QBrush, QColor
+    from PySide6.QtWidgets import QListWidget, QTreeWidget, QTreeWidgetItemIterator
+    from shiboken6 import isValid
+
+    def recolour() -> bool:
+        if not isValid(view):
+            return False
+        if isinstance(view, QListWidget):
+            for row in range(view.count()):
+                item = view.item(row)
+                tone = item.data(TONE_ROLE)
+                if isinstance(tone, Tone):
+                    item.setForeground(QBrush(QColor(tone.color)))
+        elif isinstance(view, QTreeWidget):
+            it = QTreeWidgetItemIterator(view)
+            while it.value() is not None:
+                node = it.value()
+                for column in range(node.columnCount()):
+                    tone = node.data(column, TONE_ROLE)
+                    if isinstance(tone, Tone):
+                        node.setForeground(column, QBrush(QColor(tone.color)))
+                it += 1
+        return True
+
+    on_change(recolour)
+
+
 def palette(dark: bool) -> QPalette:
     """The application palette of one scheme (every role factdesk's widgets use)."""
     from PySide6.QtGui import QColor, QPalette
@@ -376,6 +427,18 @@ def apply(choice: str) -> None:
         _STATE.set(choice, dark, None)
     _rebind()
     _STATE.listeners = [f for f in _STATE.listeners if f() is not False]
+    _restyle(app)
+
+
+def _restyle(app: QApplication) -> None:
+    """Every widget with a style sheet of its own takes it again: a style sheet's widget
+    keeps the palette it was polished under (a label styled only for its font kept the
+    light scheme's black text on the dark tab pane, issue 24 items 6 and 7)."""
+    for widget in app.allWidgets():
+        sheet = widget.styleSheet()
+        if sheet:
+            widget.setStyleSheet("")
+            widget.setStyleSheet(sheet)
 
 
 def apply_saved(settings: QSettings) -> str:
