@@ -44,19 +44,7 @@ def _opened_in(qtbot, repo, choice: str) -> MainWindow:  # type: ignore[no-untyp
     return win
 
 
-#: the tabs still being redone, and where they fail today: the Proposals tab (its title
-#: black on #464646 and its meta line #616161 in the dark theme, "✓ clean" kept pale after a
-#: switch; issue 24 items 6 and 7) is fixed on the Proposals helper's branch. Strict: once it
-#: passes, its entry here must go.
-PENDING = {"Proposals": {("start", "dark"), ("switch", "light"), ("switch", "dark")}}
-GROUPS = [pytest.param(tuple(t for t in TABS if t not in PENDING), id="tabs")] + [
-    pytest.param((t,), id=t) for t in PENDING]
-
-
-def _pending(request, tabs: tuple[str, ...], test: str, choice: str) -> None:  # type: ignore[no-untyped-def]
-    if any((test, choice) in PENDING.get(t, ()) for t in tabs):
-        request.applymarker(pytest.mark.xfail(
-            strict=True, reason="issue 24 items 6-7: the Proposals detail, on its own branch"))
+GROUPS = [pytest.param(TABS, id="tabs")]
 
 
 def _measured(qtbot, win: MainWindow, tabs: tuple[str, ...]) -> list[str]:  # type: ignore[no-untyped-def]
@@ -71,10 +59,9 @@ def _measured(qtbot, win: MainWindow, tabs: tuple[str, ...]) -> list[str]:  # ty
 
 @pytest.mark.parametrize("choice", ["light", "dark"])
 @pytest.mark.parametrize("tabs", GROUPS)
-def test_every_tab_draws_readable_text(qtbot, request, demo_repo, data_dir, restore_theme,
+def test_every_tab_draws_readable_text(qtbot, demo_repo, data_dir, restore_theme,
                                        tabs: tuple[str, ...], choice: str) -> None:
     """Started in a theme: every line of every tab, its detail included, at 4.5:1."""
-    _pending(request, tabs, "start", choice)
     win = _opened_in(qtbot, demo_repo, choice)
     try:
         assert _measured(qtbot, win, tabs) == []
@@ -84,13 +71,12 @@ def test_every_tab_draws_readable_text(qtbot, request, demo_repo, data_dir, rest
 
 @pytest.mark.parametrize("choice", ["light", "dark"])
 @pytest.mark.parametrize("tabs", GROUPS)
-def test_a_theme_switch_redraws_every_tab(qtbot, request, demo_repo, data_dir, restore_theme,
+def test_a_theme_switch_redraws_every_tab(qtbot, demo_repo, data_dir, restore_theme,
                                           tabs: tuple[str, ...], choice: str) -> None:
     """Started in the other theme, every tab shown once (each builds and colours its
     widgets), then View ▸ Theme switched while running: what is drawn follows at once —
     no colour of the old scheme left on the new background (issue 24 item 7: the Problems
     tab's headings, the facet labels, a style-sheeted title kept the old scheme)."""
-    _pending(request, tabs, "switch", choice)
     win = _opened_in(qtbot, demo_repo, OTHER[choice])
     try:
         for name in tabs:
