@@ -9,7 +9,8 @@ import pytest
 from factdesk.core import open_corpus
 from factdesk.review.agent_edits import retract_fact, settle_hypothesis, update_fact
 from factdesk.review.agent_inbox import inbox
-from factdesk.review.agent_write import AgentWriter, AgentWriteRefused, Limits, agent_identity
+from factdesk.review.agent_input import AgentWriteRefused, Limits
+from factdesk.review.agent_write import AgentWriter, agent_identity
 from factdesk.review.proposals import load_queue
 from tests.conftest import Corpus, git
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from factdesk.core import open_corpus
-from factdesk.review.agent_write import AgentIdentity, AgentWriter, AgentWriteRefused, Limits, agent_identity
+from factdesk.review.agent_input import AgentWriteRefused, Limits
+from factdesk.review.agent_write import AgentIdentity, AgentWriter, agent_identity
 from factdesk.review.proposals import load_queue
 from tests.conftest import Corpus, git
 
@@ -170,3 +171,22 @@ def test_a_write_is_checked_against_the_curated_branch_not_the_work_tree(corpus:
     corpus.commit("learn: the draft")
     assert w.propose_fact("Cites it now", "B", "observation", topic="gotchas",
                           refs=["kb/gotchas/db/f6f6f6f6.md"])["sha"]
+
+
+def test_a_write_skips_the_twin_name_scan_it_would_let_through(corpus: Corpus) -> None:
+    """`dup_id` never refuses a write (ALLOWED) and a fresh random name has no twin: the
+    write's check leaves out its look-up, a scan of every path (0.12 s of a write at
+    100,000 facts: docs/benchmarks.md); review's check keeps it."""
+    from factdesk.index import review_reads
+
+    ix = open_corpus(corpus.root)
+    twin = "kb/decisions/api/a1a1a1a1.md"
+    data = (corpus.root / "kb/gotchas/db/a1a1a1a1.md").read_bytes()
+
+    def codes(**kw: bool) -> list[str]:
+        out = ix.read(lambda conn: review_reads.check_proposed(
+            conn, ix.rule_setting(), {twin: data}, [twin], {}, **kw))
+        return [p.code for p in out[twin].problems]
+
+    assert "dup_id" in codes()
+    assert "dup_id" not in codes(twins=False)

@@ -118,7 +118,7 @@ def mcp_cmd(kb: Path, print_config: str | None, agent: str | None) -> None:
     except ImportError as exc:  # (a broken install: `mcp` is a dependency)
         raise click.ClickException(
             f"the MCP server needs the `mcp` package ({exc}); reinstall factdesk") from None
-    from factdesk.review.agent_write import AgentWriteRefused
+    from factdesk.review.agent_input import AgentWriteRefused
 
     try:
         serve(kb, agent)

@@ -204,10 +204,11 @@ class Indexer:
                     "close the program that has it open)") from exc
 
     def read(self, work: Callable[[sqlite3.Connection], _T], *, thorough: bool = False,
-             hint: Iterable[str] | None = None) -> _T:
+             hint: Iterable[str] | None = None, update: bool = True) -> _T:
         """`update` (with `hint`: see there; `()` follows new commits only, without looking
-        at the work tree — an agent's write checks against the curated branch, issue 26),
-        then `work` over a read-only connection. Damage that only the reads meet
+        at the work tree — an agent's write checks against the curated branch, issue 26;
+        `update=False`: none, the caller knows nothing it reads moved), then `work` over a
+        read-only connection. Damage that only the reads meet
         (a page the update did not need) moves the file aside and rebuilds it, and `work`
         runs once more, on the new file (RELIABILITY F03); other errors propagate.
 
@@ -217,7 +218,8 @@ class Indexer:
         if self.before_read is not None:
             self.before_read()
         try:
-            self._catch_up(thorough, hint)
+            if update or not self.path.exists():
+                self._catch_up(thorough, hint)
         except (IndexBusy, IndexDiskFull) as exc:  # (the index as it was, said: F08, F09)
             try:
                 usable = schema.is_usable(self.path)

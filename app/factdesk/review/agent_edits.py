@@ -29,10 +29,11 @@ import secrets
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from factdesk.corpus import githistory, gitrepo
+from factdesk.corpus import githistory, gitremote
 from factdesk.corpus.codec import MAX_BYTES, parse_fact
 from factdesk.corpus.writer import FieldValue, WriteRefused, edit_frontmatter, edit_text, serialize_fact
 from factdesk.curation import gittree
+from factdesk.index import review_reads
 from factdesk.index.history import path_history
 from factdesk.index.reflect_reads import refs_toward
 from factdesk.model.derivation import standing
@@ -66,14 +67,12 @@ def _current(w: AgentWriter, path: str, base: str) -> tuple[bytes, Fact]:
     data = w.versions_at(base, [path]).get(path)
     if data is None:
         _curated, curated_tip = githistory.checked_out_branch(w.repo)
-        fork = (gitrepo.git_proc(w.repo, "merge-base", "--end-of-options", base, curated_tip,
-                                 check=False).stdout.decode().strip()
-                if curated_tip is not None and curated_tip != base else "")
+        fork = (gitremote.merge_base(w.repo, base, curated_tip)
+                if curated_tip is not None and curated_tip != base else None)
         if fork and w.versions_at(fork, [path]):
             raise AgentWriteRefused("fact", f"{path} is retracted on {w.identity.branch} "
                                     "already (an open proposal of yours)")
-        live = w.read(lambda conn: bool(conn.execute(
-            "SELECT 1 FROM facts WHERE path = ? AND status = 'live'", (path,)).fetchone()))
+        live = w.read(lambda conn: bool(review_reads.live_paths(conn, [path])))
         if live:
             raise AgentWriteRefused("fact", f"{path} came to the curated branch after your open "
                                     f"proposals on {w.identity.branch} began: change it once a "
@@ -223,7 +222,7 @@ def settle_hypothesis(w: AgentWriter, hypothesis: str, outcome: str, title: str,
                                 f"{lim.body_bytes} bytes")
     cited = items_arg("refs", refs, lim)
     setting = w.indexer.rule_setting()
-    cites_it = hypothesis.lower() in set(local_targets(cited, setting.repo_id))
+    cites_it = hypothesis.lower() in set(local_targets(tuple(cited), setting.repo_id))
     if outcome == "refuted" and cites_it:
         raise AgentWriteRefused("input", "a refuting observation does not cite the hypothesis "
                                 "(a citing observation reads as its confirmation): leave it "
@@ -290,7 +289,7 @@ def _derived(w: AgentWriter, path: str, hypothesis: str, cited: Sequence[str]) -
         return refs_toward(conn, hypothesis)
 
     refs, titles = w.read(work)
-    refs[path.lower()] = local_targets(cited, setting.repo_id)
+    refs[path.lower()] = local_targets(tuple(cited), setting.repo_id)
     verdict = standing(path, hypothesis, refs, type_="observation", kind="epistemic",
                        cites=True, titles=titles)
     if verdict.eligible:

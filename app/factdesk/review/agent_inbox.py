@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from factdesk.corpus import githistory, gitrepo
+from factdesk.corpus import githistory, gitremote, gitrepo
 from factdesk.corpus.codec import MAX_BYTES
 from factdesk.corpus.messages import parse_message
 from factdesk.curation import gittree
@@ -49,20 +49,11 @@ def inbox(w: AgentWriter, delivery: str = "all", limit: int = 50) -> dict[str, A
 def _on_branch(w: AgentWriter, curated_tip: str | None) -> list[Message]:
     """The messages `agent/<id>` adds or changes against the curated tip."""
     tip = gittree.ref_tip(w.repo, f"refs/heads/{w.identity.branch}")
-    if tip is None or tip == curated_tip:
+    if tip is None or curated_tip is None or tip == curated_tip:
         return []
-    if curated_tip is None:
-        args = ["ls-tree", "-r", "-z", "--end-of-options", tip, "--", f"{MSG_ROOT}/"]
-        out = gitrepo.git_proc(w.repo, *args).stdout
-        blobs = {}
-        for entry in out.split(b"\0"):
-            if b"\t" in entry:
-                meta, path = entry.split(b"\t", 1)
-                blobs[path.decode("utf-8", "surrogateescape")] = meta.split()[2].decode()
-    else:
-        out = gitrepo.git_proc(w.repo, "diff-tree", "-r", "-z", "--no-renames", "--raw",
-                               "--end-of-options", curated_tip, tip, "--", f"{MSG_ROOT}/").stdout
-        blobs = {c.path: c.new_blob for c in gitrepo.raw_changes(out) if c.new_blob}
+    blobs = {path: new for path, (_old, new, _mode) in
+             gitremote.tree_changes(w.repo, curated_tip, tip).items()
+             if new is not None and path.startswith(f"{MSG_ROOT}/")}
     wanted = {p: b for p, b in blobs.items() if PATH_RE.match(p)}
     if not wanted:
         return []
