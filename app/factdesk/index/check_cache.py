@@ -10,12 +10,19 @@ A proposal's checks (`review.checks`: each version as if accepted) are a functio
 - the branch's earlier open proposals they build on (`chain`: a digest of each earlier
   proposal's id and the status, path and version of each of its facts, in branch order).
 
+`reads`: what `review.proposals` read from git for one agent branch against the curated
+branch (the range's commits with their changes, the merge base, the two tree diffs), keyed
+by the two tips and `decision_log.world_stamp` (replace refs, grafts, shallow: what can
+change a line without changing its ids): fixed by those ids, so a warm queue runs no git
+process per branch, and a moved tip is read from git again.
+
 One row per agent commit: `(sha, key, value)`, `key` the digest of all of that; a row
 whose key differs is no answer (checked again, and replaced). So a new agent commit costs
 one check; a decision or a curated commit changes the key and the queue is checked again
 (the curated corpus is what every check reads). Derived data only: a damaged, foreign or
 old-version file is moved aside (`cache_file`), a row that does not parse is a miss, a
-file that cannot be written makes the next read slower, never different.
+file that cannot be written makes the next read slower, never different. Values are JSON
+with ASCII escapes (a path that is not UTF-8 keeps its lone surrogates (`\\udcNN`) through it).
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -35,7 +43,12 @@ from factdesk.index.rows import rows_in
 
 VERSION = 1
 APPLICATION_ID = 0x46444B43  # "FDKC"
-_SCHEMA = "CREATE TABLE checked (sha TEXT PRIMARY KEY, key TEXT NOT NULL, value TEXT NOT NULL);"
+_SCHEMA = """
+CREATE TABLE checked (sha TEXT PRIMARY KEY, key TEXT NOT NULL, value TEXT NOT NULL);
+CREATE TABLE reads (key TEXT PRIMARY KEY, value TEXT NOT NULL, used INTEGER NOT NULL);
+"""
+#: branch reads kept (a row each; the least recently used go first)
+_KEEP_READS = 512
 #: rows written per transaction
 _BATCH = 256
 #: the index `meta` rows a check's answer depends on
@@ -129,7 +142,7 @@ class CheckCache:
     def put(self, sha: str, key: str, value: Mapping[str, object]) -> None:
         if self.conn is None:
             return
-        self._waiting.append((sha, key, json.dumps(value, ensure_ascii=False)))
+        self._waiting.append((sha, key, json.dumps(value)))
         if len(self._waiting) >= _BATCH:
             self.flush()
 
@@ -141,6 +154,28 @@ class CheckCache:
             with self.conn:
                 self.conn.executemany("INSERT OR REPLACE INTO checked VALUES (?, ?, ?)", rows)
         except sqlite3.Error:  # (read-only, locked past the timeout, full disk)
+            pass
+
+    def read(self, key: str) -> object | None:
+        """The branch read kept under `key` (JSON), or None."""
+        if self.conn is None:
+            return None
+        try:
+            row = self.conn.execute("SELECT value FROM reads WHERE key = ?", (key,)).fetchone()
+            return None if row is None else json.loads(row[0])
+        except (sqlite3.DatabaseError, ValueError):
+            return None
+
+    def keep_read(self, key: str, value: object) -> None:
+        if self.conn is None:
+            return
+        try:
+            with self.conn:
+                self.conn.execute("INSERT OR REPLACE INTO reads VALUES (?, ?, ?)",
+                                  (key, json.dumps(value), time.time_ns()))
+                self.conn.execute("DELETE FROM reads WHERE key NOT IN (SELECT key FROM reads "
+                                  "ORDER BY used DESC LIMIT ?)", (_KEEP_READS,))
+        except sqlite3.Error:
             pass
 
     def drop(self) -> None:

@@ -20,7 +20,7 @@ Verdicts are not kept: they depend on the registry and on where sync merges sit,
 recomputed from these rows on each read (cheap; `trust._decisions_on`).
 
 Never trusted over git: what could change a line without changing its ids — replace refs,
-grafts, a shallow boundary — is stamped (`_world`), and a different stamp empties the cache;
+grafts, a shallow boundary — is stamped (`world_stamp`), and a different stamp empties the cache;
 a rewritten branch has a new tip whose line git checks before any row is used; a chain
 with a missing link, a damaged, foreign or old-version file is read from git again (the file
 moved aside). Derived data only: deleting it loses nothing.
@@ -98,7 +98,7 @@ def _connect(path: Path) -> sqlite3.Connection:
                               what="decision cache")
 
 
-def _world(repo: Path) -> str:
+def world_stamp(repo: Path) -> str:
     """A stamp of what can change a commit's line without changing its id: replace refs
     (and whether git honours them), grafts, the shallow boundary."""
     common = common_dir(repo)
@@ -114,7 +114,7 @@ def _world(repo: Path) -> str:
 
 
 def _check_world(conn: sqlite3.Connection, repo: Path) -> None:
-    stamp = _world(repo)
+    stamp = world_stamp(repo)
     row = conn.execute("SELECT value FROM meta WHERE key = 'world'").fetchone()
     if row is not None and row[0] == stamp:
         return
