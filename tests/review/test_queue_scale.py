@@ -88,3 +88,32 @@ def test_a_warm_load_reads_no_branch_from_git_and_a_moved_tip_is_read_again(
     shorter = load_queue(a.root)
     assert [p.sha for p in shorter.proposals] == [p.sha for p in cold.proposals][:-1]
     assert [args for args in argvs if args[0] == "merge-base"]
+
+
+def test_the_curated_versions_are_kept_by_tip_and_a_new_tip_is_read_again(
+        corpus: Corpus, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.conftest import git
+
+    a = build(corpus)
+    proposals._CACHE.clear()
+    cold = load_queue(a.root)
+    inputs: list[bytes] = []
+    real = gitrepo.git_proc
+
+    def recording(repo: object, *args: str, **kw: object) -> object:
+        inputs.append(kw.get("input") or b"")  # type: ignore[arg-type]
+        return real(repo, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(gitrepo, "git_proc", recording)
+    proposals._CACHE.clear()
+    assert load_queue(a.root).tip_blobs == cold.tip_blobs
+    tip = cold.tip
+    assert inputs and not [x for x in inputs if f"{tip}:".encode() in x]
+    # the curated branch deletes a proposed fact: the new tip's tree is read, not the kept one
+    path = next(iter(cold.tip_blobs))
+    git(a.root, "rm", "-q", path)
+    git(a.root, "commit", "-qm", "drop it")
+    proposals._CACHE.clear()
+    after = load_queue(a.root)
+    assert path not in after.tip_blobs and after.tip_blobs == {
+        p: b for p, b in cold.tip_blobs.items() if p != path}

@@ -211,7 +211,23 @@ def _load(repo: Path, curated: str, tip: str, refs: list[tuple[str, str]],
     with Carry(repo, ids=lambda sha: ids_of.get(sha, ())) as carry:
         queue = _build(curated, tip, reads, extra, decisions, carry)
     paths = list(dict.fromkeys(f.path for p in queue.proposals for f in p.facts))
-    return replace(queue, tip_blobs=githistory.object_ids(repo, tip, paths))
+    return replace(queue, tip_blobs=_tip_blobs(repo, world, tip, paths))
+
+
+def _tip_blobs(repo: Path, world: str, tip: str, paths: Sequence[str]) -> dict[str, str]:
+    """path → blob at the curated tip for those of `paths` it holds: what a commit's tree
+    holds never changes, so the paths read before for this tip are kept (`check_cache`,
+    "" for absent) and only the others are read from git."""
+    key = f"tree {tip} {world}"
+    with check_cache.CheckCache(repo) as kept:
+        data = kept.read(key)
+        known = ({str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {})
+        missing = [p for p in paths if p not in known]
+        if missing:
+            found = githistory.object_ids(repo, tip, missing)
+            known.update({p: found.get(p, "") for p in missing})
+            kept.keep_read(key, known)
+    return {p: known[p] for p in paths if known.get(p)}
 
 
 def _build(curated: str, tip: str, reads: Sequence[_BranchRead],
