@@ -23,6 +23,7 @@ import click
 
 from factdesk.cli.commands import FORMAT, KB, _exit, _open, _read, cli, say
 from factdesk.index.indexer import Indexer
+from factdesk.index.review_reads import derived_facts
 from factdesk.model.visible import utf8_safe
 from factdesk.review import rows as queue_rows
 from factdesk.review.checks import (
@@ -41,15 +42,23 @@ _MARK = {"added": "+", "modified": "~", "deleted": "-"}
 
 
 def _queue(kb: Path, branch: str | None) -> tuple[Indexer, Queue]:
+    indexer, queue, _derived = _queue_and_derived(kb, branch)
+    return indexer, queue
+
+
+def _queue_and_derived(kb: Path, branch: str | None
+                       ) -> tuple[Indexer, Queue, list[tuple[str, str, str, str, str, str, int]]]:
+    """The index brought up to date once (the checks read it; each update walks the work
+    tree), the queue, and the derived facts awaiting attestation as that index has them."""
     indexer = _open(kb)
-    _read(indexer, lambda conn: None)  # the index up to date: the checks read it
+    derived = _read(indexer, derived_facts)
     queue = load_queue(indexer.repo, branch=branch)
     if branch is not None and not queue.branches:
         names = [b.name for b in load_queue(indexer.repo).branches]
         raise click.ClickException(
             f"no agent branch named {branch!r}" + (f" (there are: {', '.join(names)})"
                                                    if names else " (there is none)"))
-    return indexer, queue
+    return indexer, queue, derived
 
 
 @cli.group(invoke_without_command=True)
@@ -75,7 +84,7 @@ def proposals(ctx: click.Context, kb: Path, branch: str | None, status: str, awa
     """What agents propose on their agent/* branches, each checked as if accepted."""
     if ctx.invoked_subcommand is not None:
         return
-    indexer, queue = _queue(kb, branch)
+    indexer, queue, derived = _queue_and_derived(kb, branch)
     wanted = [p for p in queue.proposals if status == "all" or p.status == status]
     keep = {p.sha for p in wanted}
     checked = [p for p in check_all(indexer, _only(queue, keep))]
@@ -84,7 +93,7 @@ def proposals(ctx: click.Context, kb: Path, branch: str | None, status: str, awa
     found = {p.sha: queue_rows.findings(p.facts, verdicts.get(p.sha)) for p in checked}
     checked = [p for p in checked if queue_rows.matches(found[p.sha], findings)]
     facts = _by_fact(queue, by_sha, verdicts, status, findings) if by_fact else None
-    waiting = awaiting_attestation(indexer)
+    waiting = awaiting_attestation(indexer, rows=derived)
     if fmt == "json":
         out: dict[str, Any] = {
             "curated": queue.curated, "tip": queue.tip,

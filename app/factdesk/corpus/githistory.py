@@ -444,6 +444,35 @@ def blobs_at(repo: Path, rev: str, paths: Sequence[str]) -> dict[str, str]:
     return found
 
 
+def object_ids(repo: Path, rev: str, paths: Sequence[str]) -> dict[str, str]:
+    """path → object id in commit `rev`'s tree, for those of `paths` it holds: one
+    `git cat-file --batch-check` of `rev:path` lines, a tree lookup each (`ls-tree` with one
+    pathspec per path matches every entry against every pathspec: 12 s for 5,500 paths at
+    100,000 facts). A path with an empty, `.` or `..` segment names no entry (git refuses
+    such paths: absent, as for `ls-tree`); one with a newline is read through `ls-tree`."""
+    paths = [p for p in paths if not {"", ".", ".."} & set(p.split("/"))]
+    plain = [p for p in paths if "\n" not in p]
+    odd = [p for p in paths if "\n" in p]
+    found: dict[str, str] = {}
+    if plain:
+        out = run_git(repo, "cat-file", "--batch-check=%(objectname) %(objecttype)",
+                      input="".join(f"{rev}:{p}\n" for p in plain).encode(
+                          "utf-8", "surrogateescape"))
+        lines = out.decode("utf-8", "surrogateescape").split("\n")
+        for path, line in zip(plain, lines, strict=False):
+            oid, _, kind = line.partition(" ")
+            if kind in ("blob", "tree", "commit") and len(oid) >= 40:
+                found[path] = oid
+    if odd:
+        out = run_git(repo, "ls-tree", "-z", "--full-tree", "--end-of-options", rev, "--", *odd,
+                      env={"GIT_LITERAL_PATHSPECS": "1"})
+        for entry in out.split(b"\x00"):
+            meta, _, raw = entry.partition(b"\t")
+            if len(fields := meta.split()) == 3:
+                found[raw.decode("utf-8", "surrogateescape")] = fields[2].decode()
+    return found
+
+
 def agent_branch_refs(repo: Path) -> list[tuple[str, str]]:
     """`agent_refs`, but a git failure raises `GitError` instead of reading as "no agent
     branch" (proposal review must not show an empty queue because git failed)."""

@@ -20,7 +20,7 @@ Verdicts are not kept: they depend on the registry and on where sync merges sit,
 recomputed from these rows on each read (cheap; `trust._decisions_on`).
 
 Never trusted over git: what could change a line without changing its ids — replace refs,
-grafts, a shallow boundary — is stamped (`_world`), and a different stamp empties the cache;
+grafts, a shallow boundary — is stamped (`world_stamp`), and a different stamp empties the cache;
 a rewritten branch has a new tip whose line git checks before any row is used; a chain
 with a missing link, a damaged, foreign or old-version file is read from git again (the file
 moved aside). Derived data only: deleting it loses nothing.
@@ -39,6 +39,7 @@ from pathlib import Path
 
 from factdesk.corpus import githistory, gitrepo, gitreview
 from factdesk.corpus.githistory import LoggedCommit
+from factdesk.index import cache_file
 
 VERSION = 1
 APPLICATION_ID = 0x46444B44  # "FDKD"
@@ -51,14 +52,7 @@ _KEEP_TIPS = 64
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 
 
-def common_dir(repo: Path) -> Path:
-    """The git directory shared by every work tree of the repository."""
-    own = gitrepo.git_dir(repo)
-    try:
-        pointer = (own / "commondir").read_text("utf-8").strip()
-    except OSError:
-        return own
-    return (own / pointer).resolve() if pointer else own
+common_dir = cache_file.common_dir
 
 
 def cache_path(repo: Path) -> Path:
@@ -99,35 +93,12 @@ CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
 
-def _open(path: Path) -> sqlite3.Connection:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(path, timeout=10)
-    app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    if (app_id, version) != (APPLICATION_ID, VERSION):
-        tables = conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0]
-        if tables:
-            conn.close()
-            raise sqlite3.DatabaseError(f"{path} is not factdesk's decision cache v{VERSION}")
-        conn.executescript(_SCHEMA)
-        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-        conn.execute(f"PRAGMA user_version = {VERSION}")
-        conn.commit()
-    return conn
-
-
 def _connect(path: Path) -> sqlite3.Connection:
-    try:
-        return _open(path)
-    except sqlite3.OperationalError:  # (locked, read-only: not damage; git is read instead)
-        raise
-    except sqlite3.DatabaseError:
-        if path.exists():
-            path.replace(path.with_name(f"{path.name}.corrupt-{int(time.time())}"))
-        return _open(path)
+    return cache_file.connect(path, app_id=APPLICATION_ID, version=VERSION, schema=_SCHEMA,
+                              what="decision cache")
 
 
-def _world(repo: Path) -> str:
+def world_stamp(repo: Path) -> str:
     """A stamp of what can change a commit's line without changing its id: replace refs
     (and whether git honours them), grafts, the shallow boundary."""
     common = common_dir(repo)
@@ -143,7 +114,7 @@ def _world(repo: Path) -> str:
 
 
 def _check_world(conn: sqlite3.Connection, repo: Path) -> None:
-    stamp = _world(repo)
+    stamp = world_stamp(repo)
     row = conn.execute("SELECT value FROM meta WHERE key = 'world'").fetchone()
     if row is not None and row[0] == stamp:
         return

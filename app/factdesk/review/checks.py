@@ -22,6 +22,7 @@ code and message). Near-duplicates come from the semantic layer only when asked
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING, Literal
 from factdesk.corpus import githistory, gitrepo
 from factdesk.corpus.codec import MAX_BYTES
 from factdesk.corpus.gitpaths import git_refuses
-from factdesk.index import review_reads
+from factdesk.index import check_cache, review_reads
 from factdesk.index.curation_reads import stored_repo_ids
 from factdesk.index.writing import RuleSetting
 from factdesk.model.enums import Severity
@@ -39,8 +40,6 @@ from factdesk.model.refs import local_targets
 from factdesk.review.model import Proposal, Queue, ReviewProblem
 
 if TYPE_CHECKING:
-    import sqlite3
-
     from factdesk.index.indexer import Indexer
 
 #: how deep the dependency walk follows citations through the branch's own versions
@@ -59,6 +58,14 @@ class _Env:
     repo: Path
     #: blob → bytes read (a branch's versions are read once per run)
     blobs: dict[str, bytes | None]
+    #: the checks kept by agent commit (`index.check_cache`) and the stamp of what they read
+    cache: check_cache.CheckCache | None = None
+    stamp: str = ""
+
+    def still(self) -> bool:
+        """The corpus the checks read is the one they started on (an update landing
+        meanwhile: what was checked is not kept)."""
+        return _stamp(self.conn, self.repo, self.setting) == self.stamp
 
     def read(self, blob: str | None) -> bytes | None:
         if blob is None:
@@ -77,19 +84,101 @@ def check_proposal(indexer: Indexer, queue: Queue, sha: str) -> Proposal:
     it up to date: `indexer.update()`); LookupError when no proposal has that id."""
     proposal = queue.find(sha)
     with _environment(indexer) as env:
-        return _check(env, queue, proposal)
+        earlier = _branch_versions(queue, proposal)
+        return _cached(env, queue, proposal, earlier)
 
 
 def check_all(indexer: Indexer, queue: Queue, *, only_open: bool = False
               ) -> Iterator[Proposal]:
     """Every proposal of the queue checked, one at a time, in queue order (for the GUI's
     badges: each is yielded as soon as it is checked). `only_open`: the open (and partly
-    accepted) ones only."""
+    accepted) ones only. What the cache holds for the same inputs is served from it
+    (`index.check_cache`); the rest is checked and kept."""
     with _environment(indexer) as env:
+        running: dict[str, _Versions] = {}
+        last: dict[str, int] = {}
+        wanted = [p for p in queue.proposals
+                  if not only_open or p.status in ("open", "partial")]
+        keys = {}
+        for proposal in queue.proposals:  # (every one: the chain holds the decided ones too)
+            earlier = running.setdefault(proposal.branch, _Versions())
+            if proposal.index <= last.get(proposal.branch, -1):  # (never so from load_queue)
+                earlier = running[proposal.branch] = _branch_versions(queue, proposal)
+            last[proposal.branch] = proposal.index
+            keys[proposal.sha] = earlier.key(env.stamp, proposal.sha)
+            earlier.take(proposal)
+        kept = env.cache.get_many({p.sha: keys[p.sha] for p in wanted}) if env.cache else {}
+        running.clear()
+        last.clear()
         for proposal in queue.proposals:
-            if only_open and proposal.status not in ("open", "partial"):
-                continue
-            yield _check(env, queue, proposal)
+            earlier = running.setdefault(proposal.branch, _Versions())
+            if proposal.index <= last.get(proposal.branch, -1):
+                earlier = running[proposal.branch] = _branch_versions(queue, proposal)
+            last[proposal.branch] = proposal.index
+            if not only_open or proposal.status in ("open", "partial"):
+                found = kept.get(proposal.sha)
+                served = _from_kept(proposal, found) if found is not None else None
+                yield served if served is not None else _cached(
+                    env, queue, proposal, earlier, keys[proposal.sha])
+            earlier.take(proposal)
+
+
+def _cached(env: _Env, queue: Queue, proposal: Proposal, earlier: _Versions,
+            key: str | None = None) -> Proposal:
+    """`proposal` checked: from the cache when it holds this key, else checked and kept."""
+    key = key or earlier.key(env.stamp, proposal.sha)
+    if env.cache is not None:
+        found = env.cache.get_many({proposal.sha: key}).get(proposal.sha)
+        served = _from_kept(proposal, found) if found is not None else None
+        if served is not None:
+            return served
+    checked = _check(env, queue, proposal, earlier)
+    if env.cache is not None and env.stamp:
+        if env.still():
+            env.cache.put(proposal.sha, key, _to_kept(checked))
+        else:
+            env.cache.drop()
+            env.stamp = ""  # (nothing more is kept in this run)
+    return checked
+
+
+def _to_kept(p: Proposal) -> dict[str, object]:
+    """What `_check` added to a proposal, as JSON."""
+    return {"facts": [[f.path, [[x.code, x.severity, x.message, x.new, x.line]
+                                for x in f.problems or ()],
+                       list(f.depends_on), f.evidence_weight, f.evidence_weight_computed]
+                      for f in p.facts],
+            "files": [[f.path, list(f.summary)] for f in p.files]}
+
+
+def _from_kept(p: Proposal, data: dict[str, object]) -> Proposal | None:
+    """`p` with what the cache kept for it; None when that does not fit it (a miss)."""
+    try:
+        facts = {str(path): (problems, depends, ew, ewc)
+                 for path, problems, depends, ew, ewc in data["facts"]}  # type: ignore[attr-defined]
+        files = {str(path): tuple(str(x) for x in summary)
+                 for path, summary in data["files"]}  # type: ignore[attr-defined]
+        if set(facts) != {f.path for f in p.facts} or set(files) != {f.path for f in p.files}:
+            return None
+        out = []
+        for f in p.facts:
+            problems, depends, ew, ewc = facts[f.path]
+            out.append(replace(
+                f, problems=tuple(ReviewProblem(str(c), sev, str(m), bool(n), int(line))
+                                  for c, sev, m, n, line in problems),
+                depends_on=tuple(str(d) for d in depends),
+                evidence_weight=None if ew is None else float(ew),
+                evidence_weight_computed=None if ewc is None else float(ewc)))
+        return replace(p, facts=tuple(out),
+                       files=tuple(replace(f, summary=files[f.path]) for f in p.files))
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _stamp(conn: sqlite3.Connection, repo: Path, setting: RuleSetting) -> str:
+    return check_cache.index_stamp(conn, [
+        check_cache.setting_stamp(repo), f"repo_id={sorted(setting.repo_id or ())}",
+        f"today={setting.today.isoformat()}", f"history={setting.history_known}"])
 
 
 class _environment:
@@ -105,10 +194,18 @@ class _environment:
         except BaseException:
             conn.close()
             raise
-        self.env = _Env(conn, self.indexer.rule_setting(), reader, self.indexer.repo, {})
+        setting = self.indexer.rule_setting()
+        self.env = _Env(conn, setting, reader, self.indexer.repo, {},
+                        check_cache.CheckCache(self.indexer.repo))
+        try:
+            self.env.stamp = _stamp(conn, self.indexer.repo, setting)
+        except sqlite3.DatabaseError:
+            self.env.stamp = ""
         return self.env
 
     def __exit__(self, *exc: object) -> None:
+        if self.env.cache is not None:
+            self.env.cache.close()
         self.env.reader.close()
         self.env.conn.close()
 
@@ -118,22 +215,32 @@ def _branch_versions(queue: Queue, proposal: Proposal) -> _Versions:
     wrote of each fact (None: deleted)."""
     out = _Versions()
     for p in queue.proposals:
-        if p.branch != proposal.branch or p.index >= proposal.index:
-            continue
-        for f in p.facts:
-            if f.status == "open":
-                out[f.path] = (f.new_blob, p)
-                if f.change == "added":
-                    out.added[f.path] = p
+        if p.branch == proposal.branch and p.index < proposal.index:
+            out.take(p)
     return out
 
 
 class _Versions(dict[str, tuple[str | None, Proposal]]):
-    """`_branch_versions`' answer, with the open proposal that added each path."""
+    """`_branch_versions`' answer, with the open proposal that added each path, and the
+    digest of the proposals it was made from (`check_cache.chain`)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.added: dict[str, Proposal] = {}
+        self.chain = ""
+
+    def take(self, p: Proposal) -> None:
+        """The branch's next proposal `p` in place (what it writes, in the chain)."""
+        for f in p.facts:
+            if f.status == "open":
+                self[f.path] = (f.new_blob, p)
+                if f.change == "added":
+                    self.added[f.path] = p
+        self.chain = check_cache.chain(self.chain, p.sha, ((f.path, f.status, f.new_blob,
+                                                             f.change) for f in p.facts))
+
+    def key(self, stamp: str, sha: str) -> str:
+        return check_cache.key_of(stamp, sha, self.chain)
 
 
 def _ontology_findings(env: _Env, proposal: Proposal) -> Proposal:
@@ -158,12 +265,11 @@ def _ontology_findings(env: _Env, proposal: Proposal) -> Proposal:
     return replace(proposal, files=tuple(files))
 
 
-def _check(env: _Env, queue: Queue, proposal: Proposal) -> Proposal:
+def _check(env: _Env, queue: Queue, proposal: Proposal, earlier: _Versions) -> Proposal:
     if any(f.kind == "ontology" for f in proposal.files):
         proposal = _ontology_findings(env, proposal)
     if not proposal.facts:
         return proposal
-    earlier = _branch_versions(queue, proposal)
     own = {f.path: f.new_blob for f in proposal.facts}
     versions: dict[str, bytes | None] = {p: env.read(b) for p, b in own.items()}
     creators = {f.path: proposal.author_email for f in proposal.facts if f.change == "added"}
@@ -172,6 +278,8 @@ def _check(env: _Env, queue: Queue, proposal: Proposal) -> Proposal:
     # the dependency walk: facts the versions cite that only earlier open proposals have
     # in this form; which proposal each fact's lineage needs
     needs: dict[str, set[str]] = {p: set() for p in own}
+    #: sha → its place on the branch (the order `depends_on` lists them in)
+    order: dict[str, int] = {}
     #: cited path → the curated branch already has the branch's version
     live_cache: dict[str, bool] = {}
     frontier = [(p, p, 0) for p in own]
@@ -192,6 +300,7 @@ def _check(env: _Env, queue: Queue, proposal: Proposal) -> Proposal:
             if live_cache[target]:
                 continue  # the curated branch has this very version already
             needs[root].add(hit[1].sha)
+            order[hit[1].sha] = hit[1].index
             if target not in versions:
                 versions[target] = env.read(hit[0])
                 if hit[1].facts and any(f.path == target and f.change == "added"
@@ -234,7 +343,7 @@ def _check(env: _Env, queue: Queue, proposal: Proposal) -> Proposal:
                     f"deleting it leaves {len(left)} citation{'s' if len(left) != 1 else ''} "
                     f"behind: {', '.join(left[:5])}{' …' if len(left) > 5 else ''} (knomit "
                     "keeps refs to retracted facts valid; check will warn on them)", True))
-        depends = tuple(p.sha for p in queue.proposals if p.sha in needs.get(f.path, set()))
+        depends = tuple(sorted(needs.get(f.path, ()), key=order.__getitem__))
         facts.append(replace(
             f, problems=tuple(found), depends_on=depends,
             evidence_weight=result.weight_recorded if result else None,

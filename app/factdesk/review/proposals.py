@@ -29,9 +29,9 @@ from factdesk.corpus import githistory, gitrepo
 from factdesk.corpus.githistory import RangeCommit
 from factdesk.corpus.gitrepo import RawChange
 from factdesk.corpus.registry_io import REGISTRY_PATH, load_registry
-from factdesk.curation.gittree import tree_entries
 from factdesk.curation.trust import trusted_decisions
 from factdesk.fsio import read_config
+from factdesk.index import check_cache, decision_log
 from factdesk.model.registry import Registry, agent_id_from_email, op_token
 from factdesk.review.carry import Carry, branch_id, file_kind
 from factdesk.review.model import (
@@ -102,6 +102,42 @@ class _BranchRead:
     #: path → blob at the curated tip, for every kb/ path the curated branch changed
     #: since the base (None: deleted there)
     curated_changed: dict[str, str | None]
+    #: it came from the cache (`index.check_cache`), not from git
+    kept: bool = False
+
+
+def _read_key(world: str, sha: str, tip: str) -> str:
+    return f"{sha} {tip} {world}"
+
+
+def _read_json(r: _BranchRead) -> dict[str, object]:
+    return {"base": r.base,
+            "commits": [[c.sha, list(c.parents), c.author_name, c.author_email, c.time,
+                         c.subject, [_change_json(ch) for ch in c.changes]] for c in r.commits],
+            "net": [_change_json(ch) for ch in r.net],
+            "curated_changed": r.curated_changed}
+
+
+def _change_json(ch: RawChange) -> list[object]:
+    return [ch.status, ch.old_blob, ch.new_blob, ch.path, ch.new_path, ch.old_mode, ch.new_mode]
+
+
+def _kept_read(kept: check_cache.CheckCache, world: str, name: str, sha: str,
+               tip: str) -> _BranchRead | None:
+    """The branch's read as kept for these two tips, or None (not kept, or not readable)."""
+    data = kept.read(_read_key(world, sha, tip))
+    if not isinstance(data, dict):
+        return None
+    try:
+        commits = [RangeCommit(str(s), tuple(map(str, parents)), str(an), str(ae), int(t),
+                               str(subj), tuple(RawChange(*ch) for ch in changes))
+                   for s, parents, an, ae, t, subj, changes in data["commits"]]
+        net = [RawChange(*ch) for ch in data["net"]]
+        changed = {str(k): (None if v is None else str(v))
+                   for k, v in dict(data["curated_changed"]).items()}
+        return _BranchRead(name, sha, str(data["base"]), commits, net, changed, kept=True)
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def load_queue(repo: Path, *, branch: str | None = None,
@@ -149,9 +185,15 @@ def _load(repo: Path, curated: str, tip: str, refs: list[tuple[str, str]],
           branch: str | None, registry: Registry | None) -> Queue:
     # the git reads are independent: they run side by side (each thread waits on its git
     # process, so the interpreter's lock is free meanwhile)
-    with ThreadPoolExecutor(max_workers=4, thread_name_prefix="review-queue") as pool:
+    world = decision_log.world_stamp(repo)
+    with check_cache.CheckCache(repo) as kept, \
+            ThreadPoolExecutor(max_workers=4, thread_name_prefix="review-queue") as pool:
         found = pool.submit(_decisions, repo, tip, registry)
-        reads = [_read_branch(pool, repo, name, sha, tip) for name, sha in refs]
+        reads = [_kept_read(kept, world, name, sha, tip) or
+                 _read_branch(pool, repo, name, sha, tip) for name, sha in refs]
+        for r in reads:
+            if r.tip and not r.kept:
+                kept.keep_read(_read_key(world, r.tip, tip), _read_json(r))
         decisions = found.result()
 
     listed = {c.sha for r in reads for c in r.commits}
@@ -169,8 +211,23 @@ def _load(repo: Path, curated: str, tip: str, refs: list[tuple[str, str]],
     with Carry(repo, ids=lambda sha: ids_of.get(sha, ())) as carry:
         queue = _build(curated, tip, reads, extra, decisions, carry)
     paths = list(dict.fromkeys(f.path for p in queue.proposals for f in p.facts))
-    at_tip = tree_entries(repo, tip, paths)
-    return replace(queue, tip_blobs={p: blob for p, (_mode, blob) in at_tip.items()})
+    return replace(queue, tip_blobs=_tip_blobs(repo, world, tip, paths))
+
+
+def _tip_blobs(repo: Path, world: str, tip: str, paths: Sequence[str]) -> dict[str, str]:
+    """path → blob at the curated tip for those of `paths` it holds: what a commit's tree
+    holds never changes, so the paths read before for this tip are kept (`check_cache`,
+    "" for absent) and only the others are read from git."""
+    key = f"tree {tip} {world}"
+    with check_cache.CheckCache(repo) as kept:
+        data = kept.read(key)
+        known = ({str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {})
+        missing = [p for p in paths if p not in known]
+        if missing:
+            found = githistory.object_ids(repo, tip, missing)
+            known.update({p: found.get(p, "") for p in missing})
+            kept.keep_read(key, known)
+    return {p: known[p] for p in paths if known.get(p)}
 
 
 def _build(curated: str, tip: str, reads: Sequence[_BranchRead],
@@ -337,15 +394,19 @@ class Awaiting:
     created_at: int | None
 
 
-def awaiting_attestation(indexer: Indexer, *, limit: int | None = None) -> list[Awaiting]:
+def awaiting_attestation(indexer: Indexer, *, limit: int | None = None,
+                         rows: Sequence[tuple[str, str, str, str, str, str, int]] | None = None
+                         ) -> list[Awaiting]:
     """The live `distilled`/`discovered` facts of the indexed corpus whose current version
     no curator attested (an attestation by a trusted decision, of this very version: an
-    agent's later edit makes it wait again), newest first."""
+    agent's later edit makes it wait again), newest first. `rows`: `derived_facts` as the
+    caller read them (with the index brought up to date once); None: read here."""
     from factdesk.index.review_reads import derived_facts
     from factdesk.recall import Attestations
 
     attested = Attestations(indexer.repo).current()
-    rows = indexer.read(derived_facts)
+    if rows is None:
+        rows = indexer.read(derived_facts)
     out = []
     for path, title, typ, origin, blob, creator, created in rows:
         seen = attested.get(path)
