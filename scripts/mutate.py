@@ -32,6 +32,7 @@ comparison; the negation is the one that changes meaning for the trust checks).
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import random
 import shutil
@@ -101,15 +102,42 @@ def _copy() -> None:
             shutil.copy2(src, WORK / name)
 
 
+@functools.cache
+def _annotations(module: Path) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """The (start, end) positions of every type annotation in the module: under
+    `from __future__ import annotations` they are never evaluated, so a mutant inside one
+    (`str | None` → `str ^ None`) is equivalent."""
+    import ast
+
+    spans = []
+    for node in ast.walk(ast.parse(module.read_text())):
+        found = []
+        if isinstance(node, ast.arg | ast.AnnAssign) and node.annotation is not None:
+            found.append(node.annotation)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.returns is not None:
+            found.append(node.returns)
+        spans += [((a.lineno, a.col_offset), (a.end_lineno or a.lineno, a.end_col_offset or 0))
+                  for a in found]
+    return spans
+
+
+def _equivalent(module: Path, row: int, col: int) -> bool:
+    return "from __future__ import annotations" in module.read_text() and any(
+        start <= (row, col) < end for start, end in _annotations(module))
+
+
 def _trim(session: Path, sample: int | None, seed: int) -> int:
-    """Drop the operators left out (module doc) and keep `sample` mutants; returns how many."""
+    """Drop the operators left out (module doc) and the mutants inside annotations
+    (`_annotations`), and keep `sample` mutants; returns how many."""
     db = sqlite3.connect(session)
     try:
-        rows = db.execute("SELECT job_id, operator_name FROM mutation_specs").fetchall()
-        drop = [j for j, op in rows
+        rows = db.execute("SELECT job_id, operator_name, module_path, start_pos_row, "
+                          "start_pos_col FROM mutation_specs").fetchall()
+        drop = [j for j, op, path, row, col in rows
                 if op.endswith("NumberReplacer")
-                or ("ReplaceComparisonOperator" in op and not op.endswith(KEEP_COMPARISONS))]
-        kept = [j for j, _op in rows if j not in set(drop)]
+                or ("ReplaceComparisonOperator" in op and not op.endswith(KEEP_COMPARISONS))
+                or _equivalent(Path(path), row, col)]
+        kept = [j for j, *_ in rows if j not in set(drop)]
         if sample is not None and sample < len(kept):
             rng = random.Random(seed)  # noqa: S311  (a reproducible sample, not a secret)
             drop += [j for j in kept if j not in set(rng.sample(kept, sample))]
@@ -126,11 +154,17 @@ def _results(session: Path) -> tuple[int, int, int, list[str]]:
     """(killed, all, killed only by the whole run's 900 s timeout, diffs of survivors)."""
     db = sqlite3.connect(session)
     try:
-        rows = db.execute("SELECT test_outcome, output, diff FROM work_results").fetchall()
+        rows = [(outcome, out, diff) for outcome, out, diff, path, row, col in db.execute(
+            "SELECT r.test_outcome, r.output, r.diff, s.module_path, s.start_pos_row, "
+            "s.start_pos_col FROM work_results r JOIN mutation_specs s USING (job_id)")
+            if not _equivalent(Path(path), row, col)  # (a session made before _trim did)
+            and "incompetent: the mutant does not compile" not in (out or "")]
     finally:
         db.close()
-    survivors = [diff for outcome, _out, diff in rows if outcome == "survived"]
-    timeouts = sum(1 for outcome, out, _d in rows if outcome == "killed" and out == "timeout")
+    survivors = [f"{out[-400:]}\n{diff}" for outcome, out, diff in rows
+                 if outcome.lower() == "survived"]
+    timeouts = sum(1 for outcome, out, _d in rows
+                   if outcome.lower() == "killed" and out == "timeout")
     return len(rows) - len(survivors), len(rows), timeouts, survivors
 
 
@@ -205,7 +239,13 @@ def run(module_key: str, sample: int | None, seed: int, whole: bool) -> tuple[in
     print(f"{module}: {count} mutants", flush=True)
     subprocess.run([*cosmic, "exec", str(config), str(session)], cwd=WORK, check=True,
                    env=_env())
-    killed, total, timeouts, survivors = _results(session)
+    return report(module_key)
+
+
+def report(module_key: str) -> tuple[int, int]:
+    """The score and the survivors of the module's last session (bench/out/mutate)."""
+    module = MODULES[module_key]
+    killed, total, timeouts, survivors = _results(OUT / f"{module_key}.sqlite")
     report = [f"{module}: {killed}/{total} killed ({100 * killed / max(total, 1):.1f}%; "
               f"{timeouts} of them by the 900 s timeout alone)", ""]
     report += [f"--- survivor {n}\n{diff}" for n, diff in enumerate(survivors, 1)]
@@ -221,9 +261,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=22)
     parser.add_argument("--whole", action="store_true",
                         help="run the whole selection for every mutant (slow)")
+    parser.add_argument("--reuse-map", action="store_true",
+                        help="keep the last coverage map (the checkout's tests unchanged)")
+    parser.add_argument("--report", action="store_true",
+                        help="only report the last sessions again")
     args = parser.parse_args(argv)
-    _copy()
-    if not args.whole:
+    if args.report:
+        scores = {m: report(m) for m in args.modules}
+        for m, (killed, total) in scores.items():
+            print(f"{m:8} {killed:5}/{total:<5} {100 * killed / max(total, 1):5.1f}%")
+        return 0
+    if not args.reuse_map:
+        _copy()
+    if not args.whole and not args.reuse_map:
         coverage_map(args.modules)
     scores = {m: run(m, args.sample, args.seed, args.whole) for m in args.modules}
     print("\nmodule   killed/all  score")
