@@ -161,13 +161,17 @@ PATHOLOGICAL = {
     "200 images": ("![a](b)\n" * 200, True),
     "190,000 emphasis marks": ("*" * 100_000 + "x" + "*" * 90_000, False),
 }
-RENDER_BUDGET_S = 1.0  # measured worst on the 2-core dev machine: ~0.4 s (the 50 x 19 table)
+#: CPU seconds of the GUI thread (not wall time: on a loaded machine a run waits for a core
+#: without costing more; the suite ran two at once beside other work and the wall clock
+#: failed this test while the work was the same). Measured worst ~0.4 s (the 50 x 19 table);
+#: a caps bug makes it seconds to minutes.
+RENDER_BUDGET_S = 1.0
 
 
 @pytest.mark.parametrize("name", list(PATHOLOGICAL))
 def test_pathological_markdown_renders_within_budget(qtbot, name: str) -> None:
     """H08/H09: over the caps the body is shown as cut raw text, under them as markdown;
-    either way, rendering and painting stay within the budget."""
+    either way, rendering and painting stay within the budget (CPU time of this thread)."""
     import time
 
     text, rendered = PATHOLOGICAL[name]
@@ -175,10 +179,10 @@ def test_pathological_markdown_renders_within_budget(qtbot, name: str) -> None:
     qtbot.addWidget(browser)
     browser.resize(600, 500)
     browser.show()
-    start = time.perf_counter()
+    start = time.thread_time()
     assert browser.show_markdown(text) is rendered
     browser.viewport().repaint()
-    elapsed = time.perf_counter() - start
+    elapsed = time.thread_time() - start
     assert elapsed < RENDER_BUDGET_S, f"{name}: {elapsed:.2f} s"
     shown = browser.toPlainText()
     assert len(shown) <= 250_000

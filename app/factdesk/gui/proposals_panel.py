@@ -186,7 +186,7 @@ class ProposalsPanel(QWidget):
     def key_widgets(self) -> list[QWidget]:
         """What must stay readable at 1366×768 and 1.5× the font (tests/gui/test_layout.py)."""
         return [*self.bar.widgets(), self.list, *self.buttons.values(),
-                self.detail.facts, self.detail.problems, self.detail.tabs]
+                self.detail.facts, self.detail.problems, self.detail.tabs.tabBar()]
 
     def _restyle(self) -> bool:
         from shiboken6 import isValid
