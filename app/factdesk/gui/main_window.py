@@ -43,7 +43,7 @@ from factdesk.gui.notice_banner import NoticeBanner
 from factdesk.gui.open_corpus import CorpusOpener
 from factdesk.gui.operations import Executed, Operations
 from factdesk.gui.overview import OverviewPanel
-from factdesk.gui.panel import IndexChange, Panel, follow_screen
+from factdesk.gui.panel import IndexChange, Panel, focus_into, follow_screen
 from factdesk.gui.problems_panel import ProblemsPanel
 from factdesk.gui.proposals_panel import ProposalsPanel
 from factdesk.gui.relabel_dialog import RelabelOpener
@@ -215,6 +215,8 @@ class MainWindow(QMainWindow):
         self._front = self.front()
         self._front.tab_did_show()
         self.sync_inspector(switched=True)
+        if self.isVisible():
+            focus_into(self.center.currentWidget(), keep=(self.search,))
 
     def sync_inspector(self, *, switched: bool = False) -> None:
         """The inspector shows what the tab in front has selected (issue 24 #1): the

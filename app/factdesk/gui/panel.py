@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
 from factdesk.curation import ChangeSet
@@ -140,6 +141,24 @@ def key_widgets(panel: object) -> list[QWidget]:
     found: list[QWidget] = [*tab.findChildren(QAbstractItemView), *tab.findChildren(QAbstractButton)]
     return [w for w in found if w.isVisibleTo(tab) and not isinstance(w, QHeaderView)
             and not isinstance(w.parentWidget(), QHeaderView)]
+
+
+def focus_into(tab: QWidget, *, keep: tuple[QWidget, ...] = ()) -> None:
+    """A tab came to the front: the keyboard goes to its first list, so its keys (C, F,
+    A, j …) act at once — unless the focus is already inside it or in one of `keep` (the
+    search field: a query typed, then Ctrl+n, stays in the field). Without this the
+    focus left on the hidden tab falls to whatever Qt finds next (the sidebar)."""
+    from PySide6.QtWidgets import QAbstractItemView, QApplication, QHeaderView
+
+    focus = QApplication.focusWidget()
+    if focus is not None and (focus is tab or tab.isAncestorOf(focus)
+                              or any(k is focus or k.isAncestorOf(focus) for k in keep)):
+        return
+    for view in tab.findChildren(QAbstractItemView):
+        if (view.isVisibleTo(tab) and view.isEnabled() and not isinstance(view, QHeaderView)
+                and view.focusPolicy() & Qt.FocusPolicy.TabFocus):
+            view.setFocus(Qt.FocusReason.OtherFocusReason)
+            return
 
 
 def follow_screen(window: QWidget, parts: list[QWidget]) -> None:

@@ -33,6 +33,7 @@ import sqlite3
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from factdesk.corpus import gitrepo
 from factdesk.corpus.ontology import ontology_bytes
@@ -40,6 +41,9 @@ from factdesk.corpus.registry_io import REGISTRY_PATH
 from factdesk.fsio import read_config
 from factdesk.index import cache_file
 from factdesk.index.rows import rows_in
+
+if TYPE_CHECKING:
+    from factdesk.index.writing import RuleSetting
 
 VERSION = 1
 APPLICATION_ID = 0x46444B43  # "FDKC"
@@ -74,6 +78,17 @@ def index_stamp(conn: sqlite3.Connection, extra: Iterable[str] = ()) -> str:
     parts += [f"{p}:{rows.get(p)!r}" for p in off_head]
     parts += list(extra)
     return hashlib.sha256("\x00".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def review_stamp(conn: sqlite3.Connection, repo: Path, setting: RuleSetting) -> str:
+    """The stamp of one run of review's checks: the index version, the rule files and
+    the rule setting they ran with ("" when the index cannot be read: nothing is kept)."""
+    try:
+        return index_stamp(conn, [
+            setting_stamp(repo), f"repo_id={sorted(setting.repo_id or ())}",
+            f"today={setting.today.isoformat()}", f"history={setting.history_known}"])
+    except sqlite3.DatabaseError:
+        return ""
 
 
 def setting_stamp(repo: Path) -> str:

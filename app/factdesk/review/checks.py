@@ -22,7 +22,6 @@ code and message). Near-duplicates come from the semantic layer only when asked
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -40,6 +39,8 @@ from factdesk.model.refs import local_targets
 from factdesk.review.model import Proposal, Queue, ReviewProblem
 
 if TYPE_CHECKING:
+    import sqlite3
+
     from factdesk.index.indexer import Indexer
 
 #: how deep the dependency walk follows citations through the branch's own versions
@@ -65,7 +66,7 @@ class _Env:
     def still(self) -> bool:
         """The corpus the checks read is the one they started on (an update landing
         meanwhile: what was checked is not kept)."""
-        return _stamp(self.conn, self.repo, self.setting) == self.stamp
+        return check_cache.review_stamp(self.conn, self.repo, self.setting) == self.stamp
 
     def read(self, blob: str | None) -> bytes | None:
         if blob is None:
@@ -175,12 +176,6 @@ def _from_kept(p: Proposal, data: dict[str, object]) -> Proposal | None:
         return None
 
 
-def _stamp(conn: sqlite3.Connection, repo: Path, setting: RuleSetting) -> str:
-    return check_cache.index_stamp(conn, [
-        check_cache.setting_stamp(repo), f"repo_id={sorted(setting.repo_id or ())}",
-        f"today={setting.today.isoformat()}", f"history={setting.history_known}"])
-
-
 class _environment:
     """One connection, one blob reader, one rule setting for a run of checks."""
 
@@ -197,10 +192,7 @@ class _environment:
         setting = self.indexer.rule_setting()
         self.env = _Env(conn, setting, reader, self.indexer.repo, {},
                         check_cache.CheckCache(self.indexer.repo))
-        try:
-            self.env.stamp = _stamp(conn, self.indexer.repo, setting)
-        except sqlite3.DatabaseError:
-            self.env.stamp = ""
+        self.env.stamp = check_cache.review_stamp(conn, self.indexer.repo, setting)
         return self.env
 
     def __exit__(self, *exc: object) -> None:
