@@ -84,6 +84,55 @@ def test_an_agent_commit_a_that_takes_our_change_in_is_never_reverted(corpus: Co
         ["git", "-C", str(repo), "commit", "-am", "autosave 2"], capture_output=True, text=True).stdout
 
 
+def _commit_in_flight(repo: Path, path: str, seconds: float) -> threading.Thread:
+    """An agent's `git commit -a` caught in flight, as git does it: it has read the work
+    tree (our new bytes) and holds git's index.lock and the branch's lock; `seconds` later
+    its commit lands (the branch lock renamed onto the ref) and it lets the index go."""
+    gd = repo / ".git"
+    data = (repo / path).read_bytes()
+    (gd / "index.lock").write_bytes((gd / "index").read_bytes())
+    (gd / "refs/heads/main.lock").write_bytes(b"")
+
+    def land() -> None:
+        time.sleep(seconds)
+        env = {**os.environ, "GIT_INDEX_FILE": str(gd / "agent-index")}
+        blob = subprocess.run(["git", "-C", str(repo), "hash-object", "-w", "--stdin"], input=data,
+                              check=True, capture_output=True, text=False).stdout.decode().strip()
+        subprocess.run(["git", "-C", str(repo), "read-tree", "HEAD"], env=env, check=True)
+        subprocess.run(["git", "-C", str(repo), "update-index", "--cacheinfo",
+                        f"100644,{blob},{path}"], env=env, check=True)
+        tree = subprocess.run(["git", "-C", str(repo), "write-tree"], env=env, check=True,
+                              capture_output=True, text=True).stdout.strip()
+        sha = agent(repo, "commit-tree", tree, "-p", head(repo), "-m", "autosave").strip()
+        (gd / "refs/heads/main.lock").write_text(sha + "\n")
+        os.rename(gd / "refs/heads/main.lock", gd / "refs/heads/main")
+        os.rename(gd / "agent-index", gd / "index.lock")  # (git's index, with our path)
+        os.rename(gd / "index.lock", gd / "index")
+
+    thread = threading.Thread(target=land)
+    thread.start()
+    return thread
+
+
+def test_an_agent_commit_in_flight_is_waited_for_never_reverted(corpus: Corpus, cur: Curation) -> None:
+    """The soak's rarest round (it failed once in a loaded full run): the agent's commit -a
+    had read our new bytes and held the branch's lock when our ref update came, so the update
+    failed, and the file was put back as HEAD had it *then* — a moment before the agent's
+    commit with our bytes landed. The disk disagreed with HEAD, unsaid, and the agent's next
+    commit -a would revert the relabel under its name. Now the write path waits for the
+    locks a git process in flight holds before it decides, and reads HEAD after."""
+    repo = corpus.root
+    old = (repo / A).read_bytes()
+    flights: list[threading.Thread] = []
+    with faults.at("commit.before_cas", lambda: flights.append(_commit_in_flight(repo, A, 0.4))), \
+            pytest.raises(Conflict, match=r"took in this change"):
+        cur.relabel([A], {"type": "pattern"}, "a pattern")
+    for flight in flights:
+        flight.join(10)
+    assert at_head(repo, A) == (repo / A).read_bytes() == old.replace(b"observation", b"pattern")
+    assert not pending_actions(repo)
+
+
 def test_a_crash_then_an_agent_commit_a_is_recovered_as_committed(corpus: Corpus) -> None:
     repo = corpus.root
     old = (repo / A).read_bytes()

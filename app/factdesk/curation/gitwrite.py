@@ -61,6 +61,7 @@ from factdesk.curation.gittree import (
     _took_in,
     head_ref,
     index_entries,
+    ref_tip,
     sync_index,
     touched_between,
     tree_entries,
@@ -285,6 +286,19 @@ def _follow_switch(repo: Path, journal: _Journal, done: Committed, changes: Sequ
                         f"has them{put}{outcome.note()}")
 
 
+def _wait_for_locks(gd: Path, ref: str | None, seconds: float = 3.0) -> bool:
+    """Wait until no other git process holds git's index, HEAD or `ref` (a full ref name)
+    — up to `seconds`, so a lock a crashed git left behind delays, never blocks. True when
+    they are free."""
+    locks = [gd / "index.lock", gd / "HEAD.lock"] + ([gd / f"{ref}.lock"] if ref else [])
+    deadline = time.monotonic() + seconds
+    while any(lock.exists() for lock in locks):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
 def _settled_head(gd: Path) -> str | None:
     """HEAD's symbolic target once no other git process holds the index or HEAD (a checkout
     writes the index, then its branch and HEAD): waited for up to half a second."""
@@ -329,6 +343,11 @@ def _put_back(repo: Path, changes: Sequence[FileChange], base: str,
     would revert the change under its name)."""
     out = _PutBack()
     paths = [c.path for c in changes]
+    # a git process in flight (an agent's `commit -a` holds index.lock from reading the
+    # work tree until its branch moved) may be taking our bytes in: HEAD is read once it
+    # is done, else the file went back under a commit that holds the new bytes
+    gd = gitrepo.git_dir(repo)
+    _wait_for_locks(gd, head_ref(gd))
     head = _git(repo, "rev-parse", "-q", "--verify", "HEAD^{commit}", check=False).stdout.decode().strip()
     out.head = head or ZERO
     at_head = {p: blob for p, (_mode, blob) in tree_entries(repo, out.head, paths).items()}
@@ -536,7 +555,12 @@ def _publish(repo: Path, gd: Path, ref: str, r0: str, changes: Sequence[FileChan
         if not tip:
             raise Conflict(_lock_message(repo, ref, proc))
         if tip == base:
-            raise Conflict(_lock_message(repo, ref, proc))
+            # another git process holds the ref's lock (an agent's commit in flight): wait
+            # for it, then try again from wherever it left the branch
+            if attempt + 1 < MAX_CAS_TRIES and _wait_for_locks(gd, ref):
+                tip = ref_tip(repo, ref) or base
+            if tip == base:
+                raise Conflict(_lock_message(repo, ref, proc))
         moved = touched_between(repo, base, tip, paths)
         if moved:
             raise Conflict(_moved_message(repo, base, tip, moved))
