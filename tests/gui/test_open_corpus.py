@@ -245,3 +245,15 @@ def test_a_clone_cancelled_keeps_nothing_and_refused_urls_never_run(
     assert [desk] == WINDOWS
     qtbot.keyClick(dialog, Qt.Key.Key_Escape)
     assert not dialog.isVisible()
+
+
+def test_a_window_closed_for_good_is_no_longer_held(qtbot, repo: Path, data_dir: Path) -> None:
+    """The app holds its open window (`keep`); one closed for good (not left for another
+    corpus) must go from that list, else File ▸ Open took it for the window that replaced
+    one (the Ctrl+O test failed after any test that ran the app and closed its window)."""
+    win = MainWindow(repo, make_settings(), watch=False, update_on_open=False, semantic=False)
+    qtbot.addWidget(win)
+    keep(win)
+    win.show()
+    win.close()
+    qtbot.waitUntil(lambda: win not in WINDOWS, timeout=5000)

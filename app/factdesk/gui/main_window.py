@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QSettings, Qt, Signal
+from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QDialog,
@@ -119,7 +119,7 @@ class MainWindow(QMainWindow):
         self._connect()
         self.heap = HeapFreeze()
         self.watcher = CorpusWatcher(self.session.repo, self.session.indexer.git_dir, self)
-        self.watcher.corpus_did_change.connect(self.reindex)
+        self.watcher.corpus_did_change.connect(self._outside_change)
         self.watcher.enabled = watch
         dialogs.restore_geometry(self.settings, self, self._splitters())
         if self.session.conn is not None:
@@ -363,6 +363,15 @@ class MainWindow(QMainWindow):
         self.status.working("indexing…")
         self.session.update(rebuild=rebuild)
 
+    def _outside_change(self) -> None:
+        """The watch saw an outside change (an agent's commit or tip, an editor's save):
+        the index takes in the paths it names, or looks at everything when it cannot say."""
+        seen = self.watcher.take()
+        if seen.nothing:
+            return
+        self.status.working("indexing…")
+        self.session.update(hint=None if seen.whole else sorted(seen.paths))
+
     def _refresh(self, change: IndexChange, *, place: Place | None = None) -> None:
         """Every view after the index moved on (a reindex, an outside commit, our action)."""
         self.table.index_moved()
@@ -390,6 +399,7 @@ class MainWindow(QMainWindow):
             self.index_did_update.emit(change.stats)
 
     def _on_index_failed(self, message: str) -> None:
+        self.watcher.lost("the last update did not finish")  # (what it saw: looked at again)
         self.last_error = message
         self.status.index_failed(message)
 
@@ -438,3 +448,12 @@ class MainWindow(QMainWindow):
         self.session.close(wait=not self._leaving)  # (finishes the queued writes first)
         self.heap.release()  # this window's objects become collectable again
         super().closeEvent(event)
+        if not self._leaving:  # (closed for good: the app no longer holds it; File ▸ Open
+            # looked for the window that replaced one among those held, and found this one)
+            QTimer.singleShot(0, self._forget)
+
+    def _forget(self) -> None:
+        from factdesk.gui.open_corpus import WINDOWS
+
+        if self in WINDOWS:
+            WINDOWS.remove(self)

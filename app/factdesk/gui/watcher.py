@@ -1,86 +1,98 @@
-"""CorpusWatcher: notices commits and file edits made outside factdesk (agents, editors).
+"""CorpusWatcher: notices commits, new agent tips and file edits made outside factdesk
+(agents, editors, a fetch) and tells the window what changed (issue 23 #2, issue 26 #5).
 
-Watches `.git/HEAD`, `.git/refs/heads` and the `kb/` folders (not `.git/factdesk`, where
-the index itself is written) and emits `corpus_did_change` once per burst of events.
+The watching itself is `corpus.watch.CorpusWatch` (watchdog: inotify, FSEvents,
+ReadDirectoryChangesW) over `kb/` and git's refs — `refs/heads/agent/*`, the
+remote-tracking `refs/remotes/*/agent/*`, the checked-out branch, `HEAD`, `packed-refs` —
+recursively, with no walk of the folders. Its thread only posts a signal; here, on the
+GUI thread, a short debounce gathers a burst of events (a commit writes objects, then the
+ref) and `corpus_did_change` fires once. The window then asks `take()` what was seen and
+updates the index for those paths alone (`Seen.paths`: a hint, no `git status`), or
+looks at everything when the watch cannot say (`Seen.whole`: it could not be set up —
+the platform's watch limit, `fs.inotify.max_user_watches` on Linux —, its queue
+overflowed, a folder was moved or removed; `why` says which, in words). A watch that
+cannot start leaves the window as it was before watching: F5 and every action still
+bring the index up to date.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
-from factdesk.gui.workers import BackgroundRead
+from factdesk.corpus.watch import CorpusWatch, Seen
 
-DEBOUNCE_MS = 800
-MAX_WATCHED_DIRS = 4000
+#: a burst of events (objects, index, ref) settles within this; the change is searchable
+#: well under a second after it lands (bench/gui_watch_bench.py)
+DEBOUNCE_MS = 120
 
 
 class CorpusWatcher(QObject):
     """Debounced change notification for one repository."""
 
     corpus_did_change = Signal()
-    #: the folders listed in the background are watched now
+    #: the watch is set up (or could not be: `trouble` says why)
     did_watch = Signal()
+    #: (from the watch's own thread: queued onto the GUI thread)
+    _poked = Signal()
 
-    def __init__(self, repo: Path, git_dir: Path, parent: QObject | None = None) -> None:
+    def __init__(self, repo: Path, git_dir: Path, parent: QObject | None = None, *,
+                 root: str = "kb") -> None:
         super().__init__(parent)
         self._repo = repo
         self._git_dir = git_dir
-        self._watcher = QFileSystemWatcher(self)
+        self._root = root
+        self._watch: CorpusWatch | None = None
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(DEBOUNCE_MS)
-        self._timer.timeout.connect(self.corpus_did_change)
-        self._watcher.fileChanged.connect(self._poke)
-        self._watcher.directoryChanged.connect(self._poke)
+        self._timer.timeout.connect(self._fire)
+        self._poked.connect(self._poke)
         self.enabled = True
-        # the folder walk reads the disk: on a worker, never the GUI thread (0.9 s over
-        # kb/'s 3,900 folders at 100,000 facts held the first paint)
-        self._walk = BackgroundRead(None, watched_paths, done=self._walked,
-                                    failed=lambda _message, *_a: None, parent=self)
+        #: why the watch is not live, in words (None: it is)
+        self.trouble: str | None = None
 
     def watch(self) -> None:
-        """(Re)register every path; call after each index update (folders come and go).
-        The folders are listed in the background; the watch follows when they are."""
-        self._walk.start(self._repo, self._git_dir)
-
-    def _walked(self, paths: list[str], *_args: object) -> None:
-        old = self._watcher.files() + self._watcher.directories()
-        if old:
-            self._watcher.removePaths(old)
-        if paths:
-            self._watcher.addPaths(paths)
+        """Start watching (once; the watch is recursive, so folders that come later are
+        watched too). Emits `did_watch`."""
+        if self._watch is None and self.enabled:
+            self._watch = CorpusWatch(self._repo, self._git_dir, root=self._root,
+                                      on_change=self._poked.emit).start()
+            self.trouble = None if self._watch.live else self._watch.take().why
         self.did_watch.emit()
 
+    @property
+    def live(self) -> bool:
+        return self._watch is not None and self._watch.live
+
+    def take(self) -> Seen:
+        """What was seen since the last call; without a live watch, `whole` (look at
+        everything)."""
+        if self._watch is None:
+            return Seen(whole=True, why="the corpus is not being watched")
+        return self._watch.take()
+
+    def lost(self, why: str) -> None:
+        """What was taken was not used (the update failed): the next look is a whole one."""
+        if self._watch is not None:
+            self._watch.lost(why)
+
+    def watch_folders(self, _folders: set[str]) -> None:
+        """(Kept for callers: the watch is recursive, new folders are watched already.)"""
+
     def close(self) -> None:
-        """Nothing more comes back from a walk still running (the window is closing)."""
-        self._walk.close()
+        """Stop watching (the window is closing; the watch thread is joined)."""
+        self.enabled = False
+        self._timer.stop()
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            watch.stop()
 
-    def watch_folders(self, folders: set[str]) -> None:
-        """Add folders our own action created (cheaper than re-walking the tree)."""
-        known = set(self._watcher.directories())
-        new = [str(self._repo / f) for f in folders
-               if (self._repo / f).is_dir() and str(self._repo / f) not in known]
-        if new and len(known) < MAX_WATCHED_DIRS:
-            self._watcher.addPaths(new)
-
-    def _poke(self, _path: str) -> None:
+    def _poke(self) -> None:
         if self.enabled:
             self._timer.start()
 
-
-def watched_paths(repo: Path, git_dir: Path) -> list[str]:
-    """What a corpus watcher registers: git's HEAD and branch refs, `kb/` and its folders
-    (hidden ones skipped; at most MAX_WATCHED_DIRS). Reads the disk: run it on a worker."""
-    paths = [git_dir / "HEAD", git_dir / "refs" / "heads"]
-    kb = repo / "kb"
-    if kb.is_dir():
-        paths.append(kb)
-        for root, dirs, _files in os.walk(kb):
-            dirs[:] = [d for d in dirs if not d.startswith(".")]
-            paths.extend(Path(root) / d for d in dirs)
-            if len(paths) > MAX_WATCHED_DIRS:
-                break
-    return [str(p) for p in paths if p.exists()]
+    def _fire(self) -> None:
+        if self.enabled:
+            self.corpus_did_change.emit()

@@ -1,0 +1,101 @@
+"""A running window learns of outside changes from the watch, not by walking (issue 23 #2,
+issue 26 #5): a new tip of an agent branch — written with git's plumbing as `factdesk mcp`
+writes it, never touching the work tree, or fetched as a remote-tracking branch — reaches
+the Proposals tab, and an agent's edit under `kb/` reaches the table, with no F5. How fast
+is measured in bench/gui_watch_bench.py, not here (a loaded machine is slow)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from factdesk.gui.app import make_settings
+from factdesk.gui.main_window import MainWindow
+from tests.conftest import git
+from tests.gui.conftest import FACT
+from tests.gui.test_proposals import AGENT, add_agent_branch
+
+pytestmark = pytest.mark.gui
+
+
+def _plumbing_commit(repo: Path, ref: str, path: str, text: str, base: str | None = None) -> str:
+    """A commit on `ref` adding `path`, made as the MCP write path makes it: objects, a
+    tree from the ref's own, a compare-and-swap of the ref; no work tree, no git index."""
+    env = {**os.environ, "GIT_INDEX_FILE": str(repo / ".git" / "scratch-index"),
+           "GIT_AUTHOR_NAME": "mindev", "GIT_AUTHOR_EMAIL": "mindev.local-8ef0cd32+learn@agents.knomit.io",
+           "GIT_COMMITTER_NAME": "mindev", "GIT_COMMITTER_EMAIL": "mindev.local-8ef0cd32@agents.knomit.io"}
+
+    def run(*args: str, data: bytes | None = None) -> str:
+        return subprocess.run(["git", "-C", str(repo), *args], input=data, env=env, check=True,
+                              capture_output=True).stdout.decode().strip()
+
+    tip = run("rev-parse", base or ref)
+    blob = run("hash-object", "-w", "--stdin", data=text.encode())
+    run("read-tree", tip)
+    run("update-index", "--add", "--cacheinfo", f"100644,{blob},{path}")
+    tree = run("write-tree")
+    sha = run("commit-tree", tree, "-p", tip, "-m", "learn: written over MCP")
+    run("update-ref", ref, sha, *([] if base else [tip]))
+    os.unlink(env["GIT_INDEX_FILE"])
+    return sha
+
+
+@pytest.fixture
+def watching(qtbot, repo: Path, data_dir: Path):  # type: ignore[no-untyped-def]
+    add_agent_branch(repo)
+    win = MainWindow(repo, make_settings(), watch=True, update_on_open=False, semantic=False)
+    qtbot.addWidget(win)
+    win.show()
+    with qtbot.waitSignals([win.index_did_update, win.watcher.did_watch], timeout=20_000):
+        win.reindex()
+    assert win.watcher.live, win.watcher.trouble
+    yield win
+    win.close()
+
+
+def _listed(win: MainWindow, sha: str) -> bool:
+    return any(sha in row.shas for row in win.proposals.items)
+
+
+def test_a_new_agent_tip_written_with_plumbing_reaches_the_proposals_tab(qtbot, watching, repo) -> None:
+    win = watching
+    win.center.setCurrentWidget(win.proposals)
+    qtbot.waitUntil(lambda: win.proposals.loaded and bool(win.proposals.items), timeout=20_000)
+    before = len(win.proposals.items)
+    head, status = git(repo, "rev-parse", "HEAD"), git(repo, "status", "--porcelain")
+    sha = _plumbing_commit(repo, f"refs/heads/{AGENT}", "kb/gotchas/db/c9c9c9c9.md", FACT.format(
+        front="type: observation\ndomain: [ledger-api]\nconfidence: 0.7\nsources: 1\nrefs: []",
+        title="Checkpoint writes stall under vacuum", body="Seen twice."))
+    # no F5: the watch saw refs/heads/agent/… move
+    qtbot.waitUntil(lambda: _listed(win, sha), timeout=20_000)
+    assert len(win.proposals.items) == before + 1
+    # and the curator's checkout was never touched
+    assert git(repo, "rev-parse", "HEAD") == head and git(repo, "status", "--porcelain") == status
+
+
+def test_a_fetched_agent_branch_reaches_the_proposals_tab(qtbot, watching, repo) -> None:
+    win = watching
+    win.center.setCurrentWidget(win.proposals)
+    qtbot.waitUntil(lambda: win.proposals.loaded and bool(win.proposals.items), timeout=20_000)
+    # as a fetch writes it: a remote-tracking agent branch under refs/remotes/
+    sha = _plumbing_commit(repo, "refs/remotes/origin/agent/second-0000aaaa", "kb/gotchas/db/c8c8c8c8.md",
+                     FACT.format(front="type: observation\ndomain: [ledger-api]\nconfidence: 0.7\n"
+                                 "sources: 1\nrefs: []", title="Fetched from a second agent",
+                                 body="Seen once."), base="main")
+    qtbot.waitUntil(lambda: _listed(win, sha), timeout=20_000)
+
+
+def test_an_agents_edit_under_kb_reaches_the_table_by_its_path(qtbot, watching, repo) -> None:
+    win = watching
+    rows = win.table.model.rowCount()
+    with qtbot.waitSignal(win.index_did_update, timeout=20_000):
+        path = repo / "kb" / "gotchas" / "new-area" / "d4d4d4d4.md"  # (a folder made now)
+        path.parent.mkdir(parents=True)
+        path.write_text(FACT.format(
+            front="type: observation\ndomain: [x]\nconfidence: 0.6\nsources: 1\nrefs: []",
+            title="Written in a folder that did not exist", body="."), encoding="utf-8")
+    qtbot.waitUntil(lambda: win.table.model.rowCount() == rows + 1, timeout=20_000)
+    assert win.last_error is None
