@@ -342,8 +342,6 @@ class MainWindow(QMainWindow):
             return
         place = self.table.place_for(changes, self.inspector.path)
         change = IndexChange(executed.index, changes, in_front=True)
-        if not change.light:  # a file came or went
-            self.watcher.watch_folders({str(Path(p).parent) for p in changes.paths_after})
         self.session.accept_update(executed.index)
         self._refresh(change, place=place)
         self.status.committed(changes)  # (after the refresh's own word: warnings last)

@@ -78,9 +78,6 @@ class CorpusWatcher(QObject):
         if self._watch is not None:
             self._watch.lost(why)
 
-    def watch_folders(self, _folders: set[str]) -> None:
-        """(Kept for callers: the watch is recursive, new folders are watched already.)"""
-
     def close(self) -> None:
         """Stop watching (the window is closing; the watch thread is joined)."""
         self.enabled = False
