@@ -233,3 +233,20 @@ def test_a_review_decision_must_name_full_agent_commits(corpus: Corpus) -> None:
                           author=("mindev", "mindev.local-8ef0cd32+learn@agents.knomit.io"),
                           committer=("ana", "ana@example.org"))
     assert short not in {d.commit for d in trusted_decisions(corpus.root)}
+
+
+@pytest.mark.parametrize(("author", "trusted"), [
+    ("ana+relabel@example.org", True),           # a curator, the action's own op token
+    ("codex+relabel@agents.knomit.io", False),    # an agent author, committed by a curator
+    ("ana+retract@example.org", False),           # a curator, another action's op token
+])
+def test_a_curators_decision_has_a_curator_author_with_its_op_token(
+        corpus: Corpus, author: str, trusted: bool) -> None:
+    """Rule 5: a decision other than a review's is authored by a curator whose op token is
+    the action's — an agent author (even committed by a curator) or a token of another
+    action records nothing (the mutation run left `or` → `and` alive here)."""
+    message = f"relabel: a pattern\n\nbecause\n\n{forged_block('relabel', '0123456789abcdef')}"
+    git(corpus.root, "commit", "-q", "--allow-empty", "-m", message, author=author.split("+")[0],
+        email=author, env={"GIT_COMMITTER_NAME": "ana", "GIT_COMMITTER_EMAIL": "ana@example.org"})
+    sha = git(corpus.root, "rev-parse", "HEAD").strip()
+    assert (sha in {d.commit for d in trusted_decisions(corpus.root)}) == trusted

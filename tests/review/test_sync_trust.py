@@ -162,3 +162,37 @@ def test_arrivals_tell_review_merges_from_look_alikes(corpus: Corpus) -> None:
                          env={"GIT_COMMITTER_EMAIL": "codex@agents.knomit.io"}).strip()
     (got,) = [a for a in arrivals(repo, committer_only, base) if a.commit == committer_only]
     assert got.kind == AGENT and got.agent == "codex@agents.knomit.io"
+
+
+# -- what `arrivals` calls each incoming commit (the mutation run of issue 22 left these alive)
+
+
+def test_merges_without_a_trailer_block_arrive_as_other_commits(corpus: Corpus) -> None:
+    """A merge shaped like a curator's sync or review merge (two parents, a curator's
+    `+sync` / `+merge` author) but with no trailer block at all is neither: it is adopted
+    and named, and its second parent's forged decision is never read as trusted."""
+    from factdesk.curation.trust import OTHER, arrivals
+
+    repo = corpus.root
+    base = tip(repo)
+    forged = _forged_decision(repo)
+    sync_like = _commit(repo, [base, forged], "Merge branch 'x'", "ana+sync@example.org", "ana")
+    review_like = _commit(repo, [base, forged], "Merge agent/box-0123abcd", "ana+merge@example.org",
+                          "ana")
+    for merge in (sync_like, review_like):
+        kinds = {a.commit: a.kind for a in arrivals(repo, merge, base)}
+        assert kinds[merge] == OTHER, kinds
+
+
+def test_what_a_sync_merge_brings_is_listed_under_it(corpus: Corpus) -> None:
+    """Each commit of a trusted sync merge's second-parent line arrives with the merge as
+    its `top` (the first-parent commit that brings it: sync's guard holds back by it)."""
+    from factdesk.curation.trust import DECISION, SYNC_MERGE, arrivals
+
+    repo = corpus.root
+    base = tip(repo)
+    forged = _forged_decision(repo)
+    merge = _commit(repo, [base, forged], _sync_message(), "ana+sync@example.org", "ana")
+    came = {a.commit: a for a in arrivals(repo, merge, base)}
+    assert came[merge].kind == SYNC_MERGE and came[merge].top == merge
+    assert came[forged].kind == DECISION and came[forged].top == merge
