@@ -20,6 +20,9 @@ survives at once, as it would under the whole selection. What that misses: a lin
 only inside a child process a test starts (the CLI's crash tests); `--whole` runs the whole
 selection for every mutant instead, to check a survivor.
 
+`--survivors` runs the last sessions' survivors again (after tests were written to kill
+them), with the checkout copied and the map rebuilt: the killed keep their results.
+
 `--sample N` keeps N mutants per module, drawn with a fixed seed (a quick look). The scratch
 copy's parent links ../shared, so the tests that use the real corpus run too.
 
@@ -242,6 +245,29 @@ def run(module_key: str, sample: int | None, seed: int, whole: bool) -> tuple[in
     return report(module_key)
 
 
+def rerun_survivors(module_key: str, whole: bool) -> tuple[int, int]:
+    """The module's last session again, its survivors only: their results are dropped and
+    cosmic-ray runs what has no result (the killed keep theirs: the tests only grew)."""
+    module = MODULES[module_key]
+    config = OUT / f"{module_key}.toml"
+    config.write_text(_config(module_key, module, whole))
+    session = OUT / f"{module_key}.sqlite"
+    db = sqlite3.connect(session)
+    try:
+        again = [j for (j,) in db.execute("SELECT job_id FROM work_results WHERE "
+                                           "lower(test_outcome) = 'survived'")]
+        for job in again:
+            db.execute("DELETE FROM work_results WHERE job_id = ?", (job,))
+        db.commit()
+    finally:
+        db.close()
+    print(f"{module}: {len(again)} survivors run again", flush=True)
+    cosmic = [sys.executable, "-m", "cosmic_ray.cli"]
+    subprocess.run([*cosmic, "exec", str(config), str(session)], cwd=WORK, check=True,
+                   env=_env())
+    return report(module_key)
+
+
 def report(module_key: str) -> tuple[int, int]:
     """The score and the survivors of the module's last session (bench/out/mutate)."""
     module = MODULES[module_key]
@@ -265,6 +291,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="keep the last coverage map (the checkout's tests unchanged)")
     parser.add_argument("--report", action="store_true",
                         help="only report the last sessions again")
+    parser.add_argument("--survivors", action="store_true",
+                        help="run the last sessions' survivors again against the checkout's "
+                             "tests now (the tests written to kill them), the map rebuilt")
     args = parser.parse_args(argv)
     if args.report:
         scores = {m: report(m) for m in args.modules}
@@ -275,7 +304,10 @@ def main(argv: list[str] | None = None) -> int:
         _copy()
     if not args.whole and not args.reuse_map:
         coverage_map(args.modules)
-    scores = {m: run(m, args.sample, args.seed, args.whole) for m in args.modules}
+    if args.survivors:
+        scores = {m: rerun_survivors(m, args.whole) for m in args.modules}
+    else:
+        scores = {m: run(m, args.sample, args.seed, args.whole) for m in args.modules}
     print("\nmodule   killed/all  score")
     for m, (killed, total) in scores.items():
         print(f"{m:8} {killed:5}/{total:<5} {100 * killed / max(total, 1):5.1f}%")
