@@ -222,10 +222,42 @@ def test_the_window_path_loads_no_command_module() -> None:
 
     from factdesk.cli import COMMANDS, command_group
 
-    assert set(command_group().commands) == COMMANDS
+    import click
+
+    group = command_group()
+    ctx = click.Context(group)
+    assert set(group.list_commands(ctx)) == COMMANDS
+    assert all(group.get_command(ctx, name) is not None for name in COMMANDS)
+    assert set(group.commands) == COMMANDS  # (every one of them loaded now)
     probe = ("import sys, factdesk.cli; "
              "print(sorted(m for m in ('click', 'numpy', 'factdesk.cli.commands', "
              "'factdesk.index', 'factdesk.curation') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          check=True).stdout.strip()
     assert out == "[]"
+
+
+def test_a_read_loads_only_the_command_it_runs(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """`factdesk search` imports neither the review, sync, semantic nor curation command
+    modules (issue 23 #1: each was imported before any command ran, about 0.4 s); each lazy
+    command lives where `LAZY` says (the map cannot drift)."""
+    import subprocess
+    import sys
+
+    import click
+
+    from factdesk.cli import command_group
+    from factdesk.cli.commands import LAZY
+
+    probe = ("import sys; from factdesk.cli import main; main(['search', 'x', '--kb', sys.argv[1]]); "
+             "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('factdesk.cli.') "
+             "and m.endswith('_cmds')))")
+    out = subprocess.run([sys.executable, "-c", probe, str(tmp_path)], capture_output=True,
+                         text=True).stdout.strip().splitlines()
+    assert out and out[-1] == "[]", out
+    group = command_group()
+    ctx = click.Context(group)
+    for name, module in LAZY.items():
+        command = group.get_command(ctx, name)
+        assert command is not None and command.callback is not None
+        assert command.callback.__module__ == f"factdesk.cli.{module}", name

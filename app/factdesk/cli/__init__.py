@@ -59,12 +59,7 @@ def command_group() -> click.Group:
     if not _LOADED:
         import click
 
-        from factdesk.cli import (
-            decide_cmds,  # noqa: F401  (registers accept, reject)
-            review_cmds,  # noqa: F401  (registers proposals, proposals show)
-            sync_cmds,  # noqa: F401  (registers sync)
-        )
-        from factdesk.cli.commands import cli
+        from factdesk.cli.commands import cli  # (the other command modules load on use)
 
         cli.help = f"{(cli.help or '').rstrip()}\n\n{OPEN_HELP}"
         click.option("--version", is_flag=True, expose_value=False, is_eager=True,
@@ -80,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args or (len(args) == 1 and args[0] not in COMMANDS and Path(args[0]).is_dir()):
         return _gui(args[0] if args else None)
     cli = command_group()
-    if args[0] not in cli.commands and not args[0].startswith("-"):
+    if args[0] not in COMMANDS and not args[0].startswith("-"):
         # a mistyped command must not open a window (or hang, with no display)
         print(f"Error: {args[0]!r} is neither a command nor a folder to open "
               "(factdesk --help lists the commands)", file=sys.stderr)

@@ -49,8 +49,37 @@ KB = click.option("--kb", "kb", type=click.Path(path_type=Path), default=Path(".
 HOOK_MARK = "# installed by factdesk check --install-hook"
 
 
+#: the module that registers each command not defined here: imported when the command is
+#: asked for (issue 23 #1: `factdesk search` imported every command module — the review,
+#: sync, semantic and curation layers — about 0.4 s before it read anything);
+#: tests/test_cli.py holds it equal to where each command lives
+LAZY: dict[str, str] = {name: module for module, names in {
+    "agents_cmds": ("agents",),
+    "curation_cmds": ("attest", "dismiss", "edit", "identity", "mislabels", "move", "redo",
+                      "relabel", "restore", "retract", "settle", "undo"),
+    "decide_cmds": ("accept", "merge-reviewed", "reject"),
+    "desktop_cmds": ("desktop",),
+    "messages_cmds": ("mcp", "messages", "move-to-messages", "recall"),
+    "new_cmds": ("new",),
+    "reflect_cmds": ("queue", "transitions"),
+    "review_cmds": ("proposals",),
+    "semantic_cmds": ("duplicates", "embed", "similar"),
+    "sync_cmds": ("sync",),
+}.items() for name in names}
+
+
 class _Group(click.Group):
     _exit_code = 0
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *LAZY})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in LAZY:
+            import importlib
+
+            importlib.import_module(f"factdesk.cli.{LAZY[cmd_name]}")  # (it registers itself)
+        return super().get_command(ctx, cmd_name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """Each command with its whole summary (the first paragraph of its help): click's
@@ -322,12 +351,3 @@ def _install_hook(repo: Path) -> str:
     hook.write_text(script, "utf-8")
     hook.chmod(hook.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return f"installed {hook}"
-from factdesk.cli import (  # noqa: E402  (the command modules register themselves on `cli`)
-    agents_cmds,  # noqa: F401  (registers agents and its registry actions)
-    curation_cmds,  # noqa: F401  (registers relabel, edit, move, …)
-    desktop_cmds,  # noqa: F401  (registers desktop install, desktop uninstall)
-    messages_cmds,  # noqa: F401  (registers messages, move-to-messages, recall, mcp)
-    new_cmds,  # noqa: F401  (registers new)
-    reflect_cmds,  # noqa: F401  (registers transitions, queue)
-    semantic_cmds,  # noqa: F401  (registers embed, similar, duplicates)
-)
