@@ -218,9 +218,10 @@ def proposals_shot(win: object, app: object) -> None:
         _wait(app, panel.queue_did_load)
     if not panel.checks_done:
         _wait(app, panel.checks_did_finish)
-    row = next((n for n in range(panel.list.topLevelItemCount())
-                if "✗" in panel.list.topLevelItem(n).text(3)), 0)
-    panel.list.setCurrentItem(panel.list.topLevelItem(row))
+    model = panel.list.model()  # (a model/view: the row whose checks found an error)
+    row = next((n for n in range(model.rowCount())
+                if any("✗" in str(model.index(n, c).data() or "") for c in range(model.columnCount()))), 0)
+    panel.list.setCurrentIndex(model.index(row, 0))
     loop = QEventLoop()
     QTimer.singleShot(1500, loop.quit)  # (the diff and the on-demand checks come in)
     loop.exec()

@@ -220,9 +220,9 @@ def test_the_window_path_loads_no_command_module() -> None:
     import subprocess
     import sys
 
-    from factdesk.cli import COMMANDS, command_group
-
     import click
+
+    from factdesk.cli import COMMANDS, command_group
 
     group = command_group()
     ctx = click.Context(group)

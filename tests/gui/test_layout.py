@@ -255,10 +255,16 @@ def button_and_title_cuts(window: QWidget) -> list[str]:
             if widget.width() < need or not _in_sight(widget, window):
                 out.append(f"{_name(widget)} {widget.text()[:60]!r}: {widget.width()} wide at "
                            f"{widget.mapTo(window, QPoint(0, 0)).x()}, its text needs {need}")
-        elif isinstance(widget, QTabBar) and widget.elideMode() != Qt.TextElideMode.ElideNone:
+        elif isinstance(widget, QTabBar):
             for i in range(widget.count()):
-                if widget.tabRect(i).width() < _text_width(widget, widget.tabText(i)):
+                if widget.elideMode() != Qt.TextElideMode.ElideNone and \
+                        widget.tabRect(i).width() < _text_width(widget, widget.tabText(i)):
                     out.append(f"{_name(widget)} tab {widget.tabText(i)!r} is elided")
+                # (behind the bar's scroll arrows a tab cannot be seen, only scrolled to)
+                if widget.isTabVisible(i) and not widget.rect().contains(widget.tabRect(i)):
+                    out.append(f"{_name(widget)} tab {widget.tabText(i)!r} is out of sight "
+                               f"(the bar is {widget.width()} wide, the tab ends at "
+                               f"{widget.tabRect(i).right()})")
     return out
 
 
@@ -315,3 +321,44 @@ def test_the_mislabels_title_grows_with_the_font(window, qtbot, qapp) -> None:
     body = window.mislabels.path_label
     assert title.font().pointSizeF() > body.font().pointSizeF() > 0
     assert title.font().bold()
+
+
+def facet_cuts(win: MainWindow) -> list[str]:
+    """Facet values the sidebar draws elided ("observ…"): the text's advance plus the
+    cell's margins wider than the value's cell."""
+    tree = win.sidebar.facets
+    fm = tree.fontMetrics()
+    out = []
+    for g in range(tree.topLevelItemCount()):
+        group = tree.topLevelItem(g)
+        if group is None or not group.isExpanded():
+            continue
+        for i in range(group.childCount()):
+            item = group.child(i)
+            cell = tree.visualRect(tree.indexFromItem(item, 0))
+            need = fm.horizontalAdvance(item.text(0)) + 8
+            if cell.isValid() and cell.width() < need:
+                out.append(f"{item.text(0)!r}: {cell.width()} wide, needs {need}")
+    return out
+
+
+@pytest.mark.parametrize(("screen", "scale"), SCREENS,
+                         ids=["1366x768", "1366x768-font-1.5x", "1280x720-scale-1.5"])
+def test_facet_values_are_not_elided(qtbot, demo_repo, data_dir, qapp,
+                                     screen: tuple[int, int], scale: float) -> None:
+    """At 1.5× the font the sidebar read "observ…", "hypoth…", "metho…" (issue 24 item 8)."""
+    before = QFont(qapp.font())
+    if scale != 1.0:
+        bigger = QFont(before)
+        bigger.setPointSizeF(before.pointSizeF() * scale)
+        qapp.setFont(bigger)
+    win = open_window(qtbot, demo_repo)
+    try:
+        win.resize(*screen)
+        qtbot.waitUntil(lambda: win.sidebar.facets.topLevelItemCount() > 0, timeout=10_000)
+        qtbot.wait(50)
+        assert win.sidebar.facets.topLevelItem(0).childCount() > 5  # (the Type values)
+        assert facet_cuts(win) == []
+    finally:
+        win.close()
+        qapp.setFont(before)

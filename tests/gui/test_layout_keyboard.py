@@ -64,7 +64,7 @@ def test_every_tab_is_reachable_and_named_by_keyboard(window: MainWindow, qtbot)
         window.inspector.show_fact(fact_id(window, "hyp"))  # (what an earlier tab left there)
         window.center.setCurrentWidget(panel.tab_widget())
         _settle(qtbot, window, panel)
-        chain = tab_chain(qtbot, window, window.center.tabBar())
+        chain = tab_chain(qtbot, window, window.tab_bar)
         selected = getattr(panel, "selected_path", None)
         empty = selected is not None and selected() is None
         if empty:  # a tab with nothing selected: an empty inspector, nothing to reach there

@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QSizePolicy,
-    QTabWidget,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -32,6 +31,7 @@ from factdesk.gui.safe_browser import SafeTextBrowser, confirm_open_url
 from factdesk.gui.session import IndexSession
 from factdesk.gui.theme import clip
 from factdesk.gui.workers import BackgroundRead
+from factdesk.gui.wrap_tabs import WrappingTabs
 from factdesk.index.schema import RowDamaged
 from factdesk.index.search import cited_by, get_fact_row, problems_for, resolve_local_ref
 from factdesk.model.authority import attribution
@@ -222,7 +222,7 @@ class InspectorPanel(QWidget):
         self.other.setAccessibleName("Other fields")
         self.other.setHeaderLabels(["Field", "Value"])
         self.history = HistoryPanel(session.repo, self)
-        self.tabs = QTabWidget(self)
+        self.tabs = WrappingTabs(self)  # (its captions wrap: never behind scroll arrows)
         self.tabs.setObjectName("inspectorTabs")
         self.tabs.addTab(self.body, "Body")
         self.tabs.addTab(self.refs, "Refs")
@@ -275,6 +275,7 @@ class InspectorPanel(QWidget):
         outer.addWidget(self.envelope)
         tabs_box = QVBoxLayout()
         tabs_box.setContentsMargins(8, 2, 8, 6)
+        tabs_box.addWidget(self.tabs.bar)
         tabs_box.addWidget(self.tabs)
         outer.addLayout(tabs_box, 1)
         self._history_loaded = False

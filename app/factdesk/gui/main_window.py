@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QDialog,
     QMainWindow,
     QSplitter,
+    QTabBar,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -158,6 +159,19 @@ class MainWindow(QMainWindow):
             self.center.addTab(page, panel.caption)
             panel.caption_did_change.connect(  # type: ignore[attr-defined]
                 functools.partial(self._set_caption, panel))
+        # the tabs' bar spans the window (issue 24 item 8): over the centre alone, nine tabs
+        # did not fit at 1366×768 and Proposals, Agents, Messages hid behind scroll arrows
+        self.tab_bar = QTabBar(self)
+        self.tab_bar.setObjectName("tabBar")
+        self.tab_bar.setAccessibleName("Tabs")
+        self.tab_bar.setExpanding(False)
+        self.tab_bar.setElideMode(Qt.TextElideMode.ElideNone)
+        for i in range(self.center.count()):
+            self.tab_bar.addTab(self.center.tabText(i))
+        self.center.tabBar().hide()
+        self.center.setDocumentMode(True)  # (no pane frame under a bar it does not show)
+        self.center.currentChanged.connect(self.tab_bar.setCurrentIndex)
+        self.tab_bar.currentChanged.connect(self.center.setCurrentIndex)
         self.transitions_tab = self.transitions.tab_widget()
         self._front: Panel | None = None
         #: the fact the Facts tab showed when another tab came to the front (issue 24 #1)
@@ -181,9 +195,10 @@ class MainWindow(QMainWindow):
         if self.welcome is not None:  # (the first run, on the demo: New, Open, Clone above)
             column.addWidget(self.welcome)
         column.addWidget(self.notice)
+        column.addWidget(self.tab_bar)
         column.addWidget(self.splitter, 1)
         self.setCentralWidget(central)
-        follow_screen(self, [self.center, self.inspector])  # (Tab order: issue 18)
+        follow_screen(self, [self.tab_bar, self.center, self.inspector])  # (Tab order: issue 18)
 
     def _welcome(self) -> WelcomeBanner | None:
         from factdesk.demo import DEMO_DIR_NAME
@@ -201,10 +216,12 @@ class MainWindow(QMainWindow):
 
         # (not while the window is hidden: closing, or torn down tab by tab)
         if isValid(self) and self.isVisible() and isValid(self.center) and isValid(self.inspector):
-            follow_screen(self, [self.center, self.inspector])
+            follow_screen(self, [self.tab_bar, self.center, self.inspector])
 
     def _set_caption(self, panel: Panel, text: str) -> None:
-        self.center.setTabText(self.center.indexOf(panel.tab_widget()), text)
+        index = self.center.indexOf(panel.tab_widget())
+        self.center.setTabText(index, text)
+        self.tab_bar.setTabText(index, text)
 
     def front(self) -> Panel:
         return self.panels[max(self.center.currentIndex(), 0)]
