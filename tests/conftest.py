@@ -118,6 +118,25 @@ def _stacks(threads: list[threading.Thread]) -> str:
     return "\n".join(out)
 
 
+def _every_stack() -> str:
+    """Every Python thread's stack, named (the main thread's shows the wait itself)."""
+    names = {t.ident: t.name for t in threading.enumerate()}
+    return "\n".join(f"thread {names.get(ident, ident)}:\n{''.join(traceback.format_stack(frame))}"
+                     for ident, frame in sys._current_frames().items())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item):  # type: ignore[no-untyped-def]
+    """A wait that timed out (pytest-qt's `waitSignal`/`waitUntil`) is a hang cut short:
+    the failure shows every thread's stack as it was then (issue 22: the embedding
+    worker's 120 s wait failed once in a loaded full run with nothing to tell why)."""
+    outcome = yield
+    excinfo = outcome.excinfo
+    if excinfo is not None and type(excinfo[1]).__name__ == "TimeoutError" \
+            and type(excinfo[1]).__module__.startswith("pytestqt"):
+        sys.stderr.write(f"\n--- every thread's stack when the wait timed out ---\n{_every_stack()}")
+
+
 @pytest.fixture(autouse=True)
 def no_thread_outlives_its_test() -> Iterator[None]:
     """A test's background threads (the app's `factdesk-*` threads, the QThreads a closed
