@@ -72,3 +72,18 @@ def test_f_an_override_marks_an_accepted_proposal_only(corpus: Corpus) -> None:
              action_id="3123456789abcdef", extra="Factdesk-Override: R1\n", path=N)
     p = proposal(corpus, p2)
     assert p.status == "accepted" and p.overridden
+
+
+def test_a_proposal_with_no_fact_takes_its_newest_decision() -> None:
+    """A proposal that touches no fact (the agent's own state only) has the status of the
+    newest decision in effect naming it — accepted, then rejected, then accepted again is
+    accepted (the mutation run left `steps[-1]` → `steps[~1]` and `steps[+1]` alive: with
+    two decisions `+1` is the newest too)."""
+    from factdesk.review.status import Verdict, proposal_status
+
+    everything: frozenset[str] = frozenset()
+    verdict = Verdict(((everything, "accepted"), (everything, "rejected"), (everything, "accepted")))
+    assert proposal_status(verdict, []) == "accepted"
+    verdict = Verdict(((everything, "rejected"), (everything, "accepted"), (everything, "rejected")))
+    assert proposal_status(verdict, []) == "rejected"
+    assert proposal_status(Verdict(), []) == "open" and proposal_status(None, []) == "open"
