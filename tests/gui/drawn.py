@@ -2,7 +2,7 @@
 
 `contrast_failures(window)` grabs the window as it is on screen and finds every text it
 draws — the labels, the buttons, the cells of every list and table, the lines of every text
-pane, the tab captions — then measures, for each line of text, its ink against the
+pane, the tab captions, the text a chart paints itself (`painted_text`) — then measures, for each line of text, its ink against the
 background it is drawn on: the background is the commonest colour of the text's own
 rectangle, the ink the pixel farthest from it in contrast (anti-aliasing only blends a
 glyph's edges toward the background; its stems carry the colour). A line under 4.5:1
@@ -119,6 +119,10 @@ def _texts(window: QWidget) -> list[tuple[str, str, QRect]]:
     for widget in window.findChildren(QWidget):
         if not widget.isVisible() or not widget.isEnabled() or widget.window() is not window:
             continue
+        # (a chart paints its own text: gui/painted.py notes each line and where)
+        for rect, text in getattr(widget, "painted_text", None) or ():
+            if text.strip():
+                out.append((f"{_name(widget)} painted", text, _visible_rect(widget, window, rect)))
         if isinstance(widget, QLabel) and widget.text().strip():
             out.append((_name(widget), widget.text(), _visible_rect(widget, window,
                                                                    widget.contentsRect())))

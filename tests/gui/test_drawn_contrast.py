@@ -100,3 +100,27 @@ def test_the_measure_sees_a_pale_line() -> None:
     dark[2:10, 5:30] = 0
     assert [round(r, 2) for _i, _b, r in lines_of(dark)] == [2.22]
     assert lines_of(np.full((10, 10, 3), 0x46, dtype=np.uint8)) == []  # (nothing drawn)
+
+
+def test_the_charts_painted_text_is_measured(qtbot, demo_repo, data_dir, restore_theme,
+                                             monkeypatch) -> None:
+    """The Agents tab's reliability chart and the Transitions charts paint their own text (titles,
+    axes, legends): it is measured like any label, and a pale axis colour fails (a chart's
+    text was not measured before: only widgets' own texts were)."""
+    from tests.gui.drawn import drawn_text as drawn
+
+    win = _opened_in(qtbot, demo_repo, "light")
+    try:
+        for tab in ("Agents", "Transitions"):
+            bring_forward(qtbot, win, tab)
+            painted = [d for d in drawn(win) if " painted" in d.where]
+            assert len(painted) >= 3, (tab, painted)  # (a title, the axes' numbers, a legend)
+        bring_forward(qtbot, win, "Agents")
+        monkeypatch.setattr(theme, "CHART_AXIS", theme.Tone("#c8c8c8", "#3a3a3a", on=theme.BASE))
+        win.agents.update()
+        for chart in win.findChildren(type(win.agents.chart)):
+            chart.repaint()
+        qtbot.wait(50)
+        assert any(" painted" in d.where for d in contrast_failures(win))
+    finally:
+        win.close()

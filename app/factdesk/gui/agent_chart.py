@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt
+from PySide6.QtCore import QPointF, QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from factdesk.gui import theme
+from factdesk.gui.painted import RecordingPainter
 
 #: a bin with fewer settled predictions is drawn faded (read it as a small sample)
 FEW = 5
@@ -57,7 +58,8 @@ class ReliabilityChart(QWidget):
         return "\n".join(lines)
 
     def paintEvent(self, event: QPaintEvent) -> None:
-        p = QPainter(self)
+        self.painted_text: list[tuple[QRect, str]] = []  # (what it drew: measured by tests)
+        p = RecordingPainter(self, self.painted_text)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         p.fillRect(self.rect(), QColor(theme.BASE.color))
         held, axis = QColor(theme.CHART_HELD.color), QColor(theme.CHART_AXIS.color)

@@ -18,11 +18,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt
+from PySide6.QtCore import QPointF, QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from factdesk.gui import theme
+from factdesk.gui.painted import RecordingPainter
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +96,8 @@ class StackedBarChart(QWidget):
     # -- painting -----------------------------------------------------------------------------
 
     def paintEvent(self, _event: QPaintEvent) -> None:
-        p = QPainter(self)
+        self.painted_text: list[tuple[QRect, str]] = []  # (what it drew: measured by tests)
+        p = RecordingPainter(self, self.painted_text)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         text = QColor(theme.TEXT.color)
         p.fillRect(self.rect(), QColor(theme.BASE.color))
