@@ -2,7 +2,8 @@
 
 `contrast_failures(window)` grabs the window as it is on screen and finds every text it
 draws — the labels, the buttons, the cells of every list and table, the lines of every text
-pane, the tab captions, the text a chart paints itself (`painted_text`) — then measures, for each line of text, its ink against the
+pane, the tab captions, the text a chart paints itself (`painted_text`) — then measures,
+for each line of text, its ink against the
 background it is drawn on: the background is the commonest colour of the text's own
 rectangle, the ink the pixel farthest from it in contrast (anti-aliasing only blends a
 glyph's edges toward the background; its stems carry the colour). A line under 4.5:1
