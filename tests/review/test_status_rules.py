@@ -86,4 +86,6 @@ def test_a_proposal_with_no_fact_takes_its_newest_decision() -> None:
     assert proposal_status(verdict, []) == "accepted"
     verdict = Verdict(((everything, "rejected"), (everything, "accepted"), (everything, "rejected")))
     assert proposal_status(verdict, []) == "rejected"
+    # (the oldest and the newest differ: `steps[not 1]`, i.e. steps[0], reads the oldest)
+    assert proposal_status(Verdict(((everything, "accepted"), (everything, "rejected"))), []) == "rejected"
     assert proposal_status(Verdict(), []) == "open" and proposal_status(None, []) == "open"
