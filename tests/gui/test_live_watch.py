@@ -99,3 +99,17 @@ def test_an_agents_edit_under_kb_reaches_the_table_by_its_path(qtbot, watching, 
             title="Written in a folder that did not exist", body="."), encoding="utf-8")
     qtbot.waitUntil(lambda: win.table.model.rowCount() == rows + 1, timeout=20_000)
     assert win.last_error is None
+
+
+def test_a_watch_that_could_not_start_is_said_once(qtbot, watching) -> None:
+    """(The platform's limit cannot be reached safely on a shared machine: the watcher's
+    word is set as CorpusWatch sets it when `start` fails.)"""
+    win = watching
+    win.watcher.trouble = ("the folders cannot all be watched (No space left on device; on "
+                           "Linux, raise fs.inotify.max_user_watches)")
+    win.watcher.did_watch.emit()
+    said = win.statusBar().currentMessage()
+    assert "Not watching for outside changes" in said and "max_user_watches" in said
+    win.statusBar().clearMessage()
+    win.watcher.did_watch.emit()
+    assert win.statusBar().currentMessage() == ""  # (once)

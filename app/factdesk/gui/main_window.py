@@ -121,6 +121,7 @@ class MainWindow(QMainWindow):
         self.heap = HeapFreeze()
         self.watcher = CorpusWatcher(self.session.repo, self.session.indexer.git_dir, self)
         self.watcher.corpus_did_change.connect(self._outside_change)
+        self.watcher.did_watch.connect(self._watch_said)
         self.watcher.enabled = watch
         dialogs.restore_geometry(self.settings, self, self._splitters())
         if self.session.conn is not None:
@@ -377,6 +378,14 @@ class MainWindow(QMainWindow):
         """Bring the index up to date in the background (F5)."""
         self.status.working("indexing…")
         self.session.update(rebuild=rebuild)
+
+    def _watch_said(self) -> None:
+        """A watch that could not start (the platform's limit) is said once, in words: the
+        window still sees every change, at the cost of a full look each update."""
+        if self.watcher.trouble and not getattr(self, "_watch_told", False):
+            self._watch_told = True
+            self.status.say(f"Not watching for outside changes: {self.watcher.trouble} "
+                            "(each update looks at everything; F5 refreshes)", 15000)
 
     def _outside_change(self) -> None:
         """The watch saw an outside change (an agent's commit or tip, an editor's save):
