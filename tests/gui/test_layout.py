@@ -362,3 +362,41 @@ def test_facet_values_are_not_elided(qtbot, demo_repo, data_dir, qapp,
     finally:
         win.close()
         qapp.setFont(before)
+
+
+def painted_cuts(widget: QWidget) -> list[str]:
+    """Texts a chart painted (gui/painted.py) that run past its edges or into each other."""
+    texts = [(r, t) for r, t in getattr(widget, "painted_text", []) if t.strip()]
+    whole = widget.rect()
+    out = [f"{t!r} at {r.getRect()} runs past the chart ({whole.width()}×{whole.height()})"
+           for r, t in texts if not whole.contains(r)]
+    for i, (r, t) in enumerate(texts):
+        out += [f"{t!r} runs into {u!r}" for s, u in texts[i + 1:] if r.intersects(s)]
+    return out
+
+
+@pytest.mark.parametrize(("screen", "scale"), SCREENS,
+                         ids=["1366x768", "1366x768-font-1.5x", "1280x720-scale-1.5"])
+def test_the_agents_chart_text_fits(qtbot, demo_repo, data_dir, qapp,
+                                    screen: tuple[int, int], scale: float) -> None:
+    """At 1.5× the font the reliability chart's title ran past both edges (elided in the
+    plain font, drawn bold) and its ticks read "0.00.10.20.3…"."""
+    from tests.gui.tabs import bring_forward
+
+    before = QFont(qapp.font())
+    if scale != 1.0:
+        bigger = QFont(before)
+        bigger.setPointSizeF(before.pointSizeF() * scale)
+        qapp.setFont(bigger)
+    win = open_window(qtbot, demo_repo)
+    try:
+        win.resize(*screen)
+        bring_forward(qtbot, win, "Agents")
+        chart = win.agents.chart
+        chart.repaint()
+        qtbot.wait(20)
+        assert chart.painted_text  # (it drew)
+        assert painted_cuts(chart) == []
+    finally:
+        win.close()
+        qapp.setFont(before)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import QPointF, QRect, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QPainter, QPaintEvent, QPen
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from factdesk.gui import theme
@@ -70,11 +70,14 @@ class ReliabilityChart(QWidget):
         bold.setBold(True)
         p.setFont(bold)
         p.setPen(axis)
+        # (elided in the bold font it is drawn in: the plain font's width overflowed both
+        # edges at 1.5× the font)
         p.drawText(QRectF(0, 2, self.width(), line), Qt.AlignmentFlag.AlignHCenter,
-                   fm.elidedText(self.title, Qt.TextElideMode.ElideMiddle, self.width() - 8))
+                   QFontMetrics(bold).elidedText(self.title, Qt.TextElideMode.ElideMiddle,
+                                                 self.width() - 8))
         p.setFont(self.font())
         left, right = fm.horizontalAdvance("100%") + line + 10, 12
-        top, bottom = line + 10, 2 * line + 22
+        top, bottom = line * 3 // 2 + 10, 2 * line + 22  # (the 100% label's upper half: under the title)
         plot = QRectF(left, top, max(40, self.width() - left - right),
                       max(40, self.height() - top - bottom))
 
@@ -98,13 +101,27 @@ class ReliabilityChart(QWidget):
         p.setPen(QPen(ideal, 1, Qt.PenStyle.DashLine))
         p.drawLine(QPointF(x(0), y(0)), QPointF(x(1), y(1)))
         # the bars, n under each
+        def tick(v: float) -> None:
+            """A label under the x axis: the ends inside the plot's edges (a centred 0.0
+            ran into the y axis's 0%, a centred 1.0 past the chart's right edge)."""
+            text = f"{v:.1f}"
+            width = fm.horizontalAdvance(text) + 2
+            left_edge = (x(v) if v <= 0 else x(v) - width if v >= 1 else x(v) - width / 2)
+            p.drawText(QRectF(left_edge, plot.bottom() + 2, width, line),
+                       Qt.AlignmentFlag.AlignHCenter, text)
+
         settled_any = False
-        for b in self.bins:
+        # every k-th tick, so that the labels never run into each other (a narrow chart, a
+        # large font: "0.00.10.20.3…")
+        # (an end label sits inside the edge, a middle one centred: 1.5 labels apart)
+        room = fm.horizontalAdvance("0.0") * 3 // 2 + fm.horizontalAdvance("  ")
+        span = (x(1) - x(0)) / max(len(self.bins), 1)
+        every = max(1, -(-room // max(int(span), 1)))
+        for i, b in enumerate(self.bins):
             lo, hi, n = float(b["lo"]), float(b["hi"]), int(b.get("settled") or 0)
             p.setPen(axis)
-            tick = f"{lo:.1f}"
-            p.drawText(QRectF(x(lo) - 20, plot.bottom() + 2, 40, line),
-                       Qt.AlignmentFlag.AlignHCenter, tick)
+            if i % every == 0 and len(self.bins) - i >= every:  # (clear of the 1.0 too)
+                tick(lo)
             if not n:
                 continue
             settled_any = True
@@ -119,8 +136,7 @@ class ReliabilityChart(QWidget):
             p.setPen(axis)
             p.drawText(QRectF(x(lo), plot.bottom() + line + 2, x(hi) - x(lo), line),
                        Qt.AlignmentFlag.AlignHCenter, f"n={n}")
-        p.drawText(QRectF(x(1) - 20, plot.bottom() + 2, 40, line),
-                   Qt.AlignmentFlag.AlignHCenter, "1.0")
+        tick(1.0)
         p.setPen(axis)
         p.drawText(QRectF(plot.left(), self.height() - line - 2, plot.width(), line),
                    Qt.AlignmentFlag.AlignHCenter, "confidence it was written with")
