@@ -150,3 +150,26 @@ def test_a_new_agent_tip_is_told(corpus: Corpus, watched: tuple[Indexer, CorpusW
     while not watch.take().refs:
         assert time.perf_counter() < deadline, "packed-refs"
         time.sleep(0.01)
+
+
+def test_reading_the_files_asks_the_kernel_for_no_event(
+        corpus: Corpus, watched: tuple[Indexer, CorpusWatch], monkeypatch: pytest.MonkeyPatch
+        ) -> None:
+    """A read of a fact file is not a change: the watch never subscribes to opens and
+    closes-after-reading. (It did: each read was two events, an update reading every file
+    of a large corpus overflowed the kernel's queue, the overflow asked for a whole look,
+    which read every file again — the 10-agent bench overflowed for 20 s.)"""
+    _ix, watch = watched
+    told: list[str] = []
+    real = watch._event
+    monkeypatch.setattr(watch, "_event", lambda event: (told.append(event.event_type), real(event)))
+    files = sorted((corpus.root / "kb").rglob("*.md"))
+    assert files
+    for _ in range(3):
+        for f in files:
+            f.read_bytes()
+    watch.lost("a test: look at everything")
+    _ix.read(_paths)  # (a whole look: reads every file)
+    time.sleep(0.5)
+    assert told == []
+    assert not watch.take().paths

@@ -90,6 +90,7 @@ class CorpusWatch:
         """Start watching; when the watch cannot be set up, stay not `live` and say why at
         the next `take()` (every `take()` then asks for a full look)."""
         try:
+            from watchdog import events
             from watchdog.events import FileSystemEventHandler
             from watchdog.observers import Observer
         except ImportError as exc:  # (a dependency; an install without it still works)
@@ -105,13 +106,20 @@ class CorpusWatch:
         logging.getLogger("watchdog").addHandler(self._trouble)
         observer = Observer()
         handler = _Handler()
+        # only what writes make: a read's open and close are never asked of the kernel (each
+        # read of a fact file was two events; an index update reading every file overflowed
+        # the queue, the overflow asked for a whole look, which read every file again …)
+        wanted = [events.FileCreatedEvent, events.FileModifiedEvent, events.FileDeletedEvent,
+                  events.FileMovedEvent, events.FileClosedEvent, events.DirCreatedEvent,
+                  events.DirDeletedEvent, events.DirMovedEvent]
         try:
             kb = self.repo / self.root
             if kb.is_dir():
-                observer.schedule(handler, str(kb), recursive=True)
-            observer.schedule(handler, str(self.git_dir), recursive=False)
+                observer.schedule(handler, str(kb), recursive=True, event_filter=wanted)
+            observer.schedule(handler, str(self.git_dir), recursive=False, event_filter=wanted)
             if (self.git_dir / "refs").is_dir():
-                observer.schedule(handler, str(self.git_dir / "refs"), recursive=True)
+                observer.schedule(handler, str(self.git_dir / "refs"), recursive=True,
+                                  event_filter=wanted)
             observer.start()
         except OSError as exc:
             observer.stop()
@@ -150,8 +158,6 @@ class CorpusWatch:
         self._tell()
 
     def _event(self, event: Any) -> None:
-        if event.event_type in ("opened", "closed_no_write"):
-            return
         relevant = False
         for raw in (event.src_path, getattr(event, "dest_path", "")):
             if not raw:
