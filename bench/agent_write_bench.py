@@ -18,6 +18,13 @@ temporary folder.
    a 70 KB body), interleaved. With `--sync` a curator's sync (to a bare clone, the
    `origin` it adds) runs in a loop meanwhile and pushes the agent branches. Client-side
    latency of every call is kept.
+   With `--curator` (implies `--rate 1` unless given) the agents write `--rate` proposals
+   a second each, and a curator works in the window meanwhile (`MainWindow`, offscreen,
+   1366x768, watching as a user runs it, the Proposals tab in front): a key every
+   `--key-every` seconds — ↓/↑ through the queue, A on a clean row every 10th key, R
+   (with a reason) every 25th — each timed from the key press until the queue's list
+   paints again: the issue's "the curator's key-to-repaint p95 < 150 ms while ten agents
+   write one proposal a second each". Modal dialogs are closed and counted.
 3. **Checks** (exit 1 when one fails): every sha a server returned is on its agent's
    branch, and the branch holds exactly those (no commit lost, none extra); every planted
    write refused with its rule's code; `git fsck --strict` clean; the review queue lists
@@ -32,9 +39,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import faulthandler
 import hashlib
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -102,8 +111,8 @@ def planted(topic: str, hypothesis: str | None) -> list[tuple[str, dict[str, Any
     return out
 
 
-async def agent(kb: Path, i: int, writes: int, topic: str, hypothesis: str | None
-                ) -> dict[str, Any]:
+async def agent(kb: Path, i: int, writes: int, topic: str, hypothesis: str | None,
+                rate: float = 0.0) -> dict[str, Any]:
     from mcp import Client, StdioServerParameters
 
     params = StdioServerParameters(command=sys.executable, args=[
@@ -118,7 +127,9 @@ async def agent(kb: Path, i: int, writes: int, topic: str, hypothesis: str | Non
     started = time.perf_counter()
     async with Client(params, read_timeout_seconds=300) as client:
         ready = time.perf_counter() - started
-        for expected, call in calls:
+        for k, (expected, call) in enumerate(calls):
+            if rate:  # (call k at k / rate seconds after the server was ready)
+                await asyncio.sleep(max(0.0, started + ready + k / rate - time.perf_counter()))
             t = time.perf_counter()
             result = await client.call_tool("propose_fact", call)
             times.append(time.perf_counter() - t)
@@ -148,6 +159,106 @@ def alone(kb: Path, n: int, topic: str) -> dict[str, Any]:
             "max_ms": pct(times, 1.0)}
 
 
+def curate(kb: Path, writing: threading.Thread, key_every: float) -> dict[str, Any]:
+    """The curator in the window while `writing` runs (module doc, `--curator`)."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QEvent, QEventLoop, QObject, Qt, QTimer
+    from PySide6.QtTest import QTest
+    from PySide6.QtWidgets import QApplication
+
+    from factdesk.gui.app import make_settings
+    from factdesk.gui.main_window import MainWindow
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+
+    def spin(ready: Any, timeout: float) -> bool:
+        loop, poll = QEventLoop(), QTimer()
+        poll.setInterval(1)
+        deadline = time.monotonic() + timeout
+        poll.timeout.connect(lambda: loop.quit() if ready() or time.monotonic() >= deadline
+                             else None)
+        poll.start()
+        while not ready() and time.monotonic() < deadline:
+            loop.exec()
+        poll.stop()
+        return bool(ready())
+
+    class Paints(QObject):
+        def __init__(self) -> None:
+            super().__init__()
+            self.at: list[float] = []
+
+        def eventFilter(self, _obj: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Paint:
+                self.at.append(time.perf_counter())
+            return False
+
+    window = MainWindow(kb, make_settings(), watch=True, update_on_open=False, semantic=False)
+    window.resize(1366, 768)
+    window.show()
+    updated: list[bool] = []
+    window.index_did_update.connect(lambda *_: updated.append(True))
+    window.reindex()
+    spin(lambda: bool(updated), 600)
+    panel = window.proposals
+    window.center.setCurrentWidget(panel)
+    spin(lambda: panel.loaded and bool(panel.items), 600)
+    window.ask_text = lambda *_a: "bench: a duplicate"  # type: ignore[method-assign]
+    dialogs: list[str] = []
+
+    def close_dialogs() -> None:
+        modal = QApplication.activeModalWidget()
+        if modal is not None:
+            dialogs.append(f"{modal.objectName()}: {modal.windowTitle()}"[:120])
+            modal.close()
+
+    closer = QTimer()
+    closer.setInterval(200)
+    closer.timeout.connect(close_dialogs)
+    closer.start()
+    paints = Paints()
+    panel.list.viewport().installEventFilter(paints)
+    times: dict[str, list[float]] = {"move": [], "accept": [], "reject": []}
+    pressed: dict[str, str] = {}
+    missed = 0
+    n = 0
+    writing.start()
+    while writing.is_alive():
+        spin(lambda: False, key_every)  # (the window runs meanwhile: the watch, the reads)
+        n += 1
+        row = panel.current_item()
+        clean = (row is not None and row.key[0] == "c" and row.key not in panel.pending
+                 and panel.model.text(panel.current_row(), 3) == "✓ clean")
+        if n % 10 == 0 and clean:
+            kind, key = "accept", Qt.Key.Key_A
+        elif n % 25 == 0 and row is not None and row.key[0] == "c" and row.key not in panel.pending:
+            kind, key = "reject", Qt.Key.Key_R
+        else:
+            kind, key = "move", (Qt.Key.Key_Up if n % 7 == 0 else Qt.Key.Key_Down)
+        if kind != "move" and row is not None:
+            pressed[row.key[1]] = kind
+        panel.list.setFocus()
+        before = len(paints.at)
+        t0 = time.perf_counter()
+        QTest.keyClick(panel.list, key)
+        if spin(lambda b=before: len(paints.at) > b, 5.0):
+            times[kind].append(paints.at[before] - t0)
+        else:
+            missed += 1
+    writing.join()
+    spin(lambda: not window.session.lane.busy and not panel.pending, 300)
+    closer.stop()
+    window.close()
+    app.processEvents()
+    every = [t for v in times.values() for t in v]
+    return {"keys": n, "key_every_s": key_every,
+            "repaint_p50_ms": pct(every, 0.5), "repaint_p95_ms": pct(every, 0.95),
+            "repaint_max_ms": pct(every, 1.0), "no_repaint_in_5s": missed,
+            **{f"{k}_keys": len(v) for k, v in times.items()},
+            **{f"{k}_p95_ms": pct(v, 0.95) for k, v in times.items() if v},
+            "pressed": pressed, "dialogs": dialogs[:5]}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--kb", type=Path)
@@ -156,7 +267,17 @@ def main() -> int:
     ap.add_argument("--writes", type=int, default=100)
     ap.add_argument("--alone", type=int, default=50)
     ap.add_argument("--sync", action="store_true", help="a curator's sync loop meanwhile")
+    ap.add_argument("--curator", action="store_true",
+                    help="a curator decides in the window meanwhile; keys timed")
+    ap.add_argument("--rate", type=float, default=None,
+                    help="writes a second per agent (default: as fast as answered; 1 with "
+                         "--curator)")
+    ap.add_argument("--key-every", type=float, default=0.25)
+    ap.add_argument("--profile", type=Path, help="cProfile the window's thread into this file")
+    ap.add_argument("--hang-s", type=float, default=3600,
+                    help="past this, print every thread's stack and end (a hang is a finding)")
     args = ap.parse_args()
+    faulthandler.dump_traceback_later(args.hang_s, exit=True)
     kb = args.kb
     if kb is None:
         kb = Path(tempfile.mkdtemp(prefix="agent-write-kb-")) / "kb"
@@ -178,13 +299,16 @@ def main() -> int:
     if args.alone:
         report["alone"] = alone(kb, args.alone, topic)
     before = checkout_state(kb)
+    start = git(kb, "rev-parse", "HEAD").strip()
+    rate = args.rate if args.rate is not None else (1.0 if args.curator else 0.0)
     remote = None
     if args.sync:
         remote = kb.parent / f"{kb.name}-remote.git"
         if not remote.exists():
             subprocess.run(["git", "clone", "-q", "--bare", str(kb), str(remote)], check=True)
+        if not git(kb, "remote"):
             subprocess.run(["git", "-C", str(kb), "remote", "add", "origin", str(remote)],
-                           check=False)
+                           check=True)
     done = threading.Event()
     syncs: list[float] = []
     sync_errors: list[str] = []
@@ -205,10 +329,22 @@ def main() -> int:
         syncer.start()
 
     async def everyone() -> list[dict[str, Any]]:
-        return await asyncio.gather(*(agent(kb, i, args.writes, topic, hypothesis)
+        return await asyncio.gather(*(agent(kb, i, args.writes, topic, hypothesis, rate)
                                       for i in range(args.agents)))
 
-    results = asyncio.run(everyone())
+    results: list[dict[str, Any]] = []
+    if args.curator:
+        writing = threading.Thread(target=lambda: results.extend(asyncio.run(everyone())))
+        if args.profile:
+            import cProfile
+
+            with cProfile.Profile() as prof:  # (the window's thread: what a key waits on)
+                report["curator"] = curate(kb, writing, args.key_every)
+            prof.dump_stats(args.profile)
+        else:
+            report["curator"] = curate(kb, writing, args.key_every)
+    else:
+        results = asyncio.run(everyone())
     wall = time.perf_counter() - t
     done.set()
     if syncer is not None:
@@ -217,10 +353,13 @@ def main() -> int:
     times = [x for r in results for x in r["times"]]
     checks: dict[str, bool] = {}
     lost = extra = 0
+    # (after a sync's review merge took a whole branch in, the agent's next write starts
+    # from the curated tip: the curated branch's commits are then on it too)
+    curated = set(git(kb, "rev-list", "HEAD", f"^{start}").split())
     for r in results:
-        on_branch = set(git(kb, "rev-list", f"refs/heads/agent/{r['agent']}", "^HEAD").split())
+        on_branch = set(git(kb, "rev-list", f"refs/heads/agent/{r['agent']}", f"^{start}").split())
         lost += len(set(r["shas"]) - on_branch)
-        extra += len(on_branch - set(r["shas"]))
+        extra += len(on_branch - set(r["shas"]) - curated)
     checks["no_commit_lost"] = lost == 0 and extra == 0
     checks["every_planted_write_refused_with_its_code"] = all(
         not r["wrong"] and len(r["refused"]) == r["planted"] for r in results)
@@ -229,12 +368,23 @@ def main() -> int:
     checks["fsck_strict_clean"] = fsck.returncode == 0 and "error" not in fsck.stderr
     queue = load_queue(kb)
     mine = [p for p in queue.proposals if p.branch.startswith("agent/bench-")
-            and not p.branch.startswith("agent/bench-solo")]
+            and not p.branch.startswith("agent/bench-solo") and p.status == "open"]
     legal_count = sum(len(r["shas"]) for r in results)
+    # the curator's decisions, as main holds them (a pressed key whose decision a rule
+    # refused leaves its proposal open)
+    decided = set(re.findall(r"^Factdesk-Proposal: ([0-9a-f]{40})$", git(
+        kb, "log", "--format=%B", f"{start}..HEAD"), re.M))
+    legal = {s for r in results for s in r["shas"]}
     checks["queue_shows_exactly_the_legal_writes"] = (
         legal_count == args.agents * args.writes
-        and sorted(p.sha for p in mine) == sorted(s for r in results for s in r["shas"]))
-    checks["checkout_untouched"] = checkout_state(kb) == before
+        and {p.sha for p in mine} == legal - decided)
+    if args.curator:
+        pressed = report["curator"].pop("pressed")
+        report["curator"]["decided"] = len(decided)
+        checks["every_decision_landed"] = set(pressed) <= decided
+        checks["checkout_clean"] = git(kb, "status", "--porcelain") == ""
+    else:
+        checks["checkout_untouched"] = checkout_state(kb) == before
     if remote is not None:
         theirs = {line.split()[1]: line.split()[0] for line in git(
             remote, "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/agent/"

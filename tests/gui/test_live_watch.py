@@ -113,3 +113,35 @@ def test_a_watch_that_could_not_start_is_said_once(qtbot, watching) -> None:
     win.statusBar().clearMessage()
     win.watcher.did_watch.emit()
     assert win.statusBar().currentMessage() == ""  # (once)
+
+
+def test_a_new_agent_tip_redraws_only_the_branch_readers(qtbot, watching, repo, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Ten agents writing a proposal a second each move only git's refs: the table, the
+    sidebar and the index-fed tabs are not redrawn for it (they were, ten times a second,
+    and the curator's keys waited behind them: bench/agent_write_bench.py --curator)."""
+    win = watching
+    win.center.setCurrentWidget(win.proposals)
+    qtbot.waitUntil(lambda: win.proposals.loaded and win.proposals.checks_done, timeout=30_000)
+    # (the watch's first word after it started is "look at everything": a first tip moves)
+    first = _plumbing_commit(repo, f"refs/heads/{AGENT}", "kb/gotchas/db/c6c6c6c6.md", FACT.format(
+        front="type: observation\ndomain: [ledger-api]\nconfidence: 0.7\nsources: 1\nrefs: []",
+        title="Autovacuum runs late on the ledger", body="Seen once."))
+    qtbot.waitUntil(lambda: _listed(win, first) and win.proposals.checks_done, timeout=30_000)
+    redrawn: list[str] = []
+    for name, obj, method in (("sidebar", win.sidebar, "refresh_ontology"),
+                              ("table", win.table, "refresh"), ("transitions", win.transitions,
+                                                                "index_did_change")):
+        real = getattr(obj, method)
+        monkeypatch.setattr(obj, method, lambda *a, _r=real, _n=name, **k: (
+            redrawn.append(_n), _r(*a, **k))[1])
+    rows_changed: list[int] = []
+    win.proposals.model.dataChanged.connect(lambda a, b, *_: rows_changed.append(b.row() - a.row() + 1))
+    sha = _plumbing_commit(repo, f"refs/heads/{AGENT}", "kb/gotchas/db/c7c7c7c7.md", FACT.format(
+        front="type: observation\ndomain: [ledger-api]\nconfidence: 0.7\nsources: 1\nrefs: []",
+        title="Vacuum stalls the checkpoint writer", body="Seen twice."))
+    qtbot.waitUntil(lambda: _listed(win, sha), timeout=20_000)
+    qtbot.waitUntil(lambda: win.proposals.checks_done, timeout=30_000)
+    assert redrawn == []
+    # the re-read streamed every check again: only the new proposal's row (and the rows
+    # whose verdict it changed) are redrawn, never the whole queue row by row
+    assert sum(rows_changed) <= 2, rows_changed

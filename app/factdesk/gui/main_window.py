@@ -105,6 +105,7 @@ class MainWindow(QMainWindow):
         self.selected_paths, self.open_relabel = front.selected_paths, front.open_relabel
         self.retract_selected = front.retract_selected
         self.panels: list[Panel] = self._make_panels(conn)
+        self._refs_only = False  # (the update running was asked for by a move of refs only)
         self._build_layout()
         self.nav = nav = Navigator(self.session, self.center, self.table, self.inspector,
                                    self.search, self.status)
@@ -377,6 +378,7 @@ class MainWindow(QMainWindow):
     def reindex(self, *, rebuild: bool = False) -> None:
         """Bring the index up to date in the background (F5)."""
         self.status.working("indexing…")
+        self._refs_only = False
         self.session.update(rebuild=rebuild)
 
     def _watch_said(self) -> None:
@@ -394,10 +396,23 @@ class MainWindow(QMainWindow):
         if seen.nothing:
             return
         self.status.working("indexing…")
+        self._refs_only = not seen.whole and not seen.paths  # (an agent's new tip: `_refresh`)
         self.session.update(hint=None if seen.whole else sorted(seen.paths))
 
     def _refresh(self, change: IndexChange, *, place: Place | None = None) -> None:
-        """Every view after the index moved on (a reindex, an outside commit, our action)."""
+        """Every view after the index moved on (a reindex, an outside commit, our action).
+        An outside change the index found nothing in (an agent's new tip: git's refs moved,
+        the corpus did not) is for the tabs that read the agents' branches only: ten agents
+        writing a proposal a second each redrew the table, the sidebar, the inspector and
+        every tab ten times a second, and the curator's keys waited behind them."""
+        refs_only, self._refs_only = self._refs_only, False
+        if refs_only and change.changes is None and change.stats is not None \
+                and change.stats.mode == "unchanged":
+            for reader in (self.proposals, self.agents):
+                reader.index_did_change(IndexChange(change.stats, None, in_front=reader is self.front()))
+            self.status.index_updated(change.stats)
+            self.index_did_update.emit(change.stats)
+            return
         self.table.index_moved()
         ours = change.changes
         if change.light and ours is not None and self.table.patch_paths(list(ours.paths_touched)):

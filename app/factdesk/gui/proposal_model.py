@@ -70,9 +70,11 @@ class QueueModel(QAbstractTableModel):
         wanted = set(shas)
         at = [i for i, r in enumerate(self.rows) if wanted & set(r.shas)] if wanted else []
         at += [self._at[k] for k in keys if k in self._at]
-        for i in sorted(set(at)):
+        for i in at:
             self._badges.pop(self.rows[i].key, None)
-            self.dataChanged.emit(self.index(i, 0), self.index(i, self.columnCount() - 1))
+        if at:  # (one signal for the span: a signal a row made the view measure each row anew,
+            # 3 s for the 400 rows a queue re-read redraws)
+            self.dataChanged.emit(self.index(min(at), 0), self.index(max(at), self.columnCount() - 1))
 
     def restyle(self) -> None:
         """The scheme changed: every colour is asked again."""

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, Qt, QThread, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QThread, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QKeySequence
 from PySide6.QtWidgets import QLineEdit, QPlainTextEdit
 
@@ -56,17 +56,33 @@ class CheckWorker(QThread):
 
 class CheckStream(QObject):
     """One `CheckWorker` at a time: a new start stops the running one (its answers are
-    dropped); `did_check` for each proposal checked, `did_end` once the newest is done."""
+    dropped); `did_check` with the proposals checked since the last one — at most every
+    `BATCH_MS`: each answer is a repaint, a verdict over its branch and a resize of the
+    queue's columns, and a queue re-read while agents write streams hundreds of them —
+    `did_end` once the newest is done (after its last `did_check`)."""
 
-    did_check = Signal(object)  # Proposal
+    did_check = Signal(list)  # [Proposal]
     did_fail = Signal(str)
     did_end = Signal()
+    BATCH_MS = 100
 
     def __init__(self, ops: Operations, quiet: Callable[[], bool], parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._ops = ops
         self._quiet = quiet
         self._worker: CheckWorker | None = None
+        self._came: list[object] = []
+        self._batch = QTimer(self)
+        self._batch.setSingleShot(True)
+        self._batch.setInterval(self.BATCH_MS)
+        self._batch.timeout.connect(self.flush)
+
+    def flush(self) -> None:
+        """Hand over what came (at once: a decision or the stream's end)."""
+        self._batch.stop()
+        came, self._came = self._came, []
+        if came:
+            self.did_check.emit(came)
 
     def start(self, queue: Queue) -> None:
         self.stop()
@@ -78,6 +94,7 @@ class CheckStream(QObject):
         worker.start()
 
     def stop(self) -> None:
+        self.flush()  # (what came before the stop is handed over, as it came)
         worker, self._worker = self._worker, None
         if worker is not None:
             worker.stopped = True
@@ -86,11 +103,14 @@ class CheckStream(QObject):
 
     def _checked(self, proposal: object) -> None:
         if self.sender() is self._worker:
-            self.did_check.emit(proposal)
+            self._came.append(proposal)
+            if not self._batch.isActive():
+                self._batch.start()
 
     def _ended(self, worker: CheckWorker) -> None:
         if worker is self._worker:
             self._worker = None
+            self.flush()
             self.did_end.emit()
         worker.deleteLater()
 
