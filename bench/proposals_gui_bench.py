@@ -141,11 +141,11 @@ def main() -> int:
               f"every badge in {results['badges'][-1]:.1f} s", file=sys.stderr)
         panel.list.viewport().removeEventFilter(spy)
         for _ in range(accepts):
-            clean = next((n for n in range(panel.list.topLevelItemCount())
-                          if panel.list.topLevelItem(n).text(3) == "✓ clean"), None)
+            clean = next((n for n in range(panel.model.rowCount())
+                          if panel.model.text(n, 3) == "✓ clean"), None)
             if clean is None:
                 break
-            panel.list.setCurrentItem(panel.list.topLevelItem(clean))
+            panel.select_row(clean)
             idle(window)
             first = panel.current_key()
             finished: list[float] = []
