@@ -24,7 +24,13 @@ temporary folder.
    `--key-every` seconds — ↓/↑ through the queue, A on a clean row every 10th key, R
    (with a reason) every 25th — each timed from the key press until the queue's list
    paints again: the issue's "the curator's key-to-repaint p95 < 150 ms while ten agents
-   write one proposal a second each". Modal dialogs are closed and counted.
+   write one proposal a second each". Modal dialogs are closed and counted. The agents'
+   clients and the sync loop then run in a process of their own (as they would: in the
+   window's interpreter their Python held its GIL against the keys). `--trace` lists, for
+   each key slower than 150 ms, the window's calls that ran meanwhile (`TRACED`);
+   `--floor` presses the same keys in a bare list of 1,000 rows under the same load (what
+   the machine alone costs a key); `--switch-ms` sets the window process's GIL switch
+   interval (an A/B of gui/workers.py's `GUI_SWITCH_INTERVAL_S`).
 3. **Checks** (exit 1 when one fails): every sha a server returned is on its agent's
    branch, and the branch holds exactly those (no commit lost, none extra); every planted
    write refused with its rule's code; `git fsck --strict` clean; the review queue lists
@@ -159,9 +165,53 @@ def alone(kb: Path, n: int, topic: str) -> dict[str, Any]:
             "max_ms": pct(times, 1.0)}
 
 
-def curate(kb: Path, writing: threading.Thread, key_every: float) -> dict[str, Any]:
+#: what `--trace` times on the window's thread (module:Class.method)
+TRACED = ("main_window:MainWindow._refresh", "main_window:MainWindow._on_executed",
+          "main_window:MainWindow._outside_change",
+          "proposals_panel:ProposalsPanel._loaded", "proposals_panel:ProposalsPanel._take_checked",
+          "proposals_panel:ProposalsPanel._show_current", "proposals_panel:ProposalsPanel._fill",
+          "inspector:InspectorPanel.show_fact", "transitions_panel:TransitionsPanel._loaded",
+          "sidebar:FacetSidebar.refresh_ontology", "sidebar:FacetSidebar.refresh_facets",
+          "agents_panel:AgentsPanel._loaded", "agents_panel:AgentsPanel.index_did_change",
+          "settlement_panel:SettlementPanel._loaded", "table:FactTableController.requery",
+          "proposal_detail:ProposalDetail._show_fact_later", "workers:BackgroundRead._on_finish")
+
+
+def trace(spans: list[tuple[str, float, float]]) -> None:
+    """Time each of `TRACED` on the window's thread into `spans` (name, start, end)."""
+    import importlib
+
+    for name in TRACED:
+        module, _, attr = name.partition(":")
+        cls_name, _, method = attr.partition(".")
+        cls = getattr(importlib.import_module(f"factdesk.gui.{module}"), cls_name, None)
+        if cls is None or not hasattr(cls, method):
+            print(f"trace: no {name}", file=sys.stderr)
+            continue
+        setattr(cls, method, _timed(getattr(cls, method), attr, spans))
+
+
+def _timed(f: Any, name: str, spans: list[tuple[str, float, float]]) -> Any:
+    import functools
+
+    @functools.wraps(f)
+    def timed(*a: Any, **k: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return f(*a, **k)
+        finally:
+            spans.append((name, t0, time.perf_counter()))
+
+    return timed
+
+
+def curate(kb: Path, writing: threading.Thread, key_every: float,
+           spans: list[tuple[str, float, float]] | None = None,
+           switch_ms: float | None = None) -> dict[str, Any]:
     """The curator in the window while `writing` runs (module doc, `--curator`)."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    if spans is not None:
+        trace(spans)
     from PySide6.QtCore import QEvent, QEventLoop, QObject, Qt, QTimer
     from PySide6.QtTest import QTest
     from PySide6.QtWidgets import QApplication
@@ -194,6 +244,8 @@ def curate(kb: Path, writing: threading.Thread, key_every: float) -> dict[str, A
             return False
 
     window = MainWindow(kb, make_settings(), watch=True, update_on_open=False, semantic=False)
+    if switch_ms is not None:  # (an A/B of gui/workers.py's GUI_SWITCH_INTERVAL_S)
+        sys.setswitchinterval(switch_ms / 1000)
     window.resize(1366, 768)
     window.show()
     updated: list[bool] = []
@@ -219,6 +271,7 @@ def curate(kb: Path, writing: threading.Thread, key_every: float) -> dict[str, A
     paints = Paints()
     panel.list.viewport().installEventFilter(paints)
     times: dict[str, list[float]] = {"move": [], "accept": [], "reject": []}
+    slow: list[dict[str, Any]] = []
     pressed: dict[str, str] = {}
     missed = 0
     n = 0
@@ -243,6 +296,10 @@ def curate(kb: Path, writing: threading.Thread, key_every: float) -> dict[str, A
         QTest.keyClick(panel.list, key)
         if spin(lambda b=before: len(paints.at) > b, 5.0):
             times[kind].append(paints.at[before] - t0)
+            if spans is not None and paints.at[before] - t0 > 0.15:
+                end = paints.at[before]
+                slow.append({"key": kind, "ms": round((end - t0) * 1000), "during": [
+                    f"{n} {round((b - a) * 1000)}" for n, a, b in spans if b > t0 and a < end]})
         else:
             missed += 1
     writing.join()
@@ -256,7 +313,65 @@ def curate(kb: Path, writing: threading.Thread, key_every: float) -> dict[str, A
             "repaint_max_ms": pct(every, 1.0), "no_repaint_in_5s": missed,
             **{f"{k}_keys": len(v) for k, v in times.items()},
             **{f"{k}_p95_ms": pct(v, 0.95) for k, v in times.items() if v},
-            "pressed": pressed, "dialogs": dialogs[:5]}
+            "pressed": pressed, "dialogs": dialogs[:5], **({"slow": slow} if slow else {})}
+
+
+def floor(writing: threading.Thread, key_every: float) -> dict[str, Any]:
+    """The floor of `--curator` on this machine (`--floor`): the same keys, timed the same
+    way, in a bare list of 1,000 rows (a QListView over a QStringListModel, 1366x768)
+    under the same load (the agents, the sync) — what the machine's scheduler alone costs
+    a key, with no factdesk code in the window's process."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QEvent, QEventLoop, QObject, QStringListModel, Qt, QTimer
+    from PySide6.QtTest import QTest
+    from PySide6.QtWidgets import QApplication, QListView
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    view = QListView()
+    model = QStringListModel([f"proposal {i}: the pool drains under load" for i in range(1000)])
+    view.setModel(model)
+    view.resize(1366, 768)
+    view.show()
+    view.setCurrentIndex(model.index(0, 0))
+    painted: list[float] = []
+
+    class Paints(QObject):
+        def eventFilter(self, _obj: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Paint:
+                painted.append(time.perf_counter())
+            return False
+
+    paints = Paints()
+    view.viewport().installEventFilter(paints)
+
+    def spin(ready: Any, timeout: float) -> bool:
+        loop, poll = QEventLoop(), QTimer()
+        poll.setInterval(1)
+        deadline = time.monotonic() + timeout
+        poll.timeout.connect(lambda: loop.quit() if ready() or time.monotonic() >= deadline
+                             else None)
+        poll.start()
+        while not ready() and time.monotonic() < deadline:
+            loop.exec()
+        poll.stop()
+        return bool(ready())
+
+    times: list[float] = []
+    n = 0
+    writing.start()
+    while writing.is_alive():
+        spin(lambda: False, key_every)
+        n += 1
+        before = len(painted)
+        t0 = time.perf_counter()
+        QTest.keyClick(view, Qt.Key.Key_Up if n % 7 == 0 else Qt.Key.Key_Down)
+        if spin(lambda b=before: len(painted) > b, 5.0):
+            times.append(painted[before] - t0)
+    writing.join()
+    view.close()
+    app.processEvents()
+    return {"keys": n, "repaint_p50_ms": pct(times, 0.5), "repaint_p95_ms": pct(times, 0.95),
+            "repaint_max_ms": pct(times, 1.0)}
 
 
 def main() -> int:
@@ -274,6 +389,13 @@ def main() -> int:
                          "--curator)")
     ap.add_argument("--key-every", type=float, default=0.25)
     ap.add_argument("--profile", type=Path, help="cProfile the window's thread into this file")
+    ap.add_argument("--switch-ms", type=float,
+                    help="the window process's GIL switch interval (default: the window's own)")
+    ap.add_argument("--floor", action="store_true",
+                    help="with --curator: the same keys in a bare list under the same load")
+    ap.add_argument("--writes-only", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--trace", action="store_true",
+                    help="for each key slower than 150 ms, the window's calls that ran meanwhile")
     ap.add_argument("--hang-s", type=float, default=3600,
                     help="past this, print every thread's stack and end (a hang is a finding)")
     args = ap.parse_args()
@@ -323,7 +445,8 @@ def main() -> int:
             syncs.append(time.perf_counter() - t0)
             done.wait(1.0)
 
-    syncer = threading.Thread(target=sync_loop, daemon=True) if args.sync else None
+    syncer = threading.Thread(target=sync_loop, daemon=True) if args.sync and not (
+        args.curator and args.writes_only is None) else None
     t = time.perf_counter()
     if syncer is not None:
         syncer.start()
@@ -333,22 +456,51 @@ def main() -> int:
                                       for i in range(args.agents)))
 
     results: list[dict[str, Any]] = []
+    if args.writes_only is not None:  # (the child of `--curator`: the agents and the sync)
+        results = asyncio.run(everyone())
+        done.set()
+        if syncer is not None:
+            syncer.join()
+        args.writes_only.write_text(json.dumps({"results": results, "syncs": syncs,
+                                                "sync_errors": sync_errors}))
+        return 0
     if args.curator:
-        writing = threading.Thread(target=lambda: results.extend(asyncio.run(everyone())))
+        # the agents' clients and the sync loop run in another process, as they would:
+        # sharing the window's interpreter, their Python held its GIL against the keys
+        out = Path(tempfile.mkdtemp(prefix="agent-write-child-")) / "writes.json"
+        child = [sys.executable, __file__, "--kb", str(kb), "--agents", str(args.agents),
+                 "--writes", str(args.writes), "--alone", "0", "--rate", str(rate),
+                 "--writes-only", str(out), *(["--sync"] if args.sync else [])]
+
+        def write_elsewhere() -> None:
+            subprocess.run(child, check=True, env=ENV)
+            got = json.loads(out.read_text())
+            results.extend(got["results"])
+            syncs.extend(got["syncs"])
+            sync_errors.extend(got["sync_errors"])
+
+        writing = threading.Thread(target=write_elsewhere)
+        if args.floor:
+            report["floor"] = floor(writing, args.key_every)
+            writing.join()
+            print(json.dumps({k: report[k] for k in ("facts", "floor")}, indent=2))
+            return 0
         if args.profile:
             import cProfile
 
             with cProfile.Profile() as prof:  # (the window's thread: what a key waits on)
-                report["curator"] = curate(kb, writing, args.key_every)
+                report["curator"] = curate(kb, writing, args.key_every, None, args.switch_ms)
             prof.dump_stats(args.profile)
         else:
-            report["curator"] = curate(kb, writing, args.key_every)
+            report["curator"] = curate(kb, writing, args.key_every,
+                                       [] if args.trace else None, args.switch_ms)
     else:
         results = asyncio.run(everyone())
     wall = time.perf_counter() - t
     done.set()
     if syncer is not None:
         syncer.join()
+    if args.sync:
         sync(kb)  # (the last one, after every write)
     times = [x for r in results for x in r["times"]]
     checks: dict[str, bool] = {}

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from factdesk.gui.app import make_settings
 from factdesk.gui.main_window import MainWindow
+from factdesk.gui.workers import GUI_SWITCH_INTERVAL_S
 from tests.conftest import git
 from tests.gui.conftest import FACT
 from tests.gui.test_proposals import AGENT, add_agent_branch
@@ -145,3 +147,56 @@ def test_a_new_agent_tip_redraws_only_the_branch_readers(qtbot, watching, repo, 
     # the re-read streamed every check again: only the new proposal's row (and the rows
     # whose verdict it changed) are redrawn, never the whole queue row by row
     assert sum(rows_changed) <= 2, rows_changed
+
+
+def _kb_count(win: MainWindow) -> int:
+    top = win.sidebar.ontology.topLevelItem(0)
+    return int(top.text(1)) if top is not None else -1
+
+
+def test_an_outside_commit_behind_another_tab_redraws_what_is_in_sight(  # type: ignore[no-untyped-def]
+        qtbot, watching, repo, monkeypatch) -> None:
+    """An agent's commit on the curated branch while the curator works in the Proposals
+    tab: the sidebar's counts (in sight) follow at once; the Facts table and the
+    Transitions tab (behind it) are redrawn when shown, not at every such commit — at each
+    decision and each sync they were, and the curator's keys waited behind them."""
+    win = watching
+    win.center.setCurrentWidget(win.transitions.tab_widget())
+    qtbot.waitUntil(lambda: win.transitions.loaded, timeout=30_000)
+    win.center.setCurrentWidget(win.proposals)
+    qtbot.waitUntil(lambda: win.proposals.loaded, timeout=30_000)
+    rows, folders = win.table.model.rowCount(), _kb_count(win)
+    filled: list[int] = []
+    real = win.transitions._fill_table
+    monkeypatch.setattr(win.transitions, "_fill_table", lambda: (filled.append(1), real())[1])
+    win.transitions._behind.setInterval(300)  # (BEHIND_S: the track records follow, later)
+    with qtbot.waitSignal(win.transitions.did_load, timeout=30_000):
+        path = repo / "kb" / "gotchas" / "db" / "e5e5e5e5.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(FACT.format(
+            front="type: observation\ndomain: [x]\nconfidence: 0.6\nsources: 1\nrefs: []",
+            title="Committed while the curator reviews", body="."), encoding="utf-8")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-qm", "learn: committed while the curator reviews")
+    qtbot.waitUntil(lambda: _kb_count(win) == folders + 1, timeout=20_000)
+    assert win.table.model.rowCount() == rows and filled == []
+    win.center.setCurrentWidget(win.facts)
+    assert win.table.model.rowCount() == rows + 1
+    win.center.setCurrentWidget(win.transitions.tab_widget())
+    assert filled == [1]
+    assert win.last_error is None
+
+
+def test_the_window_gets_the_gil_back_within_a_fraction_of_a_millisecond(qtbot, repo, data_dir) -> None:  # type: ignore[no-untyped-def]
+    """PySide6 lets go of the GIL around each Qt call: beside a worker running Python, the
+    window's thread waited up to Python's switch interval (5 ms) after every one of them —
+    300 small calls took 1.5 s (bench/gil_bench.py). A window shortens the interval."""
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(0.005)
+    try:
+        win = MainWindow(repo, make_settings(), watch=False, update_on_open=False, semantic=False)
+        qtbot.addWidget(win)
+        assert sys.getswitchinterval() <= GUI_SWITCH_INTERVAL_S
+        win.close()
+    finally:
+        sys.setswitchinterval(before)

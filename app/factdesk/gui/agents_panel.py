@@ -467,8 +467,11 @@ class AgentsPanel(QWidget):
         self._stale = True
         if change.in_front:
             self.refresh()
-        else:  # computed now in the background, so that opening the tab finds it ready
+        elif self.loaded is None:  # (the first records, so that opening the tab finds them)
             self._prefetch.start()
+        # behind another tab the records are read again when it is shown (the last ones
+        # meanwhile): read at every agent's commit, they held the GIL a tenth of the time
+        # ten writing agents left the curator's keys (bench/agent_write_bench.py --curator)
 
     def tab_did_show(self) -> None:
         if self._stale or self.loaded is None:

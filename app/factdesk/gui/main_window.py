@@ -59,6 +59,7 @@ from factdesk.gui.transitions_panel import TransitionsPanel
 from factdesk.gui.undo_stack import UndoStack
 from factdesk.gui.watcher import CorpusWatcher
 from factdesk.gui.welcome import WelcomeBanner, wants_welcome
+from factdesk.gui.workers import favour_the_gui_thread
 from factdesk.index.indexer import Indexer
 from factdesk.index.query import parse_similar, vocabulary_hints
 from factdesk.reflect.charts import track_record_line
@@ -74,6 +75,7 @@ class MainWindow(QMainWindow):
                  update_on_open: bool = True, semantic: bool | None = None,
                  indexer: Indexer | None = None) -> None:
         super().__init__()
+        favour_the_gui_thread()  # (the keys wait on no worker's Python: gui/workers.py)
         self.setObjectName("mainWindow")
         self.settings = settings
         #: what a window opened in this one's place gets too (gui/open_corpus.py)
@@ -106,6 +108,9 @@ class MainWindow(QMainWindow):
         self.retract_selected = front.retract_selected
         self.panels: list[Panel] = self._make_panels(conn)
         self._refs_only = False  # (the update running was asked for by a move of refs only)
+        #: the index moved while another tab was in front: the Facts table's query runs again
+        #: when its tab is shown (the sidebar's counts, always in sight, at once)
+        self._table_stale = False
         self._build_layout()
         self.nav = nav = Navigator(self.session, self.center, self.table, self.inspector,
                                    self.search, self.status)
@@ -228,10 +233,17 @@ class MainWindow(QMainWindow):
     def front(self) -> Panel:
         return self.panels[max(self.center.currentIndex(), 0)]
 
+    def _requery(self) -> None:
+        self._table_stale = False
+        if not self.apply_query(self.search.text()):
+            self.table.refresh()
+
     def _tab_changed(self, _index: int) -> None:
         if self._front is self.facts:
             self._facts_fact = self.inspector.fact_id
         self._front = self.front()
+        if self._front is self.facts and self._table_stale:
+            self._requery()
         self._front.tab_did_show()
         self.sync_inspector(switched=True)
         if self.isVisible():
@@ -417,8 +429,11 @@ class MainWindow(QMainWindow):
         ours = change.changes
         if change.light and ours is not None and self.table.patch_paths(list(ours.paths_touched)):
             self.sidebar.refresh_facets(self.search.text())
-        elif not self.apply_query(self.search.text()):
-            self.table.refresh()
+        elif self.front() is not self.facts:  # (the table again when its tab is shown)
+            self._table_stale = True
+            self.sidebar.refresh_facets(self.sidebar.facet_query)
+        else:
+            self._requery()
         if not change.light:
             self.sidebar.refresh_ontology()
             self.watcher.watch()

@@ -19,6 +19,7 @@ from PySide6.QtCore import (
     QObject,
     Qt,
     QThread,
+    QTimer,
     Signal,
 )
 from PySide6.QtGui import QResizeEvent
@@ -62,6 +63,9 @@ from factdesk.reflect.stats import OUTCOMES, Reflection, TrackRecord
 RECORD_SEGMENTS = tuple((name, "open" if name == "pending" else name, fill)
                         for name, fill in theme.OUTCOME_FILLS.items())
 ALL_KINDS = "All transitions"
+#: behind another tab, the transitions (the inspector's track records) are computed again
+#: at most this often while the corpus keeps moving
+BEHIND_S = 10.0
 HYPOTHESES_ONLY = "Hypothesis transitions"
 ALL_CLAIMANTS = "All claimants"
 #: time buckets of the outcomes-over-time chart; "auto" picks the coarsest giving >= MIN_BUCKETS
@@ -151,6 +155,11 @@ class TransitionsPanel(QWidget):
         self._worker: TransitionsWorker | None = None
         self._pending = False
         self._closed = False  # (the window closed: no load starts)
+        self._unfilled = False  # (loaded behind another tab: `tab_did_show` fills)
+        self._behind = QTimer(self)  # (a load asked for behind another tab, done later)
+        self._behind.setSingleShot(True)
+        self._behind.setInterval(int(BEHIND_S * 1000))
+        self._behind.timeout.connect(self.load)
         self._build()
 
     def _build(self) -> None:
@@ -374,13 +383,24 @@ class TransitionsPanel(QWidget):
     def index_did_change(self, change: IndexChange) -> None:
         # after an update (not the window's first fill from the index as it was: the
         # update on open follows at once), and after our action only when shown or when a
-        # file came or went; in the background, the inspector's track records follow
-        if change.stats is not None and (self.loaded or not change.light):
+        # file came or went; in the background, the inspector's track records follow —
+        # at most once per `BEHIND_S` (each walk holds the GIL for a while: at every
+        # decision and every sync of a writing fleet it was most of the window's work)
+        if change.stats is None or not (self.loaded or not change.light):
+            return
+        if not self.loaded or not self.window().isVisible() or self.isVisible():
             self.load()
+        elif not self._behind.isActive():
+            self._behind.start()
 
     def tab_did_show(self) -> None:
         if not self.loaded:
             self.load()
+        elif self._behind.isActive():
+            self._behind.stop()
+            self.load()
+        elif self._unfilled:
+            self._fill_views()
 
     def attach(self, window: Window) -> None:
         self.fact_activated.connect(window.show_path)
@@ -406,12 +426,20 @@ class TransitionsPanel(QWidget):
         self.commits = result.commits
         self.reflection = result.reflection
         self.loaded = True
+        # behind another tab, the views wait until shown (the inspector's track records
+        # read `transitions` meanwhile): a hidden tab redrew its table at every decision
+        self._unfilled = self.window().isVisible() and not self.isVisible()
+        if not self._unfilled:
+            self._fill_views()
+        self.did_load.emit(len(self.transitions))
+
+    def _fill_views(self) -> None:
+        self._unfilled = False
         self._fill_table()
         self._fill_keys()
         self._fill_records()
         self._fill_months()
         self._fill_methodologies()
-        self.did_load.emit(len(self.transitions))
 
     def _failed(self, message: str) -> None:
         self._reap()

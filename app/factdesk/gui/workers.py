@@ -5,6 +5,7 @@ to the GUI thread. Nothing that can fail here ever takes the window down."""
 from __future__ import annotations
 
 import contextlib
+import sys
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -16,6 +17,20 @@ from factdesk.index.indexer import Indexer
 
 if TYPE_CHECKING:
     import sqlite3
+
+
+#: How long a thread holding the GIL keeps it while another waits (Python's default: 5 ms).
+#: PySide6 lets go of the GIL around each Qt call, so while a worker runs Python (a check,
+#: a queue read, the track records) every Qt call of the window's thread waited up to the
+#: whole interval to get it back: 300 small Qt calls took 1.55 s beside one busy worker
+#: against 4 ms alone, 46 ms at 0.2 ms (bench/gil_bench.py); the workers lose nothing
+#: measurable.
+GUI_SWITCH_INTERVAL_S = 0.0002
+
+
+def favour_the_gui_thread() -> None:
+    """The window's thread gets the GIL back within `GUI_SWITCH_INTERVAL_S` (above)."""
+    sys.setswitchinterval(min(sys.getswitchinterval(), GUI_SWITCH_INTERVAL_S))
 
 
 #: Threads that must outlive their owner (a window closing while they run), with what they

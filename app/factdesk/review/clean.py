@@ -28,6 +28,7 @@ Proposals tab's preview and its badges all ask it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
@@ -51,6 +52,7 @@ KIND_WORDS = {ERROR: "with an error", CONFLICT: "in conflict", DEPENDS: "buildin
               PATH: "with a path that can never be written", UNCHECKED: "not checked yet"}
 
 
+@functools.lru_cache(maxsize=1 << 16)  # (asked again for each proposal at every re-read)
 def unwritable(path: str) -> str | None:
     """Why a proposed path can never be accepted (None: it can): a name that is not UTF-8,
     or one the write path refuses (an empty, `.`, `..` or `.git` segment …). Such a path is
