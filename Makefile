@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: run test test-fast test-servers lint bench screenshots clean-venv demo dist package icons static-model mutate
+.PHONY: run test test-fast test-servers lint bench bench-scale screenshots clean-venv demo dist package icons static-model mutate
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -39,6 +39,11 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check app tests bench scripts packaging
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
+
+# issue 23: 10k / 100k / 1M facts side by side with their floors, log-log pictures in
+# docs/scale/ (generates the corpora once under bench/out: the 1M one takes about an hour)
+bench-scale: $(STAMP)
+	$(PY) bench/scale_sizes.py $(SCALE_ARGS)
 
 bench: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) bench/run_bench.py $(BENCH_ARGS)
