@@ -15,8 +15,9 @@ results of the others are kept (`--out`/scale.json). Rows, per size:
   own (wall, peak RSS) — issue 23 #4;
 * **no-op reads** from process start (`scale_bench.reads`: search, show, index, recall,
   messages, agents, proposals), beside `git status --porcelain` — #1;
-* **updates** after a k-file commit, k = 10 and 1,000, in one process
-  (`Indexer.update`), alternating, medians of `--runs`, each less the no-op beside it — #3;
+* **updates** after a k-file commit, k = 10 and 1,000 files of a new confidence and 10
+  files of new words, in one process (`Indexer.update`), alternating, medians of `--runs`,
+  each less the no-op beside it — #3;
 * **search** in-process over `run_bench.QUERIES`, p50/p95, beside plain FTS5 bm25 — #5;
 * **check**: `factdesk check --format json` (wall, peak RSS) — #8;
 * **window**: `bench/gui_bench.py` (the real window, offscreen): first paint from process
@@ -132,15 +133,19 @@ def _updates_here(kb: Path, runs: int) -> dict[str, Any]:
         "SELECT path FROM facts WHERE status = 'live' AND confidence IS NOT NULL ORDER BY path")]
     conn.close()
     rng = random.Random(23)  # noqa: S311
-    took: dict[int, list[float]] = {10: [], 1000: []}
+    # 10 and 1,000 files of a new confidence (the words unchanged: a relabel, a settlement
+    # write the same way), and 10 files of new words
+    kinds = {"k10": (10, run_bench._edit_files), "k10_text": (10, _edit_words),
+             "k1000": (1000, run_bench._edit_files)}
+    took: dict[str, list[float]] = {name: [] for name in kinds}
     noop: list[float] = []
     for i in range(runs):
-        for k in (10, 1000):
-            files = run_bench._edit_files(kb, rng, live, k)
-            run_bench._commit(kb, i * 2 + (k > 10), files)
+        for j, (name, (k, edit)) in enumerate(kinds.items()):
+            files = edit(kb, rng, live, k)
+            run_bench._commit(kb, i * len(kinds) + j, files)
             t0 = time.perf_counter()
             stats = ix.update()
-            took[k].append(time.perf_counter() - t0)
+            took[name].append(time.perf_counter() - t0)
             if len(stats.changed) < len(files):
                 raise SystemExit(f"update saw {len(stats.changed)} of {len(files)} changes")
             t0 = time.perf_counter()
@@ -148,8 +153,19 @@ def _updates_here(kb: Path, runs: int) -> dict[str, Any]:
             noop.append(time.perf_counter() - t0)
     n = statistics.median(noop)
     return {"noop_s": round(n, 3),
-            **{f"k{k}_s": round(statistics.median(v), 3) for k, v in took.items()},
-            **{f"k{k}_above_noop_s": round(statistics.median(v) - n, 3) for k, v in took.items()}}
+            **{f"{k}_s": round(statistics.median(v), 3) for k, v in took.items()},
+            **{f"{k}_above_noop_s": round(statistics.median(v) - n, 3) for k, v in took.items()}}
+
+
+def _edit_words(kb: Path, rng: Any, candidates: list[Path], n: int) -> list[str]:
+    """`n` facts whose body gains a sentence (new words for the full-text index)."""
+    done = []
+    for path in rng.sample(candidates, n):
+        text = path.read_text("utf-8")
+        path.write_text(text.rstrip("\n") + f" Seen again in round {rng.randrange(10**6)}.\n",
+                        "utf-8")
+        done.append(path.relative_to(kb).as_posix())
+    return done
 
 
 def search(kb: Path) -> dict[str, Any]:
@@ -202,6 +218,7 @@ def _factdesk(kb: Path, *args: str) -> list[str]:
 SERIES: dict[str, list[tuple[str, str, bool]]] = {
     "cold": [("factdesk index --rebuild", "index_s", False), ("bare pipeline", "bare_s", True)],
     "updates": [("no-op update", "noop_s", True), ("10-file commit", "k10_s", False),
+                ("10-file commit, new words", "k10_text_s", False),
                 ("1,000-file commit", "k1000_s", False)],
     "search": [("search p95", "p95_ms", False), ("plain FTS5 bm25 p95", "plain_fts_p95_ms", True)],
     "check": [("check --format json", "check_s", False)],

@@ -379,6 +379,7 @@ class Indexer:
         rebuild when the settings changed or the branch's history cannot be followed.
         `walk`: compare every file's stamp too (`_look`; the repair of damaged rows)."""
         schema.ensure_sort_indexes(conn)
+        schema.ensure_triggers(conn)
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
         rechecked: authority_recheck.Recheck | None = None
         if planning.settings_changed(meta, root=self.root, registry=self._registry_stamp(),
