@@ -464,3 +464,30 @@ def test_an_index_with_the_earlier_update_trigger_gets_todays_in_place(corpus: C
     now = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'facts_au'").fetchone()[0]
     conn.close()
     assert "WHEN old.id IS NOT new.id" in now
+
+
+def test_a_look_that_finds_nothing_changed_reads_the_counts_kept_at_the_last_change(
+        corpus: Corpus) -> None:
+    """Counting the rows by status scans every row (27 ms at 100,000 facts): counted when
+    rows change, kept in `meta`, read back by a look that found nothing; a kept value that
+    is not ours is counted again."""
+    ix = Indexer(corpus.root, today=date(2026, 11, 30))
+    assert ix.update().facts == 3
+    corpus.fact("kb/gotchas/db/d4d4d4d4.md", title="Pool size bounds throughput")
+    corpus.commit("learn: Pool size bounds throughput")
+    assert ix.update().facts == 4
+    assert ix.update().facts == 4
+    conn = ix.connect()
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'counts'", ('[{"live": 999}, 0]',))
+    conn.commit()
+    assert ix.update().facts == 999  # (kept: no scan)
+    for junk in ("[1, 2]", "not json", '[{"live": 5}, "x"]'):
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'counts'", (junk,))
+        conn.commit()
+        assert ix.update().facts == 4
+    conn.close()
+    (corpus.root / "kb/gotchas/db/d4d4d4d4.md").unlink()
+    corpus.commit("retract: kb/gotchas/db/d4d4d4d4.md", op="retract")
+    stats = ix.update()
+    assert (stats.facts, stats.retracted) == (3, 1)
+    assert ix.update().retracted == 1

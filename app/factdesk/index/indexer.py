@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import itertools
+import json
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -746,8 +747,21 @@ class Indexer:
     def _stats(self, conn: sqlite3.Connection, mode: str, head: str | None,
                changed: list[str], rechecked: authority_recheck.Recheck | None = None
                ) -> IndexStats:
-        counts = dict(conn.execute("SELECT status, COUNT(*) FROM facts GROUP BY status"))
-        problems = conn.execute("SELECT COUNT(*) FROM problems").fetchone()[0]
+        # the counts scan every row (27 ms at 100,000 facts, ten times that at a million):
+        # counted when the rows changed and kept in `meta`; a look that found nothing
+        # changed reads them back
+        kept = conn.execute("SELECT value FROM meta WHERE key = 'counts'").fetchone() \
+            if mode == "unchanged" else None
+        try:
+            counts, problems = json.loads(kept[0]) if kept else (None, None)
+        except (ValueError, TypeError):
+            counts = problems = None
+        if not isinstance(counts, dict) or not isinstance(problems, int):
+            counts = dict(conn.execute("SELECT status, COUNT(*) FROM facts GROUP BY status"))
+            problems = conn.execute("SELECT COUNT(*) FROM problems").fetchone()[0]
+            if mode != "unchanged":
+                conn.execute("INSERT OR REPLACE INTO meta VALUES ('counts', ?)",
+                             (json.dumps([counts, problems]),))
         return IndexStats(mode, facts=counts.get("live", 0), broken=counts.get("broken", 0),
                           retracted=counts.get("retracted", 0), problems=problems,
                           changed=changed, head=head, rechecked=rechecked)
