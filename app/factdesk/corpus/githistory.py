@@ -9,6 +9,8 @@ derived view (transitions, track records, creation times, the settlement queue).
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -175,6 +177,22 @@ def replace_refs(repo: Path) -> str:
     makes git show a commit with other parents or another message than its id names."""
     return run_git(repo, "for-each-ref", "--format=%(refname) %(objectname)",
                    "refs/replace/").decode("utf-8", "replace")
+
+
+def world_stamp(repo: Path) -> str:
+    """A stamp of what can change a commit's line without changing its id: replace refs
+    (and whether git honours them), grafts, the shallow boundary (the caches of history
+    kept by commit id are emptied when it changes)."""
+    common = gitrepo.common_dir(repo)
+    parts = [replace_refs(repo)]
+    for name in ("shallow", "info/grafts"):
+        try:
+            parts.append(hashlib.sha256((common / name).read_bytes()).hexdigest())
+        except OSError:
+            parts.append("-")
+    parts += [os.environ.get(k, "") for k in ("GIT_NO_REPLACE_OBJECTS", "GIT_REPLACE_REF_BASE",
+                                               "GIT_GRAFT_FILE", "GIT_SHALLOW_FILE")]
+    return hashlib.sha256("\x00".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def agent_refs(repo: Path) -> list[tuple[str, str]]:

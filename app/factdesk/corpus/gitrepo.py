@@ -320,6 +320,16 @@ def head_sha(repo: Path) -> str | None:
 _git_dirs: dict[tuple[object, ...], Path] = {}
 
 
+def common_dir(repo: Path) -> Path:
+    """The git directory shared by every work tree of the repository."""
+    own = git_dir(repo)
+    try:
+        pointer = (own / "commondir").read_text("utf-8").strip()
+    except OSError:
+        return own
+    return (own / pointer).resolve() if pointer else own
+
+
 def git_dir(repo: Path) -> Path:
     """The repository's git directory (asked once per work tree and `.git` identity: every
     action and index update asks)."""

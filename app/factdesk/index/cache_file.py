@@ -11,15 +11,7 @@ from pathlib import Path
 
 from factdesk.corpus import gitrepo
 
-
-def common_dir(repo: Path) -> Path:
-    """The git directory shared by every work tree of the repository."""
-    own = gitrepo.git_dir(repo)
-    try:
-        pointer = (own / "commondir").read_text("utf-8").strip()
-    except OSError:
-        return own
-    return (own / pointer).resolve() if pointer else own
+common_dir = gitrepo.common_dir
 
 
 def _open(path: Path, app_id: int, version: int, schema: str, what: str) -> sqlite3.Connection:

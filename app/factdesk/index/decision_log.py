@@ -28,9 +28,7 @@ moved aside). Derived data only: deleting it loses nothing.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import re
 import sqlite3
 import time
@@ -98,19 +96,7 @@ def _connect(path: Path) -> sqlite3.Connection:
                               what="decision cache")
 
 
-def world_stamp(repo: Path) -> str:
-    """A stamp of what can change a commit's line without changing its id: replace refs
-    (and whether git honours them), grafts, the shallow boundary."""
-    common = common_dir(repo)
-    parts = [githistory.replace_refs(repo)]
-    for name in ("shallow", "info/grafts"):
-        try:
-            parts.append(hashlib.sha256((common / name).read_bytes()).hexdigest())
-        except OSError:
-            parts.append("-")
-    parts += [os.environ.get(k, "") for k in ("GIT_NO_REPLACE_OBJECTS", "GIT_REPLACE_REF_BASE",
-                                               "GIT_GRAFT_FILE", "GIT_SHALLOW_FILE")]
-    return hashlib.sha256("\x00".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
+world_stamp = githistory.world_stamp
 
 
 def _check_world(conn: sqlite3.Connection, repo: Path) -> None:
