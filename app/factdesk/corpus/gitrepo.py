@@ -597,7 +597,12 @@ def resolve_commit(repo: Path, rev: str) -> str | None:
         return None
     out = run_git(repo, "rev-parse", "--verify", "-q", "--end-of-options", f"{rev}^{{commit}}",
                   check=False).decode("utf-8", "replace").strip()
-    return out if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", out) else None
+    return out if is_object_id(out) else None
+
+
+def is_object_id(text: object) -> bool:
+    """A full object id as git writes it (SHA-1 or SHA-256, lower-case hex)."""
+    return isinstance(text, str) and re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", text) is not None
 
 
 def is_ancestor(repo: Path, old: str, new: str) -> bool:

@@ -25,13 +25,13 @@ committed yet is the local curator's own and is read as it is.
 
 from __future__ import annotations
 
+import contextlib
 import json
-import os
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from factdesk import fsio
 from factdesk.corpus import githistory, gitrepo, gitreview
 from factdesk.model.enums import ClaimantType, Severity
 from factdesk.model.fact import Problem
@@ -44,7 +44,6 @@ CODE = "registry-trust"
 #: data: deleting it loses nothing)
 KEPT = "registry-changes.json"
 _KEPT_VERSION = 1
-_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,32 +127,24 @@ def _read_kept(where: Path, world: str) -> tuple[str, list[RegistryChange]] | No
         data = json.loads(where.read_bytes())
         if data["version"] != _KEPT_VERSION or data["world"] != world:
             return None
-        tip, rows = data["tip"], data["changes"]
-        changes = [RegistryChange(c, a, m, bool(g), b, s) for c, a, m, g, b, s in rows]
-        if not (isinstance(tip, str) and _SHA.fullmatch(tip) and all(
-                isinstance(c.commit, str) and _SHA.fullmatch(c.commit) and isinstance(c.author, str)
-                and isinstance(c.committer, str) and isinstance(c.subject, str)
-                and (c.blob is None or (isinstance(c.blob, str) and _SHA.fullmatch(c.blob)))
-                for c in changes)):
-            return None
-        return tip, changes
+        tip = data["tip"]
+        changes = [RegistryChange(c, a, m, bool(g), b, s) for c, a, m, g, b, s in data["changes"]]
     except (OSError, ValueError, KeyError, TypeError):
         return None
+    ours = gitrepo.is_object_id(tip) and all(
+        gitrepo.is_object_id(c.commit) and (c.blob is None or gitrepo.is_object_id(c.blob))
+        and all(isinstance(v, str) for v in (c.author, c.committer, c.subject)) for c in changes)
+    return (tip, changes) if ours else None
 
 
 def _keep(where: Path, world: str, tip: str, changes: list[RegistryChange]) -> None:
-    """Write the list for `tip` (whole, then renamed into place: a reader sees the old
-    file or the new one); a failure only means reading from git next time."""
+    """Write the list for `tip` (all or nothing); a failure only means reading from git
+    next time."""
     data = json.dumps({"version": _KEPT_VERSION, "world": world, "tip": tip,
                        "changes": [[c.commit, c.author, c.committer, c.merge, c.blob, c.subject]
                                    for c in changes]}, ensure_ascii=False)
-    try:
-        where.parent.mkdir(parents=True, exist_ok=True)
-        part = where.with_name(f"{where.name}.{os.getpid()}.part")
-        part.write_text(data, "utf-8")
-        os.replace(part, where)
-    except OSError:
-        return
+    with contextlib.suppress(OSError):
+        fsio.atomic_write(where, data.encode("utf-8"), crash_points=False)
 
 
 def judge(changes: list[RegistryChange], parse: Callable[[str | None], Registry]
