@@ -248,14 +248,11 @@ def ensure_triggers(conn: sqlite3.Connection) -> None:
     """An index written by an earlier version, whose triggers differ from `TRIGGERS` (the
     update trigger before it compared the text), gets today's, in the caller's write
     transaction: the same full-text rows either way, no rebuild."""
-    have = {name: sql for name, sql in conn.execute(
-        "SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")}
-    for statement in TRIGGERS.split("END;")[:-1]:
-        sql = statement.strip() + "\nEND"  # (as SQLite keeps it: no semicolon)
-        name = sql.split()[2]
-        if name in have and have[name] != sql:
+    have = _listing(conn)
+    for (kind, name), entry in _expected().items():
+        if kind == "trigger" and (kind, name) in have and have[kind, name] != entry:
             conn.execute(f"DROP TRIGGER {name}")
-            conn.execute(sql)
+            conn.execute(entry[1])
 
 
 class RowDamaged(sqlite3.DatabaseError):
