@@ -98,6 +98,7 @@ class AgentsPanel(QWidget):
     findings_did_change = Signal(str)
     caption = menu_text = "Agents"
     action_name = "showAgents"
+    reads_agent_branches = True  # (`Panel`: told when only git's refs moved)
 
     def __init__(self, indexer: Indexer, ops: Operations, *, today: date | None = None,
                  settings_file: Path | None = None,

@@ -414,13 +414,14 @@ class MainWindow(QMainWindow):
     def _refresh(self, change: IndexChange, *, place: Place | None = None) -> None:
         """Every view after the index moved on (a reindex, an outside commit, our action).
         An outside change the index found nothing in (an agent's new tip: git's refs moved,
-        the corpus did not) is for the tabs that read the agents' branches only: ten agents
+        the corpus did not) is for the tabs that read the agents' branches only
+        (`Panel.reads_agent_branches`): ten agents
         writing a proposal a second each redrew the table, the sidebar, the inspector and
         every tab ten times a second, and the curator's keys waited behind them."""
         refs_only, self._refs_only = self._refs_only, False
         if refs_only and change.changes is None and change.stats is not None \
                 and change.stats.mode == "unchanged":
-            for reader in (self.proposals, self.agents):
+            for reader in [p for p in self.panels if getattr(p, "reads_agent_branches", False)]:
                 reader.index_did_change(IndexChange(change.stats, None, in_front=reader is self.front()))
             self.status.index_updated(change.stats)
             self.index_did_update.emit(change.stats)

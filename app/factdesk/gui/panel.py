@@ -75,7 +75,9 @@ class Window(Protocol):
 
 
 class Panel(Protocol):
-    """One tab of the centre."""
+    """One tab of the centre. A panel that reads the agents' branches says so with a class
+    attribute `reads_agent_branches = True`: it alone is told of an update that moved only
+    git's refs (an agent's new tip), which changes nothing the other tabs show."""
 
     #: the tab's caption, and the View menu's entry and action name
     caption: str

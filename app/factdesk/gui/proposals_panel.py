@@ -73,9 +73,8 @@ class ProposalsPanel(QWidget):
     sync_did_finish = Signal(object)
     #: the review merges File ▸ Record the review merge made (a list), or the error
     merge_did_finish = Signal(object)
-    caption = "Proposals"
-    menu_text = "Agent proposals"
-    action_name = "showProposals"
+    caption, menu_text, action_name = "Proposals", "Agent proposals", "showProposals"
+    reads_agent_branches = True  # (`Panel`: told when only git's refs moved)
 
     def __init__(self, ops: Operations, *, ask_text: Callable[[str, str, str], str | None],
                  parent: QWidget | None = None) -> None:
