@@ -388,10 +388,14 @@ class TransitionsPanel(QWidget):
         # decision and every sync of a writing fleet it was most of the window's work)
         if change.stats is None or not (self.loaded or not change.light):
             return
-        if not self.loaded or not self.window().isVisible() or self.isVisible():
+        if not self.loaded or not self._behind_a_tab():
             self.load()
         elif not self._behind.isActive():
             self._behind.start()
+
+    def _behind_a_tab(self) -> bool:
+        """In a shown window, on a tab that is not in front."""
+        return self.window().isVisible() and not self.isVisible()
 
     def tab_did_show(self) -> None:
         if not self.loaded:
@@ -428,7 +432,7 @@ class TransitionsPanel(QWidget):
         self.loaded = True
         # behind another tab, the views wait until shown (the inspector's track records
         # read `transitions` meanwhile): a hidden tab redrew its table at every decision
-        self._unfilled = self.window().isVisible() and not self.isVisible()
+        self._unfilled = self._behind_a_tab()
         if not self._unfilled:
             self._fill_views()
         self.did_load.emit(len(self.transitions))
