@@ -205,35 +205,27 @@ def _timed(f: Any, name: str, spans: list[tuple[str, float, float]]) -> Any:
     return timed
 
 
-def curate(kb: Path, writing: threading.Thread, key_every: float,
-           spans: list[tuple[str, float, float]] | None = None,
-           switch_ms: float | None = None) -> dict[str, Any]:
-    """The curator in the window while `writing` runs (module doc, `--curator`)."""
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    if spans is not None:
-        trace(spans)
-    from PySide6.QtCore import QEvent, QEventLoop, QObject, Qt, QTimer
-    from PySide6.QtTest import QTest
-    from PySide6.QtWidgets import QApplication
+def spin(ready: Any, timeout: float) -> bool:
+    """Run the event loop until `ready()` or `timeout` seconds; whether it is ready."""
+    from PySide6.QtCore import QEventLoop, QTimer
 
-    from factdesk.gui.app import make_settings
-    from factdesk.gui.main_window import MainWindow
+    loop, poll = QEventLoop(), QTimer()
+    poll.setInterval(1)
+    deadline = time.monotonic() + timeout
+    poll.timeout.connect(lambda: loop.quit() if ready() or time.monotonic() >= deadline
+                         else None)
+    poll.start()
+    while not ready() and time.monotonic() < deadline:
+        loop.exec()
+    poll.stop()
+    return bool(ready())
 
-    app = QApplication.instance() or QApplication(sys.argv[:1])
 
-    def spin(ready: Any, timeout: float) -> bool:
-        loop, poll = QEventLoop(), QTimer()
-        poll.setInterval(1)
-        deadline = time.monotonic() + timeout
-        poll.timeout.connect(lambda: loop.quit() if ready() or time.monotonic() >= deadline
-                             else None)
-        poll.start()
-        while not ready() and time.monotonic() < deadline:
-            loop.exec()
-        poll.stop()
-        return bool(ready())
+def watch_paints(widget: Any) -> Any:
+    """An event filter on `widget` keeping the time of each of its paints in `.at`."""
+    from PySide6.QtCore import QEvent, QObject
 
-    class Paints(QObject):
+    class _Paints(QObject):
         def __init__(self) -> None:
             super().__init__()
             self.at: list[float] = []
@@ -242,6 +234,27 @@ def curate(kb: Path, writing: threading.Thread, key_every: float,
             if event.type() == QEvent.Type.Paint:
                 self.at.append(time.perf_counter())
             return False
+
+    paints = _Paints()
+    widget.installEventFilter(paints)
+    return paints
+
+
+def curate(kb: Path, writing: threading.Thread, key_every: float,
+           spans: list[tuple[str, float, float]] | None = None,
+           switch_ms: float | None = None) -> dict[str, Any]:
+    """The curator in the window while `writing` runs (module doc, `--curator`)."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    if spans is not None:
+        trace(spans)
+    from PySide6.QtCore import Qt, QTimer
+    from PySide6.QtTest import QTest
+    from PySide6.QtWidgets import QApplication
+
+    from factdesk.gui.app import make_settings
+    from factdesk.gui.main_window import MainWindow
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
 
     window = MainWindow(kb, make_settings(), watch=True, update_on_open=False, semantic=False)
     if switch_ms is not None:  # (an A/B of gui/workers.py's GUI_SWITCH_INTERVAL_S)
@@ -268,8 +281,7 @@ def curate(kb: Path, writing: threading.Thread, key_every: float,
     closer.setInterval(200)
     closer.timeout.connect(close_dialogs)
     closer.start()
-    paints = Paints()
-    panel.list.viewport().installEventFilter(paints)
+    paints = watch_paints(panel.list.viewport())
     times: dict[str, list[float]] = {"move": [], "accept": [], "reject": []}
     slow: list[dict[str, Any]] = []
     pressed: dict[str, str] = {}
@@ -322,7 +334,7 @@ def floor(writing: threading.Thread, key_every: float) -> dict[str, Any]:
     under the same load (the agents, the sync) — what the machine's scheduler alone costs
     a key, with no factdesk code in the window's process."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtCore import QEvent, QEventLoop, QObject, QStringListModel, Qt, QTimer
+    from PySide6.QtCore import QStringListModel, Qt
     from PySide6.QtTest import QTest
     from PySide6.QtWidgets import QApplication, QListView
 
@@ -333,28 +345,8 @@ def floor(writing: threading.Thread, key_every: float) -> dict[str, Any]:
     view.resize(1366, 768)
     view.show()
     view.setCurrentIndex(model.index(0, 0))
-    painted: list[float] = []
-
-    class Paints(QObject):
-        def eventFilter(self, _obj: QObject, event: QEvent) -> bool:
-            if event.type() == QEvent.Type.Paint:
-                painted.append(time.perf_counter())
-            return False
-
-    paints = Paints()
-    view.viewport().installEventFilter(paints)
-
-    def spin(ready: Any, timeout: float) -> bool:
-        loop, poll = QEventLoop(), QTimer()
-        poll.setInterval(1)
-        deadline = time.monotonic() + timeout
-        poll.timeout.connect(lambda: loop.quit() if ready() or time.monotonic() >= deadline
-                             else None)
-        poll.start()
-        while not ready() and time.monotonic() < deadline:
-            loop.exec()
-        poll.stop()
-        return bool(ready())
+    paints = watch_paints(view.viewport())
+    painted = paints.at
 
     times: list[float] = []
     n = 0
