@@ -41,6 +41,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -231,11 +232,16 @@ def run_monitored(cmd: list[str], *, cwd: Path | None = None, env: dict[str, str
 # -- corpus --------------------------------------------------------------------------------
 
 
-def ensure_corpus(out: Path, facts: int, skip_generate: bool) -> tuple[Path, str]:
-    kb = out / f"kb{facts}"
-    mark = out / f"kb{facts}.ok"
+def ensure_corpus(out: Path, facts: int, skip_generate: bool, *, name: str = "kb",
+                  seed: int = 1, commits: int | None = None, extra: Sequence[str] = ()
+                  ) -> tuple[Path, str]:
+    """`out`/<name><facts>, generated once (a `.ok` mark beside it) and reset to the head
+    it was generated at; the generator's command line (relative to the repository)."""
+    kb = out / f"{name}{facts}"
+    mark = out / f"{name}{facts}.ok"
     cmd = ["python3", str(MAKE_CORPUS), "--facts", str(facts),
-           "--commits", str(commits_for(facts)), "--seed", "1", "--out", str(kb), "--quiet"]
+           "--commits", str(commits or commits_for(facts)), *extra, "--seed", str(seed),
+           "--out", str(kb), "--quiet"]
     if not (mark.exists() and kb.is_dir()):
         if skip_generate:
             raise SystemExit(f"--skip-generate: no cached corpus at {kb} (run without it)")

@@ -34,7 +34,6 @@ import argparse
 import json
 import os
 import platform
-import shlex
 import statistics
 import subprocess
 import sys
@@ -50,7 +49,6 @@ sys.path.insert(0, str(ROOT / "app"))
 import run_bench  # noqa: E402  (bench/: the monitored runs, the bare pipeline, search)
 import scale_bench  # noqa: E402  (bench/: the reads from process start)
 
-MAKE_CORPUS = ROOT.parent / "shared" / "bench" / "make_corpus.py"
 SIZES = (10_000, 100_000, 1_000_000)
 #: first-parent commits of each corpus (the issue's 1M corpus: 20,000)
 COMMITS = {10_000: 500, 100_000: 5_000, 1_000_000: 20_000}
@@ -61,24 +59,14 @@ def commits_for(facts: int) -> int:
     return COMMITS.get(facts, max(100, facts // 50))
 
 
-def ensure_corpus(out: Path, facts: int) -> Path:
-    """The corpus of `facts` under `out`, generated once; reset to its generated head."""
-    kb = out / f"scale{facts}"
-    mark = out / f"scale{facts}.ok"
-    cmd = [sys.executable, str(MAKE_CORPUS), "--facts", str(facts),
-           "--commits", str(commits_for(facts)), "--proposals", str(max(10, facts // 200)),
-           "--seed", "23", "--out", str(kb), "--quiet"]
-    if not (mark.exists() and kb.is_dir()):
-        if not MAKE_CORPUS.exists():
-            raise SystemExit(f"{MAKE_CORPUS}: not found (../shared is needed to generate)")
-        print(f"generating {facts} facts: {shlex.join(cmd)}", file=sys.stderr, flush=True)
-        t0 = time.perf_counter()
-        subprocess.run([*cmd, "--force"] if kb.exists() else cmd, check=True)
-        head = _git(kb, "rev-parse", "HEAD")
-        mark.write_text(json.dumps({"head": head, "seconds": round(time.perf_counter() - t0, 1),
-                                    "cmd": shlex.join(cmd[1:])}))
-    _reset(kb, json.loads(mark.read_text())["head"])
-    return kb
+def ensure_corpus(out: Path, facts: int) -> tuple[Path, str]:
+    """The corpus of `facts` under `out` (`scale<N>`), generated once; reset to its
+    generated head; and the generator's command line."""
+    if not (out / f"scale{facts}.ok").exists() and not run_bench.MAKE_CORPUS.exists():
+        raise SystemExit(f"{run_bench.MAKE_CORPUS}: not found (../shared is needed to generate)")
+    return run_bench.ensure_corpus(out, facts, False, name="scale", seed=23,
+                                   commits=commits_for(facts),
+                                   extra=("--proposals", str(max(10, facts // 200))))
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -300,9 +288,9 @@ def main() -> int:
     print(f"{platform.node()}: {os.cpu_count()} cores, {platform.platform()}, Python "
           f"{platform.python_version()}", file=sys.stderr, flush=True)
     for facts in args.sizes:
-        kb = ensure_corpus(args.out, facts)
+        kb, generated_by = ensure_corpus(args.out, facts)
         entry = results.setdefault(str(facts), {})
-        entry["corpus"] = json.loads((args.out / f"scale{facts}.ok").read_text())["cmd"]
+        entry["corpus"] = generated_by
         entry["measured"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
         for row in args.only:
             print(f"[{facts}] {row} …", file=sys.stderr, flush=True)
