@@ -750,18 +750,14 @@ class Indexer:
         # the counts scan every row (27 ms at 100,000 facts, ten times that at a million):
         # counted when the rows changed and kept in `meta`; a look that found nothing
         # changed reads them back
-        kept = conn.execute("SELECT value FROM meta WHERE key = 'counts'").fetchone() \
-            if mode == "unchanged" else None
-        try:
-            counts, problems = json.loads(kept[0]) if kept else (None, None)
-        except (ValueError, TypeError):
-            counts = problems = None
-        if not isinstance(counts, dict) or not isinstance(problems, int):
-            counts = dict(conn.execute("SELECT status, COUNT(*) FROM facts GROUP BY status"))
-            problems = conn.execute("SELECT COUNT(*) FROM problems").fetchone()[0]
+        found = _kept_counts(conn) if mode == "unchanged" else None
+        if found is None:
+            found = (dict(conn.execute("SELECT status, COUNT(*) FROM facts GROUP BY status")),
+                     conn.execute("SELECT COUNT(*) FROM problems").fetchone()[0])
             if mode != "unchanged":
                 conn.execute("INSERT OR REPLACE INTO meta VALUES ('counts', ?)",
-                             (json.dumps([counts, problems]),))
+                             (json.dumps(found),))
+        counts, problems = found
         return IndexStats(mode, facts=counts.get("live", 0), broken=counts.get("broken", 0),
                           retracted=counts.get("retracted", 0), problems=problems,
                           changed=changed, head=head, rechecked=rechecked)
@@ -770,6 +766,17 @@ class Indexer:
     def _report(progress: Progress | None, stage: str, done: int, total: int) -> None:
         if progress is not None:
             progress(stage, done, total)
+
+
+def _kept_counts(conn: sqlite3.Connection) -> tuple[dict[str, int], int] | None:
+    """(facts by status, problems) as `Indexer._stats` kept them at the last change; None
+    when absent or not what it writes."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'counts'").fetchone()
+    try:
+        counts, problems = json.loads(row[0]) if row else (None, None)
+    except (ValueError, TypeError):
+        return None
+    return (counts, problems) if isinstance(counts, dict) and isinstance(problems, int) else None
 
 
 def _lines(text: str) -> list[str]:
