@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import shiboken6
 
 from factdesk.core import open_corpus
 from factdesk.gui.semantic_worker import EmbeddingWorker, start_in_thread, thread_for
@@ -22,8 +23,13 @@ def test_worker_embeds_in_a_thread_with_progress(qtbot, corpus: Corpus, semantic
     results: list[object] = []
     worker.finished.connect(results.append)
     thread = thread_for(worker)
-    with qtbot.waitSignal(thread.finished, timeout=120_000):
-        thread.start()
+    thread.start()
+    # polled, not a signal wait on `thread.finished`: the thread deletes itself when it
+    # ends (deleteLater), and when that delete ran before the wait's queued call, PySide
+    # dropped the call with its sender and the wait timed out (twice in ~30 loaded runs)
+    qtbot.waitUntil(lambda: bool(results), timeout=120_000)
+    qtbot.waitUntil(lambda: not shiboken6.isValid(thread) and not shiboken6.isValid(worker),
+                    timeout=30_000)  # both are deleted once it has ended, as documented
     stats = results[0]
     assert isinstance(stats, EmbedStats) and stats.embedded == 3
     assert seen[-1] == (3, 3)
