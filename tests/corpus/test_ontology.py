@@ -4,6 +4,8 @@ with knomit's 100 ms budget, in knomit's order and wording."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -91,6 +93,29 @@ def test_a_rule_is_a_sandboxed_expression_with_a_100_ms_budget(
     ok, error = engine.passes(rule, fact_for_js(fact))
     assert ok is passes and (error is None if why is None else why in (error or "")), error
     assert time.monotonic() - started < 5  # cut off (at 100 ms), never left to run
+
+
+def test_v8_starts_with_the_first_rule_and_ends_before_the_process_does() -> None:
+    """A read whose checks all come from a cache holds an engine and runs no rule: V8
+    (0.14 s with its import) must not start for it (issue 23 #1). A process that ran a
+    rule ends: V8 left to the interpreter's teardown hung it one time in three, so the
+    child runs five times. (In child processes: a second V8 context beside this process's
+    shared one, alive on another thread, can crash it.)"""
+    code = (
+        "import sys\n"
+        "from factdesk.corpus.ontology import RuleEngine\n"
+        "engine = RuleEngine()\n"
+        "assert engine._ctx is None and 'py_mini_racer' not in sys.modules\n"
+        "assert engine.compiles('fact.domain.length > 0') is None\n"
+        "assert engine._ctx is not None\n"
+        "assert engine.compiles('fact.domain.length >') is not None\n")
+    for _ in range(5):
+        try:
+            done = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                                  text=True, timeout=30)
+        except subprocess.TimeoutExpired:
+            pytest.fail("a process that ran a rule did not end within 30 s")
+        assert done.returncode == 0, done.stderr
 
 
 def test_one_rule_cannot_change_what_the_next_one_sees() -> None:

@@ -7,11 +7,13 @@ with knomit's 100 ms budget (FORMAT.md §1.6), in an embedded V8 (mini-racer) th
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -280,22 +282,37 @@ class RuleEngine:
     """Compiles each distinct rule once into a function and evaluates it per fact."""
 
     def __init__(self) -> None:
-        from py_mini_racer import MiniRacer  # heavy: import only when rules exist
-
-        self._ctx = MiniRacer()
-        self._ctx.eval(_SANDBOX)
+        #: V8, started by the first rule compiled (0.14 s with its import): a read whose
+        #: checks all come from a cache never starts it (`proposals`: issue 23 #1)
+        self._ctx: Any = None
         self._compiled: dict[str, int | Exception] = {}
         self._lock = threading.Lock()
 
     def _function(self, rule: str) -> int | Exception:
         index = self._compiled.get(rule)
         if index is None:
+            if self._ctx is None:
+                from py_mini_racer import MiniRacer  # heavy: import only when rules run
+
+                ctx = MiniRacer()
+                ctx.eval(_SANDBOX)
+                self._ctx = ctx
+                atexit.register(self.close)
             try:
                 index = int(self._ctx.call("__compile", rule, timeout=RULE_TIMEOUT_MS))
             except Exception as exc:
                 index = exc
             self._compiled[rule] = index
         return index
+
+    def close(self) -> None:
+        """Free V8 (at the latest at exit, while its thread still runs: left to the
+        interpreter's teardown, freeing it hung the process one time in three)."""
+        with self._lock:
+            ctx, self._ctx = self._ctx, None
+            self._compiled.clear()
+        if ctx is not None:
+            ctx.close()
 
     def compiles(self, rule: str) -> str | None:
         """None, or why the rule does not compile (knomit refuses such an ontology)."""
@@ -332,7 +349,7 @@ _shared_lock = threading.Lock()
 def shared_engine() -> RuleEngine:
     """The process's one V8 context for ontology rules. py_mini_racer crashes (SIGSEGV)
     when a second context is created while one lives on another thread, so every indexer
-    in a process shares this one; starting it costs ~50 ms, once."""
+    in a process shares this one; V8 starts with the first rule it compiles."""
     global _shared
     with _shared_lock:
         if _shared is None:
