@@ -688,3 +688,29 @@ def test_a_completed_reject_then_quit_leaves_no_interrupted_action(qtbot, review
     journal = state_dir(repo) / "journal"
     assert (sorted(p.name for p in journal.iterdir()) if journal.is_dir() else []) == []
     assert recover(repo) == []  # the next start: nothing was interrupted
+
+
+def test_a_run_of_moves_checks_only_the_row_it_rests_on(qtbot, review_window, agent_repo,  # type: ignore[no-untyped-def]
+                                                        monkeypatch) -> None:
+    """The selected proposal is checked on demand before its badge streams in, but only
+    once the selection rests: a run of presses starts no check (nor a thread, 2–8 ms of
+    the window's time each while agents write) for the rows it passes (issue 26)."""
+    from factdesk.gui import proposal_source
+
+    _repo, shas = agent_repo
+    panel = show_tab(qtbot, review_window)
+    wait_checked(qtbot, panel)
+    qtbot.waitUntil(lambda: not panel._loader.running, timeout=10_000)
+    asked: list[str] = []
+    real = proposal_source.check_one
+    monkeypatch.setattr(proposal_source, "check_one",
+                        lambda indexer, queue, sha: (asked.append(sha), real(indexer, queue, sha))[1])
+    panel.select_row(0)
+    panel.checked.clear()  # (as before the stream reached them)
+    press(qtbot, panel, Qt.Key.Key_Down)
+    press(qtbot, panel, Qt.Key.Key_Down)
+    assert panel.current_item().shas == (shas["obs2"],)
+    qtbot.waitUntil(lambda: shas["obs2"] in panel.checked, timeout=10_000)
+    qtbot.wait(300)
+    assert asked == [shas["obs2"]]
+    assert panel.model.text(2, 3) == "✓ clean"

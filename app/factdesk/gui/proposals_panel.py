@@ -44,7 +44,7 @@ from factdesk.gui.proposal_detail import ProposalDetail
 from factdesk.gui.proposal_model import QueueModel
 from factdesk.gui.proposal_remote import RemoteActions
 from factdesk.gui.proposal_views import Badge, badge_of, clean_badge
-from factdesk.gui.proposal_workers import CheckStream, KeyRouter
+from factdesk.gui.proposal_workers import CheckSoon, CheckStream, KeyRouter
 from factdesk.gui.workers import BackgroundRead
 from factdesk.model.words import count
 from factdesk.review import clean, rows
@@ -105,9 +105,7 @@ class ProposalsPanel(QWidget):
         repo, indexer = ops.indexer.repo, ops.indexer
         self._loader = BackgroundRead(None, lambda: proposal_source.load(repo), done=self._loaded,
                                       failed=self._load_failed, parent=self)
-        self._one = BackgroundRead(None, lambda queue, sha: proposal_source.check_one(indexer, queue, sha),
-                                   done=lambda p, *_a: self._take_checked([p]),
-                                   failed=lambda *_a: None, parent=self)
+        self._one = CheckSoon(indexer, self._take_checked, parent=self)
         #: the second source (DESIGN §5): `distilled`/`discovered` facts on the curated
         #: branch no curator attested; read when chosen
         self._awaiting_read = BackgroundRead(None, lambda: proposal_source.awaiting(indexer),
@@ -585,7 +583,9 @@ class ProposalsPanel(QWidget):
                                      rows.net_change(self.queue, item.branch, item.path), proposals)
             missing = [p.sha for p in proposals if p.sha not in self.checked and p.facts]
             if missing and self.queue is not None:
-                self._one.start(self.queue, missing[-1])  # on demand, before its badge streams in
+                self._one.ask(self.queue, missing[-1])  # on demand, before its badge streams in
+            else:
+                self._one.forget()
             self._show_checks()
         self.item_did_change.emit()
 
