@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Sequence
@@ -35,6 +36,11 @@ COMMANDS = frozenset({
     "identity", "index", "mcp", "merge-reviewed", "messages", "mislabels", "move",
     "move-to-messages", "new", "proposals", "queue", "recall", "redo", "reject", "relabel",
     "restore", "retract", "search", "settle", "show", "similar", "sync", "transitions", "undo"})
+#: the commands that start with an index read: git's look at the work tree starts before
+#: they import the rest of factdesk (`gitrepo.look_early`, issue 23 #1)
+EARLY_LOOK = frozenset({"agents", "check", "duplicates", "index", "messages", "mislabels",
+                        "proposals", "queue", "recall", "search", "show", "similar",
+                        "transitions"})
 _LOADED: list[click.Group] = []
 #: click's shell-completion variable (`_FACTDESK_COMPLETE=bash_source factdesk`, README)
 COMPLETE_VAR = "_FACTDESK_COMPLETE"
@@ -74,12 +80,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _complete()
     if not args or (len(args) == 1 and args[0] not in COMMANDS and Path(args[0]).is_dir()):
         return _gui(args[0] if args else None)
-    cli = command_group()
     if args[0] not in COMMANDS and not args[0].startswith("-"):
         # a mistyped command must not open a window (or hang, with no display)
         print(f"Error: {args[0]!r} is neither a command nor a folder to open "
               "(factdesk --help lists the commands)", file=sys.stderr)
         return 2
+    if args[0] in EARLY_LOOK and not {"--rebuild", "--help", "-h"} & set(args):
+        _look_early(args)  # (before the imports of command_group: they overlap)
+    cli = command_group()
     try:
         cli.main(args=args, prog_name="factdesk", standalone_mode=False)
     except SystemExit as exc:  # pragma: no cover - click's own exits
@@ -94,6 +102,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         raise
     return int(getattr(cli, "_exit_code", 0))
+
+
+def _look_early(args: list[str]) -> None:
+    """Start git's look at the corpus named by `--kb` (else this folder) now; the index
+    read takes it if it asks within seconds, else it is stopped at exit."""
+    kb = "."
+    for i, arg in enumerate(args):
+        if arg == "--kb" and i + 1 < len(args):
+            kb = args[i + 1]
+        elif arg.startswith("--kb="):
+            kb = arg[len("--kb="):]
+    from factdesk.corpus import gitrepo
+
+    # (no git, a folder that vanished: the read itself says so in its own words)
+    with contextlib.suppress(OSError):
+        gitrepo.look_early(Path(kb).expanduser())
 
 
 def _complete() -> int:
