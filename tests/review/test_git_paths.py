@@ -5,10 +5,13 @@ everyone."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from factdesk.corpus.gitpaths import git_refuses
 from factdesk.curation import Refused
@@ -111,3 +114,31 @@ def test_a_clean_fact_under_a_path_git_refuses_is_not_clean(corpus: Corpus) -> N
     tree = git(corpus.root, "ls-tree", "-r", "--name-only", "HEAD")
     assert "kb/gotchas/db/e5e5e5e5.md" in tree and ".GIT" not in tree, cs
     assert sha
+
+
+def _refuses_by_the_rules(path: str, symlink: bool) -> bool:
+    """`git_refuses` without its shortcut for plain names."""
+    from factdesk.corpus import gitpaths
+
+    plain = gitpaths._PLAIN
+    try:
+        gitpaths._PLAIN = re.compile(r"(?!)")  # (matches nothing)
+        return git_refuses(path, symlink=symlink) is not None
+    finally:
+        gitpaths._PLAIN = plain
+
+
+_TRICKY = ["con", "CON", "nul", "Com1", "lpt9", "con.md", "con-x", "console", "com10", "aux.",
+           ".git", "git~1", "GIT~1", "gitmod~1", "a.", "a ", ".", "..", "", "a:b", "a-", "-a",
+           "_a", "a.b.c", "x.md", "kb", "Ab9"]
+
+
+@given(st.lists(st.one_of(st.sampled_from(_TRICKY),
+                          st.text(alphabet="abcCON1.-_~ :/g\u200c", max_size=8)),
+                min_size=1, max_size=4),
+       st.booleans())
+@settings(max_examples=600, deadline=None)
+def test_the_shortcut_for_plain_names_agrees_with_every_rule(parts: list[str], symlink: bool
+                                                             ) -> None:
+    path = "/".join(parts)
+    assert (git_refuses(path, symlink=symlink) is not None) == _refuses_by_the_rules(path, symlink)

@@ -30,6 +30,14 @@ _WINDOWS_CHARS = re.compile(r'[<>:"|?*\\\x01-\x1f]')
 _RESERVED = re.compile(r"(con|prn|aux|nul|com[1-9]|lpt[1-9]|conin\$|conout\$)( *\..*)?",
                        re.IGNORECASE)
 
+#: a path every rule below takes, told at once (5,500 proposals' paths cost 0.5 s one by
+#: one): components of ASCII letters, digits, `_` and `-`, dot-separated, starting with
+#: neither a dot nor `-`, none a device name — no `.git` spelling, no character, ending or
+#: name Windows refuses can be in it (`tests/review/test_git_paths.py` holds it to them)
+_NAME = r"(?!(?:con|prn|aux|nul|com[1-9]|lpt[1-9])(?:[./]|$))[A-Za-z0-9_][A-Za-z0-9_-]*" \
+        r"(?:\.[A-Za-z0-9_-]+)*"
+_PLAIN = re.compile(rf"{_NAME}(?:/{_NAME})*", re.IGNORECASE)
+
 
 def _hfs_is(component: str, name: str) -> bool:
     """HFS+ reads `component` as `name` (git's `is_hfs_dot_generic`: ASCII case folded, the
@@ -70,6 +78,8 @@ def git_refuses(path: str, *, symlink: bool = False, windows: bool = True) -> st
     of a name already in the history is held to; a name Windows alone cannot hold is
     refused where it would come in (review, accept), not where a curator removes or
     restores it."""
+    if _PLAIN.fullmatch(path):
+        return None
     if not path:
         return "an empty path"
     if re.match(r"[A-Za-z]:", path):
