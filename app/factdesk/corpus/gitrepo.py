@@ -603,9 +603,10 @@ def look_early(repo: Path, root: str = "kb") -> None:
 
 
 def _take_early(repo: Path, root: str) -> _EarlyLook | None:
-    if not _early:
+    try:
+        early = _early.pop()  # (atomic: two threads never take the same one)
+    except IndexError:
         return None
-    early = _early.pop()
     if early.key == (str(repo), root) and time.monotonic() - early.started < EARLY_S:
         return early
     early.drop()
