@@ -1,4 +1,4 @@
-"""git's look at the work tree started as a short-lived command starts (`gitrepo.look_early`,
+"""git's look at the work tree started as a short-lived command starts (`gitlook.look_early`,
 issue 23 #1): the index read that follows takes the same answer it would have asked git
 for, only for the corpus it was started for, only while fresh, and nothing is left
 running when nobody takes it."""
@@ -12,7 +12,7 @@ import pytest
 
 from factdesk.cli import main
 from factdesk.core import open_corpus
-from factdesk.corpus import gitrepo
+from factdesk.corpus import gitlook
 from tests.conftest import Corpus, git
 
 
@@ -28,12 +28,12 @@ def indexed(corpus: Corpus) -> Corpus:
 
 
 def test_the_early_answer_is_the_one_git_gives_then(indexed: Corpus) -> None:
-    plain = gitrepo.status_paths(indexed.root, "kb")
+    plain = gitlook.status_paths(indexed.root, "kb")
     assert plain is not None and len(plain) == 3  # (an edit, an untracked file, a flag)
-    gitrepo.look_early(indexed.root)
-    assert gitrepo._early
-    assert gitrepo.status_paths(indexed.root, "kb") == plain
-    assert not gitrepo._early  # (taken: the next read asks git again)
+    gitlook.look_early(indexed.root)
+    assert gitlook._early
+    assert gitlook.status_paths(indexed.root, "kb") == plain
+    assert not gitlook._early  # (taken: the next read asks git again)
 
 
 def test_an_early_look_at_another_corpus_or_a_stale_one_is_not_taken(
@@ -43,21 +43,21 @@ def test_an_early_look_at_another_corpus_or_a_stale_one_is_not_taken(
     git(other, "init", "-q", "-b", "main")
     (other / "kb").mkdir()
     (other / ".git" / "factdesk").mkdir()
-    gitrepo.look_early(other)
-    early = gitrepo._early[0]
-    assert gitrepo.status_paths(indexed.root, "kb") == gitrepo.status_paths(indexed.root, "kb")
-    assert not gitrepo._early and early.procs.others.returncode is not None
+    gitlook.look_early(other)
+    early = gitlook._early[0]
+    assert gitlook.status_paths(indexed.root, "kb") == gitlook.status_paths(indexed.root, "kb")
+    assert not gitlook._early and early.procs.others.returncode is not None
     # taken too late, git is asked again: an edit made since is seen
-    monkeypatch.setattr(gitrepo, "EARLY_S", 0.0)
-    gitrepo.look_early(indexed.root)
+    monkeypatch.setattr(gitlook, "EARLY_S", 0.0)
+    gitlook.look_early(indexed.root)
     indexed.fact("kb/gotchas/db/later000.md", title="Written after the command started")
-    assert "kb/gotchas/db/later000.md" in (gitrepo.status_paths(indexed.root, "kb") or ())
+    assert "kb/gotchas/db/later000.md" in (gitlook.status_paths(indexed.root, "kb") or ())
 
 
 def test_a_corpus_never_indexed_gets_no_early_look(corpus: Corpus) -> None:
     """A first index (or a rebuild) asks git nothing of the kind: no git to compete with."""
-    gitrepo.look_early(corpus.root)
-    assert not gitrepo._early
+    gitlook.look_early(corpus.root)
+    assert not gitlook._early
 
 
 def test_a_read_from_the_command_line_takes_it_and_says_what_the_work_tree_holds(
@@ -65,7 +65,7 @@ def test_a_read_from_the_command_line_takes_it_and_says_what_the_work_tree_holds
     indexed.fact("kb/gotchas/db/cli00000.md", title="Zanzibar lanterns are indexed")
     assert main(["search", "zanzibar", "--kb", str(indexed.root)]) == 0
     assert "cli00000" in capsys.readouterr().out
-    assert not gitrepo._early
+    assert not gitlook._early
 
 
 def test_nothing_is_left_running_when_no_read_takes_it(indexed: Corpus) -> None:
@@ -73,10 +73,10 @@ def test_nothing_is_left_running_when_no_read_takes_it(indexed: Corpus) -> None:
     and joins the thread that drains it: a wrong order hung or raised) and leaves no git."""
     code = ("import sys, time\n"
             "from pathlib import Path\n"
-            "from factdesk.corpus import gitrepo\n"
-            "gitrepo.look_early(Path(sys.argv[1]))\n"
-            "assert gitrepo._early\n"
-            "print(gitrepo._early[0].procs.tracked.pid, gitrepo._early[0].procs.others.pid)\n")
+            "from factdesk.corpus import gitlook\n"
+            "gitlook.look_early(Path(sys.argv[1]))\n"
+            "assert gitlook._early\n"
+            "print(gitlook._early[0].procs.tracked.pid, gitlook._early[0].procs.others.pid)\n")
     done = subprocess.run([sys.executable, "-c", code, str(indexed.root)], capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 0, done.stderr

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from factdesk.corpus import gitrepo
+from factdesk.corpus import gitlook, gitrepo
 from factdesk.corpus.codec import MAX_BYTES
 from factdesk.corpus.gitrepo import BlobDiff, BlobReader, BlobTooLarge, GitError, blob_id
 from tests.conftest import Corpus, git
@@ -238,7 +238,7 @@ def test_no_program_named_by_the_repository_runs(route: str, corpus: Corpus, tmp
     head = gitrepo.head_sha(repo)
     assert head is not None
     gitrepo.log(repo)
-    assert gitrepo.status_paths(repo, "kb") is not None
+    assert gitlook.status_paths(repo, "kb") is not None
     old, new = before, f"{head}~1"  # (the relabel; head is its undo)
     gitrepo.diff_versions(repo, "kb/gotchas/db/a1a1a1a1.md", f"{old}:kb/gotchas/db/a1a1a1a1.md",
                           f"{new}:kb/gotchas/db/b2b2b2b2.md", ("a", "b"))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from factdesk.corpus import gitrepo
+from factdesk.corpus import gitlook
 from factdesk.corpus.watch import CorpusWatch
 from factdesk.index.indexer import Indexer
 from tests.conftest import Corpus, git
@@ -56,7 +56,7 @@ WAIT_S = 20.0
 def test_a_watched_read_that_finds_nothing_changed_asks_git_nothing(
         watched: tuple[Indexer, CorpusWatch], monkeypatch: pytest.MonkeyPatch) -> None:
     ix, _watch = watched
-    monkeypatch.setattr(gitrepo, "status_paths", _no_status)
+    monkeypatch.setattr(gitlook, "status_paths", _no_status)
     assert A1 in ix.read(_paths)  # (no git ran; its time, < 50 ms, is bench/watch_bench.py's)
 
 
@@ -64,7 +64,7 @@ def test_a_ten_file_commit_is_searchable_within_a_second(
         corpus: Corpus, watched: tuple[Indexer, CorpusWatch],
         monkeypatch: pytest.MonkeyPatch) -> None:
     ix, _watch = watched
-    monkeypatch.setattr(gitrepo, "status_paths", _no_status)
+    monkeypatch.setattr(gitlook, "status_paths", _no_status)
     new = {f"kb/gotchas/fleet/{k:08x}.md" for k in range(10)}
     for path in sorted(new):
         corpus.fact(path, title=f"Fleet fact {path[-11:-3]}")

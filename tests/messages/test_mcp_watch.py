@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from factdesk.corpus import gitrepo
+from factdesk.corpus import gitlook
 from tests.conftest import Corpus
 
 
@@ -27,7 +27,7 @@ def test_a_commit_is_found_by_the_watching_server_within_a_second(
         return str(asyncio.run(server.call_tool("search", {"query": query})))
 
     assert "Connection pool" in search("pool")  # the first call looks at everything
-    monkeypatch.setattr(gitrepo, "status_paths", _no_status)
+    monkeypatch.setattr(gitlook, "status_paths", _no_status)
     assert "Quokka" not in search("quokka")  # nothing changed: no git status
     for k in range(10):
         corpus.fact(f"kb/gotchas/fleet/{k:08x}.md", title=f"Quokka finding {k}")

@@ -37,7 +37,7 @@ COMMANDS = frozenset({
     "move-to-messages", "new", "proposals", "queue", "recall", "redo", "reject", "relabel",
     "restore", "retract", "search", "settle", "show", "similar", "sync", "transitions", "undo"})
 #: the commands that start with an index read: git's look at the work tree starts before
-#: they import the rest of factdesk (`gitrepo.look_early`, issue 23 #1)
+#: they import the rest of factdesk (`gitlook.look_early`, issue 23 #1)
 EARLY_LOOK = frozenset({"agents", "check", "duplicates", "index", "messages", "mislabels",
                         "proposals", "queue", "recall", "search", "show", "similar",
                         "transitions"})
@@ -113,11 +113,11 @@ def _look_early(args: list[str]) -> None:
             kb = args[i + 1]
         elif arg.startswith("--kb="):
             kb = arg[len("--kb="):]
-    from factdesk.corpus import gitrepo
+    from factdesk.corpus import gitlook
 
     # (no git, a folder that vanished: the read itself says so in its own words)
     with contextlib.suppress(OSError):
-        gitrepo.look_early(Path(kb).expanduser())
+        gitlook.look_early(Path(kb).expanduser())
 
 
 def _complete() -> int:

@@ -27,7 +27,7 @@ from datetime import date
 from pathlib import Path
 from typing import TypeVar
 
-from factdesk.corpus import githistory, gitrepo
+from factdesk.corpus import githistory, gitlook, gitrepo
 from factdesk.corpus.codec import ParseOutcome
 from factdesk.corpus.ontology import (
     Ontology,
@@ -532,7 +532,7 @@ class Indexer:
         """What to compare with the index: (paths looked at, those present as files,
         problems found on them, the dirty-set stamp to remember); None when git cannot say.
 
-        `gitrepo.status_paths` (C, git's own stat cache, every stat field compared) names
+        `gitlook.status_paths` (C, git's own stat cache, every stat field compared) names
         every file that can differ from HEAD — untracked ones, those git's ignore rules
         hide, and every entry under `--skip-worktree` or `--assume-unchanged` too (issue 15
         #7); with the paths new commits touched and the files so named at the last update,
@@ -545,7 +545,7 @@ class Indexer:
         both files clean, names neither."""
         differ: set[str] = set()
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="factdesk-git") as pool:
-            asked = pool.submit(gitrepo.status_paths, self.repo, self.root)
+            asked = pool.submit(gitlook.status_paths, self.repo, self.root)
             if walk:
                 recorded = {r[0]: (r[1], r[2]) for r in conn.execute(
                     "SELECT path, size, mtime_ns FROM facts INDEXED BY facts_stamp "

@@ -19,7 +19,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from factdesk.corpus import gitrepo
+from factdesk.corpus import gitlook, gitrepo
 from factdesk.corpus.codec import ParseOutcome
 from factdesk.corpus.scan import printable, scan
 from factdesk.index import locking, parsing, schema, writing
@@ -153,7 +153,7 @@ def _rebuild_all(ix: Indexer, conn: sqlite3.Connection, progress: Progress | Non
             text.abort()
         raise
     schema.create_triggers(conn)
-    status = gitrepo.status_paths(ix.repo, ix.root) if head else None
+    status = gitlook.status_paths(ix.repo, ix.root) if head else None
     ix._set_meta(conn, head, dirty=dirty_stamp(status or set()))
     conn.execute("INSERT OR REPLACE INTO meta VALUES ('build_phases', ?)",
                  (json.dumps(clock.phases),))
