@@ -1,7 +1,7 @@
 """Bring a tab of the main window to the front with something selected in it, as a curator
 would (its queue loaded, J twice: its detail pane shows real data), for the tests that look
 at what every tab draws (test_drawn_contrast.py, test_layout.py) — one list of tabs, so a
-tab added to `MainWindow._make_panels` is covered without being named here."""
+tab added to `later_tabs` (gui/later_panel.py) is covered without being named here."""
 
 from __future__ import annotations
 

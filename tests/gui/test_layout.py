@@ -3,7 +3,7 @@
 
 Each tab names the widgets that must never be cut: its `key_widgets()` (gui/panel.py's
 `key_widgets`: without one, the tab's lists and buttons), so a new tab (Proposals, Agents,
-Messages) is checked by the same test once registered in `MainWindow._make_panels`. The
+Messages) is checked by the same test once registered in `later_tabs` (gui/later_panel.py). The
 table's Title and Type columns and the inspector's badges, settlement line and
 attribution are checked on every tab (they stay on screen beside it).
 

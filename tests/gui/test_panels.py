@@ -70,6 +70,8 @@ def test_window_geometry_and_splitters_persist(window, repo, qtbot) -> None:
     again = MainWindow(repo, make_settings(), watch=False, update_on_open=False)
     qtbot.addWidget(again)
     again.show()
+    # (the tabs made after the first paint set the centre's least width: once they are made)
+    qtbot.waitUntil(lambda: all(p.real is not None for p in again._later.values()), timeout=10_000)
     assert again.size().width() == 701
     assert again.splitter.sizes() == sizes
     again.close()

@@ -1,7 +1,8 @@
 """MainWindow: sidebar | (the centre's tabs) | inspector, the menus and the status bar.
 
 Wires the parts together and holds no business rules. The centre's tabs are `Panel`s
-(gui/panel.py): a new tab is one new file plus one line in `_make_panels`. Every write
+(gui/panel.py): a new tab is one new file plus one line in `_make_panels`; all but the
+Facts tab are made after the first paint (gui/later_panel.py). Every write
 goes through `ops` (gui/operations.py: one serial writer thread shared with the index
 updates); its `operation_did_execute` and the session's `index_did_update` both end in
 `_refresh`, which the table, the sidebar and every panel follow.
@@ -12,7 +13,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent
@@ -31,31 +32,24 @@ from factdesk.curation import ChangeSet, recover
 from factdesk.curation.identity import identity_file
 from factdesk.errors import FactdeskError, QueryError
 from factdesk.gui import dialogs
-from factdesk.gui.agents_panel import AgentsPanel
 from factdesk.gui.curation_front import CurationFront
 from factdesk.gui.facts_tab import FactsTab
 from factdesk.gui.heap import HeapFreeze
 from factdesk.gui.inspector import InspectorPanel
+from factdesk.gui.later_panel import LaterPanel, Made, after_first_paint, later_tabs
 from factdesk.gui.menus import MenuBuilder
-from factdesk.gui.messages_panel import MessagesPanel
-from factdesk.gui.mislabel_panel import MislabelPanel
 from factdesk.gui.navigation import Navigator
 from factdesk.gui.notice_banner import NoticeBanner
 from factdesk.gui.open_corpus import CorpusOpener
 from factdesk.gui.operations import Executed, Operations
-from factdesk.gui.overview import OverviewPanel
 from factdesk.gui.panel import IndexChange, Panel, focus_into, follow_screen
-from factdesk.gui.problems_panel import ProblemsPanel
-from factdesk.gui.proposals_panel import ProposalsPanel
 from factdesk.gui.relabel_dialog import RelabelOpener
 from factdesk.gui.search_bar import SearchBar
 from factdesk.gui.semantic_controller import SemanticController
 from factdesk.gui.session import IndexSession
-from factdesk.gui.settlement_panel import SettlementPanel
 from factdesk.gui.sidebar import FacetSidebar
 from factdesk.gui.status_area import StatusArea
 from factdesk.gui.table import PENDING, FactTableController, Place
-from factdesk.gui.transitions_panel import TransitionsPanel
 from factdesk.gui.undo_stack import UndoStack
 from factdesk.gui.watcher import CorpusWatcher
 from factdesk.gui.welcome import WelcomeBanner, wants_welcome
@@ -63,6 +57,16 @@ from factdesk.gui.workers import favour_the_gui_thread
 from factdesk.index.indexer import Indexer
 from factdesk.index.query import parse_similar, vocabulary_hints
 from factdesk.reflect.charts import track_record_line
+
+if TYPE_CHECKING:
+    from factdesk.gui.agents_panel import AgentsPanel
+    from factdesk.gui.messages_panel import MessagesPanel
+    from factdesk.gui.mislabel_panel import MislabelPanel
+    from factdesk.gui.overview import OverviewPanel
+    from factdesk.gui.problems_panel import ProblemsPanel
+    from factdesk.gui.proposals_panel import ProposalsPanel
+    from factdesk.gui.settlement_panel import SettlementPanel
+    from factdesk.gui.transitions_panel import TransitionsPanel
 
 
 class MainWindow(QMainWindow):
@@ -96,7 +100,7 @@ class MainWindow(QMainWindow):
                                     paths_of=self.semantic.similar_paths)
         self.relabel = RelabelOpener(self.ops, self)
         self.inspector = InspectorPanel(self.session, self, track_record=lambda agent: track_record_line(
-            self.transitions.reflection, agent))
+            self._reflection(), agent))  # type: ignore[arg-type]
         self.status = StatusArea(self, self.table)
         self.progress, self.commit_notice = self.status.progress, self.status.commit_notice
         front = CurationFront(self.session, self.ops, self.table, self.inspector, self.relabel,
@@ -136,22 +140,68 @@ class MainWindow(QMainWindow):
                                  failed=self.status.recovery_failed)
         if update_on_open:
             self.reindex()
+        after_first_paint(self.table.view.viewport(), self._make_later)
 
     def _make_panels(self, conn: Callable[[], object]) -> list[Panel]:
-        """The centre's tabs, in order (View ▸ Ctrl+1 …): one line per tab."""
+        """The centre's tabs, in order (View ▸ Ctrl+1 …): the Facts tab, then those made
+        after the first paint (`later_tabs`, gui/later_panel.py: one entry per tab)."""
         self.facts = FactsTab(self.search, self.table, self)
-        self.problems = ProblemsPanel(conn, self)  # type: ignore[arg-type]
-        self.overview = OverviewPanel(conn, self)  # type: ignore[arg-type]
-        self.mislabels = MislabelPanel(self.ops, conn, open_editor=self.open_relabel,  # type: ignore[arg-type]
-                                       ask_text=lambda *a: self.ask_text(*a), parent=self)
-        self.settlement = SettlementPanel(self.ops, conn, ask_text=lambda *a: self.ask_text(*a),  # type: ignore[arg-type]
-                                          similar=self.semantic.similar_function, parent=self)
-        self.transitions = TransitionsPanel(self.session.repo, self.session.indexer, self)
-        self.proposals = ProposalsPanel(self.ops, ask_text=lambda *a: self.ask_text(*a), parent=self)
-        self.agents = AgentsPanel(self.session.indexer, self.ops, parent=self)
-        self.messages = MessagesPanel(self.ops, inspector=self.inspector, parent=self)
-        return [self.facts, self.problems, self.overview, self.mislabels, self.settlement,
-                self.transitions, self.proposals, self.agents, self.messages]
+        later = later_tabs(self, conn)
+        self._later = {p.name: p for p in later}
+        for p in later:
+            p.did_make.connect(functools.partial(self._made, p))
+        return [self.facts, *later]
+
+    # the tabs made after the first paint (made now when asked for)
+    problems: Made[ProblemsPanel] = Made("problems")
+    overview: Made[OverviewPanel] = Made("overview")
+    mislabels: Made[MislabelPanel] = Made("mislabels")
+    settlement: Made[SettlementPanel] = Made("settlement")
+    transitions: Made[TransitionsPanel] = Made("transitions")
+    proposals: Made[ProposalsPanel] = Made("proposals")
+    agents: Made[AgentsPanel] = Made("agents")
+    messages: Made[MessagesPanel] = Made("messages")
+
+    @property
+    def transitions_tab(self) -> QWidget:
+        return self.transitions.tab_widget()
+
+    def _made(self, later: LaterPanel, real: Panel) -> None:
+        """A tab's real panel was made: its widget takes the stand-in page's place (the
+        same index, caption and front tab; the tab widget's signals held meanwhile)."""
+        if getattr(self, "_connected", False):
+            self._connect_panel(real)
+        center = getattr(self, "center", None)
+        index = -1 if center is None else center.indexOf(later.page)
+        if index < 0:  # (made before the layout: the layout takes the real one)
+            return
+        current, text = center.currentIndex(), center.tabText(index)
+        widget = real.tab_widget()
+        widget.setAutoFillBackground(True)  # (as `_build_layout` does for every page)
+        center.blockSignals(True)
+        try:
+            center.removeTab(index)
+            center.insertTab(index, widget, text)
+            center.setCurrentIndex(current)
+        finally:
+            center.blockSignals(False)
+        self._follow_screen(current)
+
+    def _make_later(self) -> None:
+        """After the first paint: the next tab not yet made, one per turn of the event loop."""
+        if self._leaving or not self.isVisible():
+            return
+        waiting = [p for p in self._later.values() if p.real is None]
+        if waiting:
+            waiting[0].make()
+            if len(waiting) > 1:
+                QTimer.singleShot(0, self._make_later)
+
+    def _reflection(self) -> object:
+        """The Transitions tab's reflection for the inspector's track records (None until
+        that tab is made and has read it: the track records follow when it has)."""
+        made = self._later["transitions"].real
+        return getattr(made, "reflection", None)
 
     # -- construction ---------------------------------------------------------------------
 
@@ -179,7 +229,6 @@ class MainWindow(QMainWindow):
         self.center.setDocumentMode(True)  # (no pane frame under a bar it does not show)
         self.center.currentChanged.connect(self.tab_bar.setCurrentIndex)
         self.tab_bar.currentChanged.connect(self.center.setCurrentIndex)
-        self.transitions_tab = self.transitions.tab_widget()
         self._front: Panel | None = None
         #: the fact the Facts tab showed when another tab came to the front (issue 24 #1)
         self._facts_fact: int | None = None
@@ -231,6 +280,12 @@ class MainWindow(QMainWindow):
         self.tab_bar.setTabText(index, text)
 
     def front(self) -> Panel:
+        """The panel of the tab in front (made now if it was a stand-in)."""
+        entry = self._in_front()
+        return entry.make() if isinstance(entry, LaterPanel) else entry
+
+    def _in_front(self) -> Panel:
+        """The entry of `panels` in front (a `LaterPanel` while its tab is not made)."""
         return self.panels[max(self.center.currentIndex(), 0)]
 
     def _requery(self) -> None:
@@ -293,11 +348,17 @@ class MainWindow(QMainWindow):
         self.sidebar.query_did_activate.connect(self.set_query)
         for panel in self.panels:
             panel.attach(self)
-            finished = getattr(panel, "sync_did_finish", None)  # (the Proposals tab's Sync)
-            if finished is not None:
-                finished.connect(self.notice.sync_did_finish)
+            made = panel.real if isinstance(panel, LaterPanel) else panel
+            if made is not None:  # (those made later: `_made`)
+                self._connect_panel(made)
+        self._connected = True
         self.inspector.fact_link_did_activate.connect(self.show_fact)
         self.inspector.status_did_change.connect(self.status.say)
+
+    def _connect_panel(self, panel: Panel) -> None:
+        finished = getattr(panel, "sync_did_finish", None)  # (the Proposals tab's Sync)
+        if finished is not None:
+            finished.connect(self.notice.sync_did_finish)
 
     # -- queries ------------------------------------------------------------------------------
 
@@ -422,7 +483,8 @@ class MainWindow(QMainWindow):
         if refs_only and change.changes is None and change.stats is not None \
                 and change.stats.mode == "unchanged":
             for reader in [p for p in self.panels if getattr(p, "reads_agent_branches", False)]:
-                reader.index_did_change(IndexChange(change.stats, None, in_front=reader is self.front()))
+                reader.index_did_change(IndexChange(change.stats, None,
+                                                    in_front=reader is self._in_front()))
             self.status.index_updated(change.stats)
             self.index_did_update.emit(change.stats)
             return
@@ -439,7 +501,7 @@ class MainWindow(QMainWindow):
             self.sidebar.refresh_ontology()
             self.watcher.watch()
             self.heap.arm()
-        front = self.front()
+        front = self._in_front()
         for panel in self.panels:
             panel.index_did_change(IndexChange(change.stats, change.changes, in_front=panel is front))
         self.refresh_inspector()

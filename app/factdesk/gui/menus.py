@@ -109,7 +109,7 @@ class MenuBuilder:
         w = self._w
         for n, panel in enumerate(w.panels, start=1):  # Ctrl+1 … one per tab
             self.action(view, panel.action_name, panel.menu_text,
-                        functools.partial(w.center.setCurrentWidget, panel.tab_widget()), f"Ctrl+{n}")
+                        functools.partial(w.center.setCurrentIndex, n - 1), f"Ctrl+{n}")
         models = view.addMenu("Semantic model")
         for key, text in MODELS:
             action = self.action(models, f"model_{key}", text, functools.partial(self._choose_model, key))

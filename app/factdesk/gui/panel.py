@@ -10,9 +10,11 @@ A new tab (the Proposals tab, say) is one new file plus one registration line:
    inspect a path, the semantic controller). Writes go through the `Operations` handed to
    its constructor (`ops.run(lambda cur: ...)`); reads of the index through a
    `BackgroundRead`.
-2. its registration line, in `MainWindow._make_panels` (gui/main_window.py): one entry of
-   the list it returns, in tab order. The window's menus (View ▸ Ctrl+n), j/k, refreshes,
-   tab captions, `attach` and shutdown all loop over that list; nothing else changes.
+2. its registration, in tab order: one entry in `later_tabs` (gui/later_panel.py: its
+   window attribute, caption, action, and how it is made — its module is imported when
+   it is, after the window's first paint) and one `Made` line naming it on `MainWindow`.
+   The window's menus (View ▸ Ctrl+n), j/k, refreshes, tab captions, `attach` and
+   shutdown all loop over `MainWindow.panels`; nothing else changes.
 3. optionally, `selected_path()`: the fact the tab has selected (None: none). The
    inspector shows it whenever the tab is in front — on a switch, after every action —
    and R and the window's other fact actions act on it (issue 24 #1); a tab hands its
