@@ -283,15 +283,26 @@ class Indexer:
         # what a rebuild killed part-way left behind (only an updater, holding the lock, makes them)
         for scratch in (self._building, self._text_scratch):
             schema.remove(scratch)
-        usable = schema.is_usable(self.path, thorough=thorough)
+        failing: list[int] | None = None
+        if thorough:  # every row's checksums beside the file's own checks (issue 23 #8)
+            with ThreadPoolExecutor(1, thread_name_prefix="factdesk-row-sums") as pool:
+                checked = pool.submit(_rows_failing, self.path)
+                try:
+                    usable = schema.is_usable(self.path, thorough=True)
+                finally:
+                    failing = checked.result()
+        else:
+            usable = schema.is_usable(self.path)
         if not usable and self.path.exists():
             self._set_aside()
         if (rebuild or not usable) and schema.is_absent(self.path):
             stats = rebuilding.build_fresh(self, progress)
         else:
             try:
-                stats = self._update_in_place(rebuild or not usable, progress, hint,
-                                              damaged=damaged, verify_all=thorough)
+                stats = self._update_in_place(
+                    rebuild or not usable, progress, hint,
+                    damaged=[*(damaged or ()), *(failing or ())] if failing is not None else damaged,
+                    verify_all=thorough and failing is None)
             except schema.DAMAGE as exc:
                 # a damaged file is moved aside and rebuilt; any other error (disk full,
                 # locked, I/O) leaves the index as it was
@@ -766,6 +777,21 @@ class Indexer:
     def _report(progress: Progress | None, stage: str, done: int, total: int) -> None:
         if progress is not None:
             progress(stage, done, total)
+
+
+def _rows_failing(path: Path) -> list[int] | None:
+    """Every row of the index at `path` failing its checksums, read on a connection of
+    its own (the caller holds the update lock: no row changes meanwhile); None when the
+    file cannot be read through (the update then verifies the rows itself, and meets the
+    damage there)."""
+    try:
+        conn = schema.connect(path, readonly=True)
+        try:
+            return damaged_ids(conn)
+        finally:
+            conn.close()
+    except (sqlite3.Error, *schema.DAMAGE):  # (a text that is not UTF-8 any more, too)
+        return None
 
 
 def _kept_counts(conn: sqlite3.Connection) -> tuple[dict[str, int], int] | None:

@@ -176,8 +176,13 @@ def failing(rows: Sequence[Any], groups: Sequence[str] = ALL_SUMS) -> list[int]:
     rows = [r for r in rows if r is not None]
     if not rows:
         return []
-    where = {k: i for i, k in enumerate(rows[0].keys())}
-    tuples = [tuple(r) for r in rows]
+    return _failing({k: i for i, k in enumerate(rows[0].keys())}, [tuple(r) for r in rows],
+                    groups)
+
+
+def _failing(where: dict[str, int], tuples: Sequence[tuple[Any, ...]],
+             groups: Sequence[str]) -> list[int]:
+    """`failing` over plain tuples, `where` naming each column's place."""
     at_id = where["id"]
     crc32, dumps = zlib.crc32, marshal.dumps
     bad: set[int] = set()
@@ -256,11 +261,12 @@ def damaged_ids(conn: sqlite3.Connection, groups: Sequence[str] = ALL_SUMS) -> l
     """Every row of `facts` that fails a checksum (`check`: the whole table), read in
     batches."""
     cursor = conn.cursor()
-    cursor.row_factory = sqlite3.Row
+    cursor.row_factory = None  # (plain tuples: no sqlite3.Row to make and copy per row)
     cursor.execute(f"SELECT {sum_sql(groups)} FROM facts")
+    where = {d[0]: i for i, d in enumerate(cursor.description)}
     bad: list[int] = []
     while batch := cursor.fetchmany(2000):
-        bad += failing(batch, groups)
+        bad += _failing(where, batch, groups)
     return bad
 
 

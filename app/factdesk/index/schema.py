@@ -354,9 +354,7 @@ def is_usable(path: Path, *, thorough: bool = False) -> bool:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             if app_id != APPLICATION_ID or version != SCHEMA_VERSION:
                 return False
-            ok = conn.execute("PRAGMA quick_check").fetchone()[0] if thorough else "ok"
-            if thorough and ok == "ok":  # (quick_check does not compare indexes with rows)
-                ok = conn.execute("PRAGMA integrity_check(facts)").fetchone()[0]
+            ok = _thorough_checks(path, conn) if thorough else "ok"
             if ok != "ok" or not _schema_intact(conn):
                 return False
             done = conn.execute("SELECT value FROM meta WHERE key='complete'").fetchone()
@@ -367,6 +365,29 @@ def is_usable(path: Path, *, thorough: bool = False) -> bool:
         if is_disk_full(exc, path.parent):  # no room to open it: no damage (issue 22 #10)
             raise
         return False
+
+
+def _thorough_checks(path: Path, conn: sqlite3.Connection) -> str:
+    """`PRAGMA quick_check` (on a connection of its own, in a thread: SQLite's C code
+    runs without the GIL) beside `PRAGMA integrity_check(facts)` (quick_check does not
+    compare indexes with rows): "ok", or what the first that failed said. At 100,000
+    facts 0.6 s and 2.4 s, each one core's work (issue 23 #8)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def quick() -> str:
+        own = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            return str(own.execute("PRAGMA quick_check").fetchone()[0])
+        finally:
+            own.close()
+
+    with ThreadPoolExecutor(1, thread_name_prefix="factdesk-quick-check") as pool:
+        quick_done = pool.submit(quick)
+        try:
+            table = str(conn.execute("PRAGMA integrity_check(facts)").fetchone()[0])
+        finally:
+            said = quick_done.result()  # (raises what it met: damage, as before)
+    return said if said != "ok" else table
 
 
 #: a database file and the side files SQLite may keep beside it
