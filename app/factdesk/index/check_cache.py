@@ -10,6 +10,14 @@ A proposal's checks (`review.checks`: each version as if accepted) are a functio
 - the branch's earlier open proposals they build on (`chain`: a digest of each earlier
   proposal's id and the status, path and version of each of its facts, in branch order).
 
+`answers`: the whole answer of `proposals --format json` (`answer_key`), for a read that finds
+nothing changed: keyed by the index version and rule setting (as above), every ref of the
+repository and what it points to (the queue, the decisions on the curated branch, the sync
+merges: all read from git through them), `decision_log.world_stamp`, the repository's
+config, the command's options and the code that wrote the answer. A moved ref, a new
+commit, an edit in the work tree or a new day is another key; the last few answers are
+kept (`_KEEP_ANSWERS`).
+
 `reads`: what `review.proposals` read from git for one agent branch against the curated
 branch (the range's commits with their changes, the merge base, the two tree diffs), keyed
 by the two tips and `decision_log.world_stamp` (replace refs, grafts, shallow: what can
@@ -45,12 +53,15 @@ from factdesk.index.rows import rows_in
 if TYPE_CHECKING:
     from factdesk.index.writing import RuleSetting
 
-VERSION = 1
+VERSION = 2  # 2: `answers`
 APPLICATION_ID = 0x46444B43  # "FDKC"
 _SCHEMA = """
 CREATE TABLE checked (sha TEXT PRIMARY KEY, key TEXT NOT NULL, value TEXT NOT NULL);
 CREATE TABLE reads (key TEXT PRIMARY KEY, value TEXT NOT NULL, used INTEGER NOT NULL);
+CREATE TABLE answers (key TEXT PRIMARY KEY, value TEXT NOT NULL, used INTEGER NOT NULL);
 """
+#: whole answers kept (each up to tens of MB for thousands of proposals)
+_KEEP_ANSWERS = 4
 #: branch reads kept (a row each; the least recently used go first)
 _KEEP_READS = 512
 #: rows written per transaction
@@ -100,6 +111,44 @@ def setting_stamp(repo: Path) -> str:
     if found is not None:
         rel, onto, why = found
         parts.append(f"{rel}:{gitrepo.blob_id(onto) if onto is not None else f'-{why}'}")
+    return " ".join(parts)
+
+
+def answer_key(conn: sqlite3.Connection, repo: Path, setting: RuleSetting,
+               options: Iterable[str]) -> str:
+    """The key of a whole answer (module doc: `answers`); "" when there is none to give
+    (the index cannot be read, git cannot list the refs)."""
+    from factdesk.corpus.githistory import world_stamp
+
+    stamp = review_stamp(conn, repo, setting)
+    if not stamp:
+        return ""
+    try:
+        refs = gitrepo.run_git(repo, "show-ref", "--head", check=False)
+        head = (gitrepo.git_dir(repo) / "HEAD").read_bytes()
+        config = (cache_file.common_dir(repo) / "config").read_bytes()
+    except (OSError, gitrepo.GitError):
+        return ""
+    parts = [stamp, hashlib.sha256(refs).hexdigest(), hashlib.sha256(head).hexdigest(),
+             hashlib.sha256(config).hexdigest(), world_stamp(repo), _code_stamp(), *options]
+    return hashlib.sha256("\x00".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _code_stamp() -> str:
+    """The code that writes an answer: the installed version and its modules' files (an
+    edited checkout under one version number)."""
+    import factdesk
+    from factdesk.version import version
+
+    root = Path(factdesk.__file__).parent
+    parts = [version()]
+    for rel in ("cli/review_cmds.py", "review/checks.py", "review/model.py", "review/rows.py",
+                "review/clean.py", "review/proposals.py", "index/check_cache.py"):
+        try:
+            st = (root / rel).stat()
+            parts.append(f"{rel}:{st.st_size}:{st.st_mtime_ns}")
+        except OSError:
+            parts.append(f"{rel}:-")
     return " ".join(parts)
 
 
@@ -190,6 +239,32 @@ class CheckCache:
                                   (key, json.dumps(value), time.time_ns()))
                 self.conn.execute("DELETE FROM reads WHERE key NOT IN (SELECT key FROM reads "
                                   "ORDER BY used DESC LIMIT ?)", (_KEEP_READS,))
+        except sqlite3.Error:
+            pass
+
+    def answer(self, key: str) -> str | None:
+        """The whole answer kept under `key`, or None."""
+        if self.conn is None or not key:
+            return None
+        try:
+            row = self.conn.execute("SELECT value FROM answers WHERE key = ?", (key,)).fetchone()
+            if row is not None:
+                with self.conn:
+                    self.conn.execute("UPDATE answers SET used = ? WHERE key = ?",
+                                      (time.time_ns(), key))
+            return None if row is None else str(row[0])
+        except sqlite3.Error:
+            return None
+
+    def keep_answer(self, key: str, text: str) -> None:
+        if self.conn is None or not key:
+            return
+        try:
+            with self.conn:
+                self.conn.execute("INSERT OR REPLACE INTO answers VALUES (?, ?, ?)",
+                                  (key, text, time.time_ns()))
+                self.conn.execute("DELETE FROM answers WHERE key NOT IN (SELECT key FROM answers "
+                                  "ORDER BY used DESC LIMIT ?)", (_KEEP_ANSWERS,))
         except sqlite3.Error:
             pass
 
