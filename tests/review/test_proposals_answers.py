@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from factdesk.cli import main
-from factdesk.cli import review_cmds
+from factdesk.cli import main, review_cmds
 from factdesk.index import check_cache
 from tests.conftest import Corpus, git
 from tests.review.test_queue import BRANCH, AgentCorpus, build, decide
