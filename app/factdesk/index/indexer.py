@@ -69,7 +69,7 @@ from factdesk.index.history import (
 )
 from factdesk.index.parsing import ParseStream, parse_files
 from factdesk.index.planning import Stamp
-from factdesk.index.rows import bad_groups, damaged_ids, rows_in
+from factdesk.index.rows import bad_groups, damaged_ids, damaged_ids_of, rows_in
 from factdesk.index.writing import FileStamp
 from factdesk.model.fact import Problem
 from factdesk.model.registry import Registry
@@ -286,7 +286,7 @@ class Indexer:
         failing: list[int] | None = None
         if thorough:  # every row's checksums beside the file's own checks (issue 23 #8)
             with ThreadPoolExecutor(1, thread_name_prefix="factdesk-row-sums") as pool:
-                checked = pool.submit(_rows_failing, self.path)
+                checked = pool.submit(damaged_ids_of, self.path)
                 try:
                     usable = schema.is_usable(self.path, thorough=True)
                 finally:
@@ -777,21 +777,6 @@ class Indexer:
     def _report(progress: Progress | None, stage: str, done: int, total: int) -> None:
         if progress is not None:
             progress(stage, done, total)
-
-
-def _rows_failing(path: Path) -> list[int] | None:
-    """Every row of the index at `path` failing its checksums, read on a connection of
-    its own (the caller holds the update lock: no row changes meanwhile); None when the
-    file cannot be read through (the update then verifies the rows itself, and meets the
-    damage there)."""
-    try:
-        conn = schema.connect(path, readonly=True)
-        try:
-            return damaged_ids(conn)
-        finally:
-            conn.close()
-    except (sqlite3.Error, *schema.DAMAGE):  # (a text that is not UTF-8 any more, too)
-        return None
 
 
 def _kept_counts(conn: sqlite3.Connection) -> tuple[dict[str, int], int] | None:

@@ -8,11 +8,12 @@ import operator
 import sqlite3
 import zlib
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from factdesk.corpus.codec import ParseOutcome
 from factdesk.index.history import PathHistory
-from factdesk.index.schema import RowDamaged, note_damage
+from factdesk.index.schema import DAMAGE, RowDamaged, connect, note_damage
 from factdesk.model.authority import attribution
 from factdesk.model.enums import Severity
 from factdesk.model.fact import Envelope, Fact, Problem
@@ -268,6 +269,20 @@ def damaged_ids(conn: sqlite3.Connection, groups: Sequence[str] = ALL_SUMS) -> l
     while batch := cursor.fetchmany(2000):
         bad += _failing(where, batch, groups)
     return bad
+
+
+def damaged_ids_of(path: Path) -> list[int] | None:
+    """`damaged_ids` of the index at `path`, read on a connection of its own (`check`: the
+    caller holds the update lock, so no row changes meanwhile); None when the file cannot be
+    read through (the update then verifies the rows itself, and meets the damage there)."""
+    try:
+        conn = connect(path, readonly=True)
+        try:
+            return damaged_ids(conn)
+        finally:
+            conn.close()
+    except (sqlite3.Error, *DAMAGE):  # (a text that is not UTF-8 any more, too)
+        return None
 
 
 #: a row dict's values in ROW_COLUMNS order, as one tuple (in C: 100,000 rows a rebuild)
