@@ -189,7 +189,9 @@ class MainWindow(QMainWindow):
 
     def _make_later(self) -> None:
         """After the first paint: the next tab not yet made, one per turn of the event loop."""
-        if self._leaving or not self.isVisible():
+        from shiboken6 import isValid
+
+        if not isValid(self) or self._leaving or not self.isVisible():  # (closed meanwhile)
             return
         waiting = [p for p in self._later.values() if p.real is None]
         if waiting:
