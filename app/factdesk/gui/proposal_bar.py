@@ -19,7 +19,7 @@ STATUSES = (("open", "Open"), ("accepted", "Accepted"), ("rejected", "Rejected")
 MODES = (("commit", "Per commit"), ("fact", "Per fact"))
 FINDINGS = (("any", "Any findings"), ("problem", "Any problem"), ("error", "✗ Errors"),
             ("warning", "⚠ Warnings"), ("conflict", "⇄ Conflicts"),
-            ("depends", "⧗ After an open one"), ("clean", "✓ Clean"))
+            ("depends", "↳ After an open one"), ("clean", "✓ Clean"))
 ORDERS = (("queue", "Queue order"), ("worst", "Worst first"))
 #: the branch box's second source: derived facts already on the curated branch
 AWAITING = "@awaiting"

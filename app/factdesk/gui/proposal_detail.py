@@ -343,7 +343,7 @@ class ProposalDetail(QWidget):
             self._problem("⇄ conflict: the curated branch changed this fact since the agent "
                           "branched (accepting asks how to decide)", theme.ERROR.color)
         if f.depends_on:
-            self._problem(f"⧗ needs the branch's earlier open proposals: "
+            self._problem(f"↳ needs the branch's earlier open proposals: "
                           f"{', '.join(s[:10] for s in f.depends_on)}", theme.WARNING.color)
         if f.problems is None:
             self._problem("… checking as if accepted", theme.DERIVED.color)

@@ -85,7 +85,7 @@ def badge_of(facts: Sequence[ProposedFact]) -> Badge:
 
 
 #: a verdict of `review.clean` in a word, where the problems alone say nothing against it
-CLEAN_WORDS = {clean.DEPENDS: "⧗ after an open one", clean.OUTSIDE: "◇ files outside kb/",
+CLEAN_WORDS = {clean.DEPENDS: "↳ after an open one", clean.OUTSIDE: "◇ files outside kb/",
                clean.AUTHOR: "◇ other author", clean.CONFLICT: f"{CONFLICT_MARK} conflict",
                clean.PATH: "✗ path"}
 

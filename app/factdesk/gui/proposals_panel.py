@@ -4,7 +4,7 @@ proposals", issues 13 and 24).
 
 Top: the branches with their open counts, the queue's shape (per commit, or per fact: the
 branch's net change to each fact), the status shown, which findings (✗ errors, ⚠
-warnings, ⇄ conflicts, ⧗ building on an open one) and in what order (the queue's, or
+warnings, ⇄ conflicts, ↳ building on an open one) and in what order (the queue's, or
 the worst first). Then the queue: a `QueueModel` over `review.rows` (its rows, grouping,
 net changes and findings are pure functions `factdesk proposals` shares), read on a
 worker (`BackgroundRead` over git), its badges streaming in from `CheckWorker` after the
@@ -500,11 +500,11 @@ class ProposalsPanel(QWidget):
             if self.items[at].key[0] != "a" and self.model.findings(self.items[at]).problem:
                 self.select_row(at)
                 return
-        self.say("No row shown has a finding (✗ error, ⚠ warning, ⇄ conflict, ⧗ after an "
+        self.say("No row shown has a finding (✗ error, ⚠ warning, ⇄ conflict, ↳ after an "
                  "open one)" + ("" if self.checks_done else ": the checks are still running"))
 
     def next_problem(self) -> None:
-        """The next row with a finding (✗ ⚠ ⇄ ⧗), from the selected one on, around the end."""
+        """The next row with a finding (✗ ⚠ ⇄ ↳), from the selected one on, around the end."""
         self._jump(1)
 
     def previous_problem(self) -> None:

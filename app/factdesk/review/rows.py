@@ -8,7 +8,7 @@ Proposals tab and `factdesk proposals` share. Pure: records in, records out.
   fact the branch leaves as it was — added, then deleted again — is no row).
 - `findings`: what a row's checks say, counted — ✗ errors and ⚠ warnings the proposal would
   bring (problems the curated version has already are not its own), ⇄ a conflict with
-  the curated branch, ⧗ building on an open proposal that stays open (`review.clean`'s
+  the curated branch, ↳ building on an open proposal that stays open (`review.clean`'s
   verdict: the one definition of clean). `matches` filters by them, `rank` orders
   them (the worst first).
 """
