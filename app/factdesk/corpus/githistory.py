@@ -195,6 +195,13 @@ def world_stamp(repo: Path) -> str:
     return hashlib.sha256("\x00".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
 
 
+def every_ref(repo: Path) -> bytes:
+    """Every ref of the repository and the object it names, one a line (`git
+    for-each-ref`): what moved when any branch, tag or remote-tracking ref did (HEAD's own
+    commit is the index's; `index.check_cache.answer_key`)."""
+    return run_git(repo, "for-each-ref", "--format=%(refname) %(objectname)", check=False)
+
+
 def agent_refs(repo: Path) -> list[tuple[str, str]]:
     """(ref name, commit) of every local `agent/*` branch and every remote-tracking ref (the
     caller keeps the remote ones whose branch part is `agent/…`)."""

@@ -102,6 +102,7 @@ def _widget_of(obj: QObject) -> QWidget | None:
 
 def bindings(window: MainWindow) -> list[Binding]:
     """Every key bound in `window` (module docstring), in menu and tab order."""
+    window.make_every_tab()  # (a tab not made yet has bound none of its keys)
     found: list[Binding] = []
     for action in window.findChildren(QAction):
         owner = _widget_of(action)

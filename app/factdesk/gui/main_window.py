@@ -187,6 +187,11 @@ class MainWindow(QMainWindow):
             center.blockSignals(False)
         self._follow_screen(current)
 
+    def make_every_tab(self) -> None:
+        """Every tab's panel made now (the shortcut sheet lists the keys of all of them)."""
+        for later in self._later.values():
+            later.make()
+
     def _make_later(self) -> None:
         """After the first paint: the next tab not yet made, one per turn of the event loop."""
         from shiboken6 import isValid

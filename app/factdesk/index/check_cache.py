@@ -118,13 +118,13 @@ def answer_key(conn: sqlite3.Connection, repo: Path, setting: RuleSetting,
                options: Iterable[str]) -> str:
     """The key of a whole answer (module doc: `answers`); "" when there is none to give
     (the index cannot be read, git cannot list the refs)."""
-    from factdesk.corpus.githistory import world_stamp
+    from factdesk.corpus.githistory import every_ref, world_stamp
 
     stamp = review_stamp(conn, repo, setting)
     if not stamp:
         return ""
     try:
-        refs = gitrepo.run_git(repo, "show-ref", "--head", check=False)
+        refs = every_ref(repo)
         head = (gitrepo.git_dir(repo) / "HEAD").read_bytes()
         config = (cache_file.common_dir(repo) / "config").read_bytes()
     except (OSError, gitrepo.GitError):
