@@ -25,6 +25,7 @@ TABLES = {
     "refs": "SELECT * FROM refs ORDER BY src, target",
     "commits": "SELECT sha, first_parent, parents, author, email, op, time, subject FROM commits "
                "ORDER BY sha",
+    "counts": "SELECT key, n FROM counts ORDER BY key",
 }
 
 

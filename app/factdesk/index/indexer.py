@@ -376,6 +376,7 @@ class Indexer:
             raise schema.RowDamaged(ids) from exc
         rows_in(conn, "UPDATE facts SET blob = NULL, size = NULL, mtime_ns = NULL "
                       "WHERE id IN ({marks})", [r["id"] for r in broken])
+        schema.recount(conn)  # (what damage changed, the triggers never saw)
         stats = self._incremental(conn, progress, None, walk=True)
         again = rows_in(conn, "SELECT * FROM facts WHERE id IN ({marks})", ids, named=True)
         if any(bad_groups(r) for r in again):
@@ -762,9 +763,10 @@ class Indexer:
         # counted when the rows changed and kept in `meta`; a look that found nothing
         # changed reads them back
         found = _kept_counts(conn) if mode == "unchanged" else None
-        if found is None:
-            found = (dict(conn.execute("SELECT status, COUNT(*) FROM facts GROUP BY status")),
-                     conn.execute("SELECT COUNT(*) FROM problems").fetchone()[0])
+        if found is None:  # (kept by triggers; an index without them: counted)
+            found = schema.counted(conn) or (
+                dict(conn.execute("SELECT status, COUNT(*) FROM facts GROUP BY status")),
+                conn.execute("SELECT COUNT(*) FROM problems").fetchone()[0])
             if mode != "unchanged":
                 conn.execute("INSERT OR REPLACE INTO meta VALUES ('counts', ?)",
                              (json.dumps(found),))

@@ -77,6 +77,9 @@ CREATE TABLE changes (
     sha TEXT NOT NULL, path TEXT NOT NULL, status TEXT NOT NULL,
     old_blob TEXT, new_blob TEXT, seq INTEGER NOT NULL, first_parent INTEGER NOT NULL
 );
+-- facts by status ('status:live' …) and problems ('problems'), kept by COUNTING's triggers:
+-- an update's counts without a scan of every row (a tenth of a second at 1,000,000 facts)
+CREATE TABLE counts (key TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
 CREATE INDEX changes_path ON changes(path, seq);
 CREATE INDEX changes_sha ON changes(sha);
 """ + FULL_TEXT + """;
@@ -106,6 +109,56 @@ WHEN old.id IS NOT new.id OR old.title IS NOT new.title OR old.body IS NOT new.b
   VALUES (new.id, new.title, new.body, new.domain, new.entities);
 END;
 """
+
+#: keep `counts` in step with `facts` and `problems` (created with TRIGGERS, after a
+#: rebuild's rows are in and counted: `recount`); a key whose count falls to 0 goes, as a
+#: count from scratch has none
+COUNTING = """
+CREATE TRIGGER facts_count_ai AFTER INSERT ON facts BEGIN
+  INSERT INTO counts VALUES ('status:' || new.status, 1) ON CONFLICT(key) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER facts_count_ad AFTER DELETE ON facts BEGIN
+  UPDATE counts SET n = n - 1 WHERE key = 'status:' || old.status;
+  DELETE FROM counts WHERE key = 'status:' || old.status AND n <= 0;
+END;
+CREATE TRIGGER facts_count_au AFTER UPDATE OF status ON facts
+WHEN old.status IS NOT new.status BEGIN
+  UPDATE counts SET n = n - 1 WHERE key = 'status:' || old.status;
+  DELETE FROM counts WHERE key = 'status:' || old.status AND n <= 0;
+  INSERT INTO counts VALUES ('status:' || new.status, 1) ON CONFLICT(key) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER problems_count_ai AFTER INSERT ON problems BEGIN
+  INSERT INTO counts VALUES ('problems', 1) ON CONFLICT(key) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER problems_count_ad AFTER DELETE ON problems BEGIN
+  UPDATE counts SET n = n - 1 WHERE key = 'problems';
+  DELETE FROM counts WHERE key = 'problems' AND n <= 0;
+END;
+"""
+#: the names COUNTING and `counts` add: an index of this schema version written before
+#: them gets them on update (`ensure_triggers`)
+_COUNTING_NAMES = frozenset({"counts", *(line.split()[2] for line in COUNTING.splitlines()
+                                         if line.startswith("CREATE TRIGGER"))})
+
+
+def recount(conn: sqlite3.Connection) -> None:
+    """`counts` from scratch (after a rebuild's bulk load, a repair)."""
+    conn.execute("DELETE FROM counts")
+    conn.execute("INSERT INTO counts SELECT 'status:' || status, COUNT(*) FROM facts "
+                 "GROUP BY status")
+    conn.execute("INSERT INTO counts SELECT 'problems', COUNT(*) FROM problems "
+                 "HAVING COUNT(*) > 0")
+
+
+def counted(conn: sqlite3.Connection) -> tuple[dict[str, int], int] | None:
+    """(facts by status, problems) from `counts`; None for an index without it."""
+    try:
+        rows = conn.execute("SELECT key, n FROM counts").fetchall()
+    except sqlite3.OperationalError:
+        return None
+    found = {str(k): int(n) for k, n in rows}
+    return ({k.removeprefix("status:"): n for k, n in found.items() if k.startswith("status:")},
+            found.get("problems", 0))
 
 
 #: Secondary indexes of the tables a rebuild fills in bulk: created after the rows are in
@@ -215,12 +268,14 @@ SORT_INDEXES: tuple[str, ...] = (
 
 
 #: ("CREATE INDEX IF NOT EXISTS <name> ON …")
-_ADDED_ON_UPDATE = frozenset(sql.split()[5] for sql in SORT_INDEXES)
+_ADDED_ON_UPDATE = frozenset(sql.split()[5] for sql in SORT_INDEXES) | _COUNTING_NAMES
 
 
 def create_triggers(conn: sqlite3.Connection) -> None:
-    for statement in TRIGGERS.split("END;")[:-1]:
+    """The triggers, once the rows are in; `counts` counted from them."""
+    for statement in (TRIGGERS + COUNTING).split("END;")[:-1]:
         conn.execute(statement + "END;")
+    recount(conn)
 
 
 def create_indexes(conn: sqlite3.Connection) -> None:
@@ -253,6 +308,12 @@ def ensure_triggers(conn: sqlite3.Connection) -> None:
         if kind == "trigger" and (kind, name) in have and have[kind, name] != entry:
             conn.execute(f"DROP TRIGGER {name}")
             conn.execute(entry[1])
+    if ("table", "counts") not in have:  # (written before `counts`: made and counted now)
+        conn.execute(_expected()["table", "counts"][1])
+        for (kind, name), entry in _expected().items():
+            if kind == "trigger" and name in _COUNTING_NAMES:
+                conn.execute(entry[1])
+        recount(conn)
 
 
 class RowDamaged(sqlite3.DatabaseError):
