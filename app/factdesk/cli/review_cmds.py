@@ -16,6 +16,8 @@ tab shows per fact: both from `review.rows`, as the tab does.
 from __future__ import annotations
 
 import json
+import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -89,13 +91,16 @@ def proposals(ctx: click.Context, kb: Path, branch: str | None, status: str, awa
     """What agents propose on their agent/* branches, each checked as if accepted."""
     if ctx.invoked_subcommand is not None:
         return
+    options = [f"branch={branch}", f"status={status}", f"awaiting={awaiting}",
+               f"findings={findings}", f"by_fact={by_fact}"]
+
+    def answer_key(ix: Indexer) -> Callable[[sqlite3.Connection], str]:
+        return lambda conn: check_cache.answer_key(conn, ix.repo, ix.rule_setting(), options)
+
     opened, key = None, ""
     if fmt == "json":  # the same answer as last time when nothing it depends on moved
         opened = _open(kb)
-        options = [f"branch={branch}", f"status={status}", f"awaiting={awaiting}",
-                   f"findings={findings}", f"by_fact={by_fact}"]
-        key = _read(opened, lambda conn: check_cache.answer_key(
-            conn, opened.repo, opened.rule_setting(), options))
+        key = _read(opened, answer_key(opened))
         key = "" if opened.stale else key
         with check_cache.CheckCache(opened.repo) as kept:
             text = kept.answer(key)
@@ -129,8 +134,7 @@ def proposals(ctx: click.Context, kb: Path, branch: str | None, status: str, awa
         # (one line, as `search` writes: Python's encoder with an indent is its pure-Python
         # one, 0.5 s of the 2.9 s this command took for 500 proposals at 100,000 facts)
         text = json.dumps(out, ensure_ascii=False)
-        if key and key == indexer.read(lambda conn: check_cache.answer_key(
-                conn, indexer.repo, indexer.rule_setting(), options), update=False):
+        if key and key == indexer.read(answer_key(indexer), update=False):
             with check_cache.CheckCache(indexer.repo) as kept:  # (unmoved while it was made)
                 kept.keep_answer(key, text)
         click.echo(text)
