@@ -222,49 +222,47 @@ class CheckCache:
 
     def read(self, key: str) -> object | None:
         """The branch read kept under `key` (JSON), or None."""
-        if self.conn is None:
-            return None
+        text = self._kept("reads", key, touch=False)
         try:
-            row = self.conn.execute("SELECT value FROM reads WHERE key = ?", (key,)).fetchone()
-            return None if row is None else json.loads(row[0])
-        except (sqlite3.DatabaseError, ValueError):
+            return None if text is None else json.loads(text)
+        except ValueError:
             return None
 
     def keep_read(self, key: str, value: object) -> None:
-        if self.conn is None:
-            return
-        try:
-            with self.conn:
-                self.conn.execute("INSERT OR REPLACE INTO reads VALUES (?, ?, ?)",
-                                  (key, json.dumps(value), time.time_ns()))
-                self.conn.execute("DELETE FROM reads WHERE key NOT IN (SELECT key FROM reads "
-                                  "ORDER BY used DESC LIMIT ?)", (_KEEP_READS,))
-        except sqlite3.Error:
-            pass
+        self._keep("reads", key, json.dumps(value), _KEEP_READS)
 
     def answer(self, key: str) -> str | None:
         """The whole answer kept under `key`, or None."""
-        if self.conn is None or not key:
+        return self._kept("answers", key, touch=True) if key else None
+
+    def keep_answer(self, key: str, text: str) -> None:
+        if key:
+            self._keep("answers", key, text, _KEEP_ANSWERS)
+
+    def _kept(self, table: str, key: str, *, touch: bool) -> str | None:
+        """`table`'s value under `key` (`touch`: marked as used now), or None."""
+        if self.conn is None:
             return None
         try:
-            row = self.conn.execute("SELECT value FROM answers WHERE key = ?", (key,)).fetchone()
-            if row is not None:
+            row = self.conn.execute(f"SELECT value FROM {table} WHERE key = ?", (key,)).fetchone()
+            if row is not None and touch:
                 with self.conn:
-                    self.conn.execute("UPDATE answers SET used = ? WHERE key = ?",
+                    self.conn.execute(f"UPDATE {table} SET used = ? WHERE key = ?",
                                       (time.time_ns(), key))
             return None if row is None else str(row[0])
         except sqlite3.Error:
             return None
 
-    def keep_answer(self, key: str, text: str) -> None:
-        if self.conn is None or not key:
+    def _keep(self, table: str, key: str, text: str, keep: int) -> None:
+        """`text` under `key` in `table`, keeping its `keep` most recently used rows."""
+        if self.conn is None:
             return
         try:
             with self.conn:
-                self.conn.execute("INSERT OR REPLACE INTO answers VALUES (?, ?, ?)",
+                self.conn.execute(f"INSERT OR REPLACE INTO {table} VALUES (?, ?, ?)",
                                   (key, text, time.time_ns()))
-                self.conn.execute("DELETE FROM answers WHERE key NOT IN (SELECT key FROM answers "
-                                  "ORDER BY used DESC LIMIT ?)", (_KEEP_ANSWERS,))
+                self.conn.execute(f"DELETE FROM {table} WHERE key NOT IN (SELECT key FROM "
+                                  f"{table} ORDER BY used DESC LIMIT ?)", (keep,))
         except sqlite3.Error:
             pass
 
