@@ -110,6 +110,7 @@ class MainWindow(QMainWindow):
         self.curation_front = front  # (its Reload after a refusal: `_on_failed`)
         self.selected_paths, self.open_relabel = front.selected_paths, front.open_relabel
         self.retract_selected = front.retract_selected
+        self._connected = False  # (the window's services are wired: `_connect`)
         self.panels: list[Panel] = self._make_panels(conn)
         self._refs_only = False  # (the update running was asked for by a move of refs only)
         #: the index moved while another tab was in front: the Facts table's query runs again
@@ -169,7 +170,7 @@ class MainWindow(QMainWindow):
     def _made(self, later: LaterPanel, real: Panel) -> None:
         """A tab's real panel was made: its widget takes the stand-in page's place (the
         same index, caption and front tab; the tab widget's signals held meanwhile)."""
-        if getattr(self, "_connected", False):
+        if self._connected:
             self._connect_panel(real)
         center = getattr(self, "center", None)
         index = -1 if center is None else center.indexOf(later.page)
