@@ -16,10 +16,9 @@ tab shows per fact: both from `review.rows`, as the tab does.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -39,6 +38,9 @@ from factdesk.review.checks import (
 from factdesk.review.clean import Verdict, clean_set
 from factdesk.review.model import Proposal, Queue, branch_dict, proposal_dict
 from factdesk.review.proposals import awaiting_attestation, load_queue, net_other_files
+
+if TYPE_CHECKING:
+    import sqlite3
 
 STATUSES = ("open", "accepted", "rejected", "partial", "all")
 _MARK = {"added": "+", "modified": "~", "deleted": "-"}
